@@ -1,0 +1,42 @@
+# Two entry points for a fresh machine: `make run` and `make test`.
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: run test install demo-memory browser clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Re-install only when the project definition changes.
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's chromium for the browser tests; Playwright never downloads a browser here.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing Debian chromium"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+demo-memory: $(STAMP)
+	$(PY) -m cns_core.demo_memory
+
+run: $(STAMP) demo-memory
+	$(VENV)/bin/streamlit run dashboard.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: $(STAMP) browser
+	$(PY) -m pytest -n 2 --dist loadfile -q
+
+clean:
+	rm -rf $(VENV) .cns test-artifacts

@@ -1,0 +1,74 @@
+"""Loading the YAML defaults under ``config/`` with environment overrides.
+
+Every tunable number lives in one YAML file per concern (``models.yaml``,
+``profiles.yaml``, ``meta.yaml``, ...). Code reads it once through
+:func:`load_config` and passes the values in, so tests can hand in their own.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+__all__ = ["ConfigError", "config_dir", "load_config", "data_dir", "state_dir", "env_override"]
+
+
+class ConfigError(ValueError):
+    """A configuration file or value is missing or malformed; the message names it."""
+
+
+def config_dir() -> Path:
+    """The folder of YAML defaults (``CNS_CONFIG_DIR`` overrides it)."""
+    return Path(os.environ.get("CNS_CONFIG_DIR", PROJECT_ROOT / "config"))
+
+
+def data_dir() -> Path:
+    """The shared evaluation data (``CNS_DATA_DIR``, default ``../shared/data``)."""
+    return Path(os.environ.get("CNS_DATA_DIR", PROJECT_ROOT.parent / "shared" / "data"))
+
+
+def state_dir() -> Path:
+    """Where the product keeps what it writes: memory, logs, caches (``CNS_STATE_DIR``)."""
+    path = Path(os.environ.get("CNS_STATE_DIR", PROJECT_ROOT / ".cns"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@lru_cache(maxsize=None)
+def _read_yaml(path: Path, mtime_ns: int) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path.name}: not valid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def load_config(name: str) -> dict[str, Any]:
+    """Return ``config/<name>.yaml`` as a fresh dict (callers may mutate it)."""
+    path = config_dir() / f"{name}.yaml"
+    if not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found")
+    import copy
+
+    return copy.deepcopy(_read_yaml(path, path.stat().st_mtime_ns))
+
+
+def env_override(value: Any, env_name: str, cast: type = str) -> Any:
+    """Return ``cast(os.environ[env_name])`` when set, else ``value``; name the variable on error."""
+    raw = os.environ.get(env_name)
+    if raw is None or raw == "":
+        return value
+    try:
+        return cast(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{env_name}={raw!r}: expected {cast.__name__}") from exc

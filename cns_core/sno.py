@@ -1,0 +1,445 @@
+"""The Structured Narrative Object (SNO): a hypothesis, its reasoning graph and evidence.
+
+An SNO is a pydantic model, so the same class is the file schema (JSON or YAML)
+and the in-memory value. Its reasoning graph is derived from the claims and
+relations as a networkx ``DiGraph`` whose nodes are claim ids.
+
+Edges point from the arguing claim to the claim it argues about: ``c1 -> c0``
+means *c1 supports (or attacks) c0*, so the hypothesis is a sink. Two kinds of
+attack are kept apart:
+
+* a **rebut** attacks a claim (target is a claim id);
+* an **undercut** attacks a relation (target is a relation id). In the graph it
+  becomes an edge from the undercutter to the claim the undercut relation
+  points at, with ``undercuts=<relation id>``, so the undercutter stays
+  connected to the argument it weakens.
+
+Loading never trusts its input: every problem found in a file is collected and
+raised once as :class:`SNOValidationError`, each with a path such as
+``claims[3].text: must not be empty``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Iterable, Literal, Sequence
+
+import networkx as nx
+import yaml
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+__all__ = [
+    "Claim",
+    "Evidence",
+    "Relation",
+    "SNO",
+    "SNOLimits",
+    "SNOValidationError",
+    "parse_snos",
+    "load_snos",
+    "serialize_snos",
+    "dump_snos",
+]
+
+Role = Literal["proponent", "opponent", "none"]
+RelationKind = Literal["support", "attack"]
+AttackType = Literal["rebut", "undercut"]
+
+
+def _non_empty(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+def _unit_interval(value: float) -> float:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"must be between 0 and 1 (got {value:g})")
+    return value
+
+
+NonEmptyStr = Annotated[str, AfterValidator(_non_empty)]
+UnitFloat = Annotated[float, AfterValidator(_unit_interval)]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class Claim(BaseModel):
+    """One assertion in the argument. ``role`` says which side puts it forward."""
+
+    model_config = _STRICT
+    id: NonEmptyStr
+    text: NonEmptyStr
+    role: Role = "none"
+
+
+class Evidence(BaseModel):
+    """A piece of evidence. ``validity`` is how far the source is trusted (1.0 when omitted)."""
+
+    model_config = _STRICT
+    id: NonEmptyStr
+    text: NonEmptyStr
+    source: str = ""
+    validity: UnitFloat = 1.0
+
+
+class Relation(BaseModel):
+    """``source`` supports or attacks ``target`` (a claim id, or a relation id for an undercut).
+
+    ``attack_type`` may be left out: it is then derived from what the target is.
+    """
+
+    model_config = _STRICT
+    id: str | None = None
+    source: NonEmptyStr
+    target: NonEmptyStr
+    kind: RelationKind
+    attack_type: AttackType | None = None
+
+
+@dataclass(frozen=True)
+class SNOLimits:
+    """Input limits for reading SNO files (``config/sno.yaml``)."""
+
+    max_file_bytes: int = 5_000_000
+    max_claims: int = 5_000
+
+    @classmethod
+    def from_config(cls) -> "SNOLimits":
+        from cns_core.config import load_config
+
+        cfg = load_config("sno")
+        return cls(max_file_bytes=int(cfg.get("max_file_bytes", cls.max_file_bytes)),
+                   max_claims=int(cfg.get("max_claims", cls.max_claims)))
+
+
+class SNOValidationError(ValueError):
+    """Every problem found while reading SNO input, each prefixed by its path."""
+
+    def __init__(self, problems: Sequence[str], source: str = "<input>"):
+        self.problems = list(dict.fromkeys(problems))  # keep order, drop repeats
+        self.source = source
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{source}: {len(self.problems)} problem(s)\n{lines}")
+
+
+def _with_relation_ids(data: Any) -> Any:
+    """Give unnamed relations a stable id (``r1``, ``r2``, ...) that no claim or relation uses."""
+    if not isinstance(data, dict) or not isinstance(data.get("relations"), list):
+        return data
+    taken = {str(x.get("id")) for key in ("claims", "relations") for x in data.get(key) or [] if isinstance(x, dict)}
+    named, counter = [], 0
+    for rel in data["relations"]:
+        if isinstance(rel, dict) and not rel.get("id"):
+            counter += 1
+            while f"r{counter}" in taken:
+                counter += 1
+            rel = {**rel, "id": f"r{counter}"}
+            taken.add(rel["id"])
+        named.append(rel)
+    return {**data, "relations": named}
+
+
+def _reference_problems(raw: dict[str, Any]) -> list[str]:
+    """Problems between fields (ids, references), tolerant of malformed shapes.
+
+    Works on plain data so that it can run beside field validation and report
+    an unknown edge target in the same error as an empty claim text.
+    """
+    problems: list[str] = []
+
+    def ids_of(section: str) -> dict[str, int]:
+        seen: dict[str, int] = {}
+        items = raw.get(section)
+        if not isinstance(items, list):
+            return seen
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"].strip():
+                continue
+            ident = item["id"]
+            if ident in seen:
+                problems.append(f"{section}[{i}].id: duplicate id {ident!r} (first at {section}[{seen[ident]}])")
+            else:
+                seen[ident] = i
+        return seen
+
+    claim_ids = ids_of("claims")
+    ids_of("evidence")
+    relations = raw.get("relations") if isinstance(raw.get("relations"), list) else []
+    relation_ids: dict[str, int] = {}
+    for i, rel in enumerate(relations):
+        if isinstance(rel, dict) and isinstance(rel.get("id"), str) and rel["id"]:
+            rid = rel["id"]
+            if rid in claim_ids:
+                problems.append(f"relations[{i}].id: {rid!r} is already a claim id")
+            elif rid in relation_ids:
+                problems.append(f"relations[{i}].id: duplicate id {rid!r} (first at relations[{relation_ids[rid]}])")
+            else:
+                relation_ids[rid] = i
+
+    hypothesis = raw.get("hypothesis")
+    if isinstance(hypothesis, str) and hypothesis.strip() and claim_ids and hypothesis not in claim_ids:
+        problems.append(f"hypothesis: unknown claim {hypothesis!r}")
+
+    for i, rel in enumerate(relations):
+        if not isinstance(rel, dict):
+            continue
+        source, target = rel.get("source"), rel.get("target")
+        if isinstance(source, str) and source.strip() and source not in claim_ids:
+            problems.append(f"relations[{i}].source: unknown claim {source!r}")
+        if not (isinstance(target, str) and target.strip()):
+            continue
+        declared = rel.get("attack_type")
+        if target in claim_ids:
+            if declared == "undercut":
+                problems.append(f"relations[{i}].attack_type: an undercut must target a relation, {target!r} is a claim")
+        elif target in relation_ids:
+            if rel.get("kind") == "support":
+                problems.append(f"relations[{i}].target: a support must target a claim, {target!r} is a relation")
+            elif declared == "rebut":
+                problems.append(f"relations[{i}].attack_type: a rebut must target a claim, {target!r} is a relation")
+            elif relation_ids[target] == i:
+                problems.append(f"relations[{i}].target: a relation cannot undercut itself")
+        else:
+            problems.append(f"relations[{i}].target: unknown claim or relation {target!r}")
+        if rel.get("kind") == "support" and declared is not None:
+            problems.append(f"relations[{i}].attack_type: only an attack has an attack type")
+    return problems
+
+
+def _format_pydantic_error(err: dict[str, Any]) -> str:
+    path = ""
+    for part in err["loc"]:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    kind = err["type"]
+    if kind == "missing":
+        message = "is required"
+    elif kind == "extra_forbidden":
+        message = "unknown field"
+    elif kind == "value_error":
+        message = str(err["ctx"]["error"])
+    elif kind == "literal_error":
+        message = f"must be one of {err['ctx']['expected']} (got {err.get('input')!r})"
+    elif kind in {"string_type", "str_type"}:
+        message = "must be a string"
+    elif kind.startswith("float") or kind.startswith("int"):
+        message = f"must be a number (got {err.get('input')!r})"
+    elif kind in {"list_type", "dict_type", "model_type"}:
+        message = f"must be a {'list' if kind == 'list_type' else 'mapping'}"
+    else:
+        message = err["msg"][:1].lower() + err["msg"][1:]
+    return f"{path or '(root)'}: {message}"
+
+
+class SNO(BaseModel):
+    """A Structured Narrative Object. ``hypothesis`` is the id of the root claim."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: NonEmptyStr
+    title: str = ""
+    hypothesis: NonEmptyStr
+    claims: list[Claim] = Field(min_length=1)
+    relations: list[Relation] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    embedding: list[float] | None = None
+    trust_score: UnitFloat | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_relations(cls, data: Any) -> Any:
+        return _with_relation_ids(data)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> "SNO":
+        problems = _reference_problems(self.model_dump(mode="python"))
+        if problems:
+            raise ValueError("; ".join(problems))
+        claim_ids = {c.id for c in self.claims}
+        fixed = [
+            r if r.kind == "support" or r.attack_type else
+            r.model_copy(update={"attack_type": "rebut" if r.target in claim_ids else "undercut"})
+            for r in self.relations
+        ]
+        object.__setattr__(self, "relations", fixed)
+        return self
+
+    # ----- derived views -------------------------------------------------
+    @cached_property
+    def claims_by_id(self) -> dict[str, Claim]:
+        return {c.id: c for c in self.claims}
+
+    @cached_property
+    def relations_by_id(self) -> dict[str, Relation]:
+        return {r.id: r for r in self.relations if r.id}
+
+    @property
+    def hypothesis_claim(self) -> Claim:
+        return self.claims_by_id[self.hypothesis]
+
+    @property
+    def hypothesis_text(self) -> str:
+        return self.hypothesis_claim.text
+
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The reasoning graph: claim nodes (``text``, ``role``) and relation edges.
+
+        Edge attributes: ``kind`` (support/attack), ``attack_type``, ``relation`` (id)
+        and, for undercuts, ``undercuts`` (the undercut relation's id). Treat it as read-only.
+        """
+        g = nx.DiGraph(sno_id=self.id, hypothesis=self.hypothesis)
+        for c in self.claims:
+            g.add_node(c.id, text=c.text, role=c.role, is_hypothesis=c.id == self.hypothesis)
+        for r in self.relations:
+            attrs = {"kind": r.kind, "attack_type": r.attack_type, "relation": r.id}
+            if r.attack_type == "undercut":
+                target = self._undercut_anchor(r.target)
+                attrs["undercuts"] = r.target
+            else:
+                target = r.target
+            g.add_edge(r.source, target, **attrs)
+        return g
+
+    def _undercut_anchor(self, relation_id: str) -> str:
+        """The claim an undercut ultimately points at (following undercuts of undercuts)."""
+        seen: set[str] = set()
+        rel = self.relations_by_id[relation_id]
+        while rel.target in self.relations_by_id and rel.target not in seen:
+            seen.add(rel.target)
+            rel = self.relations_by_id[rel.target]
+        return rel.target
+
+    def content_hash(self) -> str:
+        """A stable hash of what critics judge (hypothesis, claims, relations, evidence).
+
+        Ids of the SNO itself, its title, embedding, trust score and metadata are left
+        out, so an edited title does not invalidate cached critic results.
+        """
+        payload = {
+            "hypothesis": self.hypothesis,
+            "claims": [c.model_dump() for c in self.claims],
+            "relations": [r.model_dump() for r in self.relations],
+            "evidence": [e.model_dump() for e in self.evidence],
+        }
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data for JSON/YAML: defaults that carry no information are left out."""
+        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+
+# ----- reading and writing --------------------------------------------------
+
+def _decode(text: str, name: str, fmt: str | None) -> Any:
+    fmt = fmt or (Path(name).suffix.lower().lstrip(".") or None)
+    looks_json = text.lstrip()[:1] in ("{", "[")
+    if fmt == "json" or (fmt is None and looks_json):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SNOValidationError([f"file: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"], name)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise SNOValidationError([f"file: not valid JSON or YAML: {problem}{where}"], name)
+
+
+def _validate_one(raw: Any, prefix: str, limits: SNOLimits) -> tuple[SNO | None, list[str]]:
+    if not isinstance(raw, dict):
+        return None, [f"{prefix.rstrip('.') or '(root)'}: expected a mapping describing one SNO, got {type(raw).__name__}"]
+    claims = raw.get("claims")
+    if isinstance(claims, list) and len(claims) > limits.max_claims:
+        return None, [f"{prefix}claims: {len(claims)} claims exceed the limit of {limits.max_claims}"]
+    raw = _with_relation_ids(raw)
+    problems = [prefix + p for p in _reference_problems(raw)]
+    try:
+        return SNO.model_validate(raw), problems
+    except ValidationError as exc:
+        for err in exc.errors():
+            if err["type"] == "value_error" and not err["loc"]:
+                continue  # the reference check above already reported these one by one
+            problems.append(prefix + _format_pydantic_error(err))
+        return None, problems
+
+
+def parse_snos(data: str | bytes, name: str = "<input>", fmt: str | None = None,
+               limits: SNOLimits | None = None) -> list[SNO]:
+    """Parse JSON or YAML text holding one SNO or a list of them.
+
+    ``fmt`` ('json' or 'yaml') overrides the guess from ``name``'s suffix and the content.
+    Raises :class:`SNOValidationError` listing every problem found.
+    """
+    limits = limits or SNOLimits.from_config()
+    size = len(data)
+    if size > limits.max_file_bytes:
+        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes"], name)
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SNOValidationError([f"file: not UTF-8 text (byte {exc.start})"], name)
+    if not data.strip():
+        raise SNOValidationError(["file: is empty"], name)
+    raw = _decode(data, name, fmt)
+    if isinstance(raw, list):
+        if not raw:
+            raise SNOValidationError(["file: the list holds no SNO"], name)
+        items = [(item, f"[{i}].") for i, item in enumerate(raw)]
+    elif isinstance(raw, dict):
+        items = [(raw, "")]
+    else:
+        raise SNOValidationError(
+            [f"file: expected a mapping (one SNO) or a list of SNOs, got "
+             f"{'plain text' if isinstance(raw, str) else type(raw).__name__}"], name)
+    snos, problems = [], []
+    for item, prefix in items:
+        sno, found = _validate_one(item, prefix, limits)
+        problems.extend(found)
+        if sno is not None:
+            snos.append(sno)
+    if problems:
+        raise SNOValidationError(problems, name)
+    return snos
+
+
+def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
+    """Read one JSON/YAML file; always returns a list. The size limit is checked before reading."""
+    path = Path(path)
+    limits = limits or SNOLimits.from_config()
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise SNOValidationError([f"file: cannot be read: {exc.strerror}"], str(path))
+    if size > limits.max_file_bytes:
+        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes"], str(path))
+    return parse_snos(path.read_bytes(), name=str(path), limits=limits)
+
+
+def serialize_snos(snos: SNO | Iterable[SNO], fmt: Literal["json", "yaml"] = "json") -> str:
+    """One SNO becomes a mapping, several a list; round-trips through :func:`parse_snos`."""
+    data: Any = snos.to_data() if isinstance(snos, SNO) else [s.to_data() for s in snos]
+    if fmt == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "yaml":
+        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    raise ValueError(f"fmt: must be 'json' or 'yaml' (got {fmt!r})")
+
+
+def dump_snos(snos: SNO | Iterable[SNO], path: str | Path) -> Path:
+    """Write by the path's suffix (``.json``, ``.yaml``/``.yml``)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    fmt = "json" if suffix == ".json" else "yaml" if suffix in (".yaml", ".yml") else None
+    if fmt is None:
+        raise ValueError(f"{path}: unknown suffix {suffix!r}; use .json, .yaml or .yml")
+    path.write_text(serialize_snos(snos, fmt), encoding="utf-8")
+    return path

@@ -1,0 +1,39 @@
+"""Shared fixtures. Every test runs offline and writes only under tmp_path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES_DIR = PROJECT_ROOT / "examples"
+
+
+def shared_data_dir() -> Path:
+    from cns_core.config import data_dir
+
+    return data_dir()
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """``../shared/data`` (or ``CNS_DATA_DIR``); skips the test with a reason when absent."""
+    path = shared_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"shared data folder {path} is absent (set CNS_DATA_DIR)")
+    return path
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch) -> Path:
+    """A private CNS_STATE_DIR so tests never touch the developer's memory or logs."""
+    path = tmp_path / "state"
+    path.mkdir()
+    monkeypatch.setenv("CNS_STATE_DIR", str(path))
+    return path
