@@ -1,0 +1,111 @@
+"""The Meta-Critic's verdict (spec 5.2 ``evaluation_result``) and how it is assembled.
+
+:func:`assess` is pure: it takes critic results already computed (by the
+pipeline, or cached) and weights, so re-weighting never re-runs a critic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from cns_core.critics.base import CRITIC_NAMES, CriticResult, Issue
+from cns_core.meta.bands import confidence_band, quality_band
+from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
+from cns_core.meta.settings import MetaConfig, QualityBand
+from cns_core.meta.suggestions import generate_suggestions
+from cns_core.scoring import WeightedScore, weigh
+
+__all__ = ["MetaEvaluation", "assess"]
+
+
+@dataclass(frozen=True)
+class MetaEvaluation:
+    """Everything the Meta-Critic concluded about one SNO under one context.
+
+    ``critic_scores`` holds the critics that succeeded; ``failed`` maps each critic
+    that raised or timed out to its reason (its weight was redistributed, see
+    ``weighted.left_out``). ``weights`` are the normalised weights actually used.
+    """
+
+    sno_id: str
+    sno_hash: str
+    context: str
+    score: float
+    band: QualityBand
+    critic_scores: dict[str, float]
+    issues: dict[str, tuple[Issue, ...]]
+    conflicts: tuple[Conflict, ...]
+    suggestions: tuple[str, ...]
+    confidence_band: tuple[float, float]
+    dominant_critic: str | None
+    weakest_dimension: str | None
+    failed: dict[str, str]
+    weights: dict[str, float]
+    weighted: WeightedScore
+    results: dict[str, CriticResult]
+
+    @property
+    def quality(self) -> str:
+        return self.band.name
+
+    @property
+    def complete(self) -> bool:
+        """True when every weighted critic produced a score."""
+        return not self.weighted.left_out
+
+    @property
+    def all_issues(self) -> list[tuple[str, Issue]]:
+        """Every issue as ``(critic, issue)``, critics in canonical order."""
+        return [(name, issue) for name, issues in self.issues.items() for issue in issues]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data (results reduced to their scores, issues and errors)."""
+        return {
+            "sno_id": self.sno_id, "sno_hash": self.sno_hash, "context": self.context,
+            "score": self.score, "quality": asdict(self.band),
+            "critic_scores": dict(self.critic_scores),
+            "issues": {n: [asdict(i) for i in issues] for n, issues in self.issues.items()},
+            "conflicts": [{**asdict(c), "critics": list(c.critics)} for c in self.conflicts],
+            "suggestions": list(self.suggestions), "confidence_band": list(self.confidence_band),
+            "dominant_critic": self.dominant_critic, "weakest_dimension": self.weakest_dimension,
+            "failed": dict(self.failed), "weights": dict(self.weights),
+            "left_out": list(self.weighted.left_out),
+        }
+
+
+def _canonical(names) -> list[str]:
+    return [n for n in CRITIC_NAMES if n in names] + sorted(n for n in names if n not in CRITIC_NAMES)
+
+
+def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], config: MetaConfig, *,
+           sno_id: str = "", sno_hash: str = "", context: str = "custom") -> MetaEvaluation:
+    """Aggregate critic results into a :class:`MetaEvaluation`.
+
+    * score: :func:`cns_core.scoring.weigh` (failed critics left out, their weight redistributed);
+    * dominant critic: the one contributing most to the score (weight x score);
+    * weakest dimension: the lowest-scoring critic that carries weight, ties in canonical order.
+    """
+    names = _canonical(results)
+    weighted = weigh(results, weights)
+    scores = ok_scores(results)
+    conflicts = detect_conflicts(scores, config=config)
+    contributions = weighted.contributions
+    dominant = max(_canonical(contributions), key=lambda n: contributions[n], default=None)
+    weighted_ok = [n for n in _canonical(scores) if weights.get(n, 0) > 0] or _canonical(scores)
+    weakest = min(weighted_ok, key=lambda n: scores[n], default=None)
+    failed = {n: results[n].error or "failed" for n in names if not results[n].ok}
+    failed.update({n: "no result from the pipeline" for n in weighted.left_out if n not in results})
+    score = round(weighted.trust_score, 4)
+    return MetaEvaluation(
+        sno_id=sno_id, sno_hash=sno_hash, context=context, score=score,
+        band=quality_band(score, config),
+        critic_scores={n: scores[n] for n in _canonical(scores)},
+        issues={n: results[n].issues for n in names if results[n].issues},
+        conflicts=tuple(conflicts),
+        suggestions=tuple(generate_suggestions(results, conflicts, config)),
+        confidence_band=confidence_band(results, weights, config),
+        dominant_critic=dominant, weakest_dimension=weakest,
+        failed=failed,
+        weights=dict(weighted.weights), weighted=weighted, results=dict(results),
+    )

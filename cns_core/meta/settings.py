@@ -1,0 +1,183 @@
+"""The Meta-Critic's settings, read once from ``config/meta.yaml`` and validated.
+
+Every threshold, target and table of the Meta-Critic lives in that file; this
+module turns it into a frozen :class:`MetaConfig` so the pure functions can take
+it as an argument and tests can hand in their own. Errors name the key.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from cns_core.config import ConfigError, load_config
+from cns_core.critics.base import CRITIC_NAMES
+
+__all__ = ["QualityBand", "MetaConfig"]
+
+
+@dataclass(frozen=True)
+class QualityBand:
+    """A quality level of Appendix B: scores from ``min_score`` up to the next band."""
+
+    name: str
+    min_score: float
+    action: str
+    accept: bool
+
+
+def _number(raw: Mapping[str, Any], key: str, path: str, lo: float = 0.0, hi: float = 1.0,
+            default: float | None = None) -> float:
+    value = raw.get(key, default)
+    where = f"meta.yaml: {path}{key}"
+    if value is None:
+        raise ConfigError(f"{where}: is required")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ConfigError(f"{where}: must be a number (got {value!r})")
+    if not lo <= value <= hi:
+        raise ConfigError(f"{where}: must be between {lo:g} and {hi:g} (got {value!r})")
+    return float(value)
+
+
+def _mapping(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"meta.yaml: {key}: must be a mapping")
+    return value
+
+
+def _critic(name: Any, where: str) -> str:
+    if name not in CRITIC_NAMES:
+        raise ConfigError(f"meta.yaml: {where}: unknown critic {name!r} (known: {', '.join(CRITIC_NAMES)})")
+    return str(name)
+
+
+def _texts(raw: Mapping[str, Any], key: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, text in _mapping(raw, key).items():
+        if not isinstance(text, str) or not text.strip():
+            raise ConfigError(f"meta.yaml: {key}.{name}: must be a non-empty string")
+        out[str(name)] = text.strip()
+    return out
+
+
+def _bands(raw: Any) -> tuple[QualityBand, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise ConfigError("meta.yaml: bands: must be a non-empty list")
+    bands = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping):
+            raise ConfigError(f"meta.yaml: bands[{i}]: must be a mapping")
+        name, action = item.get("name"), item.get("action")
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"meta.yaml: bands[{i}].name: must be a non-empty string")
+        if not isinstance(action, str) or not action:
+            raise ConfigError(f"meta.yaml: bands[{i}].action: must be a non-empty string")
+        bands.append(QualityBand(name, _number(item, "min", f"bands[{i}]."), action, bool(item.get("accept"))))
+    bands.sort(key=lambda b: -b.min_score)
+    if bands[-1].min_score != 0.0:
+        raise ConfigError("meta.yaml: bands: the lowest band must start at min 0 so every score has a band")
+    if len({b.name for b in bands}) != len(bands):
+        raise ConfigError("meta.yaml: bands: band names must be unique")
+    return tuple(bands)
+
+
+@dataclass(frozen=True)
+class MetaConfig:
+    """Validated ``meta.yaml``; see the comments in that file for what each number means."""
+
+    contexts: tuple[str, ...]
+    default_context: str
+    timeout_s: float
+    conflict_threshold: float
+    suggestion_below: float
+    cache_ttl_s: float
+    cache_max_entries: int
+    gate_threshold: float
+    gate_max_failed_weight: float
+    bands: tuple[QualityBand, ...]
+    confidence_scale: float
+    spread_scale: float
+    target_score: float
+    targets: dict[str, float]
+    high_below: float
+    medium_below: float
+    interpretations: dict[tuple[str, str], str]
+    suggestions: dict[str, str]
+    fallback_suggestions: dict[str, str]
+
+    @classmethod
+    def load(cls) -> "MetaConfig":
+        """The shipped defaults (``config/meta.yaml``, or ``CNS_CONFIG_DIR``)."""
+        return cls.from_dict(load_config("meta"))
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> "MetaConfig":
+        """Validate plain data shaped like ``meta.yaml``; a bad value raises ConfigError naming it."""
+        if not isinstance(raw, Mapping):
+            raise ConfigError("meta.yaml: expected a mapping at the top level")
+        contexts = raw.get("contexts") or ["default"]
+        if not isinstance(contexts, list) or not all(isinstance(c, str) and c for c in contexts):
+            raise ConfigError("meta.yaml: contexts: must be a list of profile names")
+        default_context = raw.get("default_context", contexts[0])
+        if default_context not in contexts:
+            raise ConfigError(f"meta.yaml: default_context: {default_context!r} is not one of contexts {contexts}")
+
+        cache, gate = _mapping(raw, "cache"), _mapping(raw, "quality_gate")
+        band, plan = _mapping(raw, "confidence_band"), _mapping(raw, "improvement_plan")
+        max_entries = cache.get("max_entries", 1024)
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise ConfigError(f"meta.yaml: cache.max_entries: must be a whole number >= 1 (got {max_entries!r})")
+
+        targets = {_critic(name, f"improvement_plan.targets.{name}"):
+                   _number(plan["targets"], name, "improvement_plan.targets.")
+                   for name in _mapping(plan, "targets")}
+
+        interpretations: dict[tuple[str, str], str] = {}
+        for higher, row in _mapping(raw, "interpretations").items():
+            _critic(higher, f"interpretations.{higher}")
+            if not isinstance(row, Mapping):
+                raise ConfigError(f"meta.yaml: interpretations.{higher}: must map lower critic -> text")
+            for lower, text in row.items():
+                where = f"interpretations.{higher}.{lower}"
+                if _critic(lower, where) == higher:
+                    raise ConfigError(f"meta.yaml: {where}: a critic cannot conflict with itself")
+                if not isinstance(text, str) or not text.strip():
+                    raise ConfigError(f"meta.yaml: {where}: must be a non-empty string")
+                interpretations[(higher, lower)] = text.strip()
+
+        fallbacks = _texts(raw, "fallback_suggestions")
+        for name in fallbacks:
+            _critic(name, f"fallback_suggestions.{name}")
+
+        high_below = _number(plan, "high_below", "improvement_plan.", default=0.4)
+        medium_below = _number(plan, "medium_below", "improvement_plan.", default=0.6)
+        if high_below > medium_below:
+            raise ConfigError("meta.yaml: improvement_plan.high_below: must not exceed medium_below")
+
+        return cls(
+            contexts=tuple(contexts),
+            default_context=default_context,
+            timeout_s=_number(raw, "timeout_s", "", lo=0.001, hi=3600.0, default=30.0),
+            conflict_threshold=_number(raw, "conflict_threshold", "", default=0.3),
+            suggestion_below=_number(raw, "suggestion_below", "", default=0.6),
+            cache_ttl_s=_number(cache, "ttl_s", "cache.", hi=7 * 24 * 3600.0, default=300.0),
+            cache_max_entries=max_entries,
+            gate_threshold=_number(gate, "threshold", "quality_gate.", default=0.7),
+            gate_max_failed_weight=_number(gate, "max_failed_weight", "quality_gate.", default=0.25),
+            bands=_bands(raw.get("bands")),
+            confidence_scale=_number(band, "confidence_scale", "confidence_band.", hi=10.0, default=0.5),
+            spread_scale=_number(band, "spread_scale", "confidence_band.", hi=10.0, default=0.5),
+            target_score=_number(plan, "target_score", "improvement_plan.", default=0.8),
+            targets=targets,
+            high_below=high_below,
+            medium_below=medium_below,
+            interpretations=interpretations,
+            suggestions=_texts(raw, "suggestions"),
+            fallback_suggestions=fallbacks,
+        )
+
+    def target_for(self, critic: str) -> float:
+        """The score the improvement plan aims a critic at."""
+        return self.targets.get(critic, self.target_score)
