@@ -1,0 +1,193 @@
+"""Colour, label and threshold policy of everything the dashboard displays.
+
+One module so that a policy change (a colour, a cut-off, a label) is one edit
+and every page, chart and badge stays consistent. Nothing here imports
+Streamlit; pages and :mod:`cns_core.graphviz_html` call these functions.
+
+Judge grades (1-5) follow the colour table of the critic-agent spec exactly:
+5 and 4 green ``#22c55e``, 3 amber ``#f59e0b``, 2 and 1 red ``#ef4444``, and a
+grey "ungraded" badge when there is no grade. Scores in [0, 1] (critic scores,
+per-claim grounding) use a continuous red-amber-green ramp built from the same
+three colours, so "green" means the same thing on every page.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "GREEN",
+    "AMBER",
+    "RED",
+    "GREY",
+    "CRITIC_COLOURS",
+    "CRITIC_LABELS",
+    "BAND_COLOURS",
+    "EDGE_STYLES",
+    "HIGHLIGHT_COLOURS",
+    "HEATMAP_COLOURSCALE",
+    "Badge",
+    "critic_colour",
+    "critic_label",
+    "band_colour",
+    "band_label",
+    "grade_of",
+    "score_badge",
+    "score_badge_html",
+    "unit_colour",
+    "grounding_colour",
+    "percent",
+    "escape",
+]
+
+# ----- the three signal colours (critic-agent spec, score badge table) ------
+GREEN = "#22c55e"
+AMBER = "#f59e0b"
+RED = "#ef4444"
+GREY = "#9ca3af"
+
+# ----- one identity colour per critic (never green/amber/red: those mean good/bad)
+CRITIC_COLOURS: dict[str, str] = {
+    "grounding": "#2563eb",
+    "logic": "#7c3aed",
+    "novelty": "#0891b2",
+    "causal": "#db2777",
+    "bias": "#64748b",
+}
+CRITIC_LABELS: dict[str, str] = {
+    "grounding": "Grounding",
+    "logic": "Logic",
+    "novelty": "Novelty-Parsimony",
+    "causal": "Causal",
+    "bias": "Bias",
+}
+
+# ----- quality bands of the Meta-Critic (Appendix B); thresholds live in config/meta.yaml
+BAND_COLOURS: dict[str, str] = {
+    "excellent": "#15803d",
+    "good": GREEN,
+    "acceptable": AMBER,
+    "poor": "#f97316",
+    "unacceptable": RED,
+}
+
+# ----- the reasoning graph --------------------------------------------------
+EDGE_STYLES: dict[str, dict[str, Any]] = {
+    # support: solid green arrow; rebut: dashed red; undercut: dotted purple, flat end
+    "support": {"color": "#16a34a", "dashes": False, "width": 2.0, "arrow": "arrow", "label": "supports"},
+    "rebut": {"color": "#dc2626", "dashes": [8, 6], "width": 2.5, "arrow": "arrow", "label": "rebuts"},
+    "undercut": {"color": "#9333ea", "dashes": [2, 5], "width": 2.5, "arrow": "bar", "label": "undercuts"},
+}
+HIGHLIGHT_COLOURS: dict[str, str] = {
+    "cycle": "#b91c1c",        # border of claims on a cycle, and the cycle's edges
+    "orphan": "#f59e0b",       # border of claims cut off from the hypothesis
+    "hypothesis": "#111827",   # border of the root claim
+}
+
+# Plotly colourscale for the conflict heatmap: 0 gap white, large gaps red.
+HEATMAP_COLOURSCALE: list[list[Any]] = [[0.0, "#f8fafc"], [0.3, "#fde68a"], [0.6, "#f97316"], [1.0, RED]]
+
+
+def critic_colour(name: str) -> str:
+    return CRITIC_COLOURS.get(name, GREY)
+
+
+def critic_label(name: str) -> str:
+    return CRITIC_LABELS.get(name, name.replace("_", " ").title())
+
+
+def band_colour(band: Any) -> str:
+    """Colour of a quality band, given its name or an object with a ``name``."""
+    name = getattr(band, "name", band)
+    return BAND_COLOURS.get(str(name).lower(), GREY)
+
+
+def band_label(band: Any) -> str:
+    name = getattr(band, "name", band)
+    return str(name).replace("_", " ").title()
+
+
+# ----- judge grades 1-5 ------------------------------------------------------
+@dataclass(frozen=True)
+class Badge:
+    """How one judge grade is displayed: ``grade`` is None when ungraded."""
+
+    grade: int | None
+    colour: str
+    label: str
+
+
+def grade_of(score: Any) -> int | None:
+    """The integer grade 1-5 in ``score`` (int, integral float or digit string), else None.
+
+    Chroma returns stored ints as ints but JSON and older rows may carry ``4.0``
+    or ``"4"``; anything else (0, 6, 2.5, text, NaN) is not a grade.
+    """
+    if isinstance(score, bool) or score is None:
+        return None
+    if isinstance(score, str):
+        score = score.strip()
+        if not score.isdigit():
+            return None
+        score = int(score)
+    if isinstance(score, float):
+        if not math.isfinite(score) or not score.is_integer():
+            return None
+        score = int(score)
+    if isinstance(score, int) and 1 <= score <= 5:
+        return score
+    return None
+
+
+def score_badge(score: Any) -> Badge:
+    grade = grade_of(score)
+    if grade is None:
+        return Badge(None, GREY, "ungraded")
+    colour = GREEN if grade >= 4 else AMBER if grade == 3 else RED
+    return Badge(grade, colour, f"● {grade}/5")
+
+
+def score_badge_html(score: Any, feedback: str | None = None) -> str:
+    """A pill badge; the judge's feedback (escaped) shows on hover through ``title``."""
+    badge = score_badge(score)
+    tip = escape(feedback or ("no grade yet" if badge.grade is None else ""))
+    title = f' title="{tip}"' if tip else ""
+    return (
+        f'<span class="cns-badge" data-grade="{badge.grade if badge.grade is not None else "none"}"{title} '
+        f'style="display:inline-block;padding:1px 9px;border-radius:999px;background:{badge.colour};'
+        f'color:#ffffff;font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help">{escape(badge.label)}</span>'
+    )
+
+
+# ----- scores in [0, 1] --------------------------------------------------------
+def _mix(a: str, b: str, t: float) -> str:
+    ca = [int(a[i:i + 2], 16) for i in (1, 3, 5)]
+    cb = [int(b[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ca, cb))
+
+
+def unit_colour(value: float | None) -> str:
+    """Red (0) through amber (0.5) to green (1); grey for a missing or invalid value."""
+    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return GREY
+    v = min(1.0, max(0.0, float(value)))
+    return _mix(RED, AMBER, v / 0.5) if v <= 0.5 else _mix(AMBER, GREEN, (v - 0.5) / 0.5)
+
+
+def grounding_colour(entailment: float | None) -> str:
+    """Fill colour of a claim node from its best entailment probability."""
+    return unit_colour(entailment)
+
+
+def percent(value: float | None, digits: int = 0) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value * 100:.{digits}f}%"
+
+
+def escape(text: Any) -> str:
+    """HTML-escape user text (quotes included, so it is safe inside attributes too)."""
+    return html.escape("" if text is None else str(text), quote=True)

@@ -1,0 +1,308 @@
+"""The reasoning graph of an SNO as one self-contained, offline HTML page (pyvis / vis-network).
+
+Why a module of its own: the page must work with no network at all (a demo on
+a train, an air-gapped lab), so vis-network's JavaScript and CSS are inlined
+(pyvis ``cdn_resources="in_line"``) and the remote Bootstrap links that pyvis'
+template adds anyway are removed; :func:`remote_resources` checks the result.
+
+User text (claim and evidence text, ids) reaches the page in two ways, both
+safe: as JSON inside the page's script, which pyvis writes with Jinja's
+``tojson`` (``<``, ``>``, ``&`` and ``'`` become ``\\u003c``-style escapes, so no
+text can close the script); and as
+vis-network tooltips, which vis-network 9 sets with ``innerText`` (never parsed
+as HTML). Labels are drawn on the canvas.
+
+Colours and edge styles come from :mod:`cns_core.display`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import networkx as nx
+
+from cns_core.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
+from cns_core.sno import SNO
+
+__all__ = ["ClaimGrounding", "GraphFindings", "claim_grounding", "graph_findings", "sno_graph_html",
+           "remote_resources"]
+
+_TOOLTIP_WIDTH = 64
+_LABEL_WIDTH = 26
+
+
+@dataclass(frozen=True)
+class ClaimGrounding:
+    """Per-claim numbers of the Grounding critic (``None`` where not computed)."""
+
+    best_evidence: str | None = None
+    entailment: float | None = None
+    contradiction: float | None = None
+
+
+@dataclass(frozen=True)
+class GraphFindings:
+    """Structural problems to highlight: cycles (each a list of claim ids) and orphan claims."""
+
+    cycles: list[list[str]] = field(default_factory=list)
+    orphans: frozenset[str] = frozenset()
+
+    @property
+    def cycle_nodes(self) -> set[str]:
+        return {n for cycle in self.cycles for n in cycle}
+
+    @property
+    def cycle_edges(self) -> set[tuple[str, str]]:
+        return {(c[i], c[(i + 1) % len(c)]) for c in self.cycles for i in range(len(c))}
+
+
+def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGrounding]:
+    """Read the Grounding critic's ``evidence["claims"]`` mapping, tolerating missing fields."""
+    out: dict[str, ClaimGrounding] = {}
+    for claim_id, info in (per_claim or {}).items():
+        if not isinstance(info, Mapping):
+            continue
+        out[str(claim_id)] = ClaimGrounding(
+            best_evidence=info.get("best_evidence"),
+            entailment=_num(info.get("entailment")),
+            contradiction=_num(info.get("contradiction")),
+        )
+    return out
+
+
+def graph_findings(sno: SNO, max_cycles: int = 20) -> GraphFindings:
+    """Cycles of the reasoning graph and the claims cut off from the hypothesis.
+
+    An orphan here is a claim with no path to the hypothesis: it argues for
+    nothing the SNO concludes. Cycle search is bounded for large graphs.
+    """
+    g = sno.graph
+    cycles: list[list[str]] = []
+    for cycle in nx.simple_cycles(g):
+        cycles.append(list(cycle))
+        if len(cycles) >= max_cycles:
+            break
+    reaches = nx.ancestors(g, sno.hypothesis) | {sno.hypothesis}
+    orphans = frozenset(n for n in g.nodes if n not in reaches)
+    return GraphFindings(cycles=cycles, orphans=orphans)
+
+
+def sno_graph_html(
+    sno: SNO,
+    grounding: Mapping[str, ClaimGrounding] | None = None,
+    *,
+    findings: GraphFindings | None = None,
+    height_px: int = 560,
+    hierarchical: bool | None = None,
+) -> str:
+    """One offline HTML document drawing ``sno``'s reasoning graph.
+
+    Nodes are filled by grounding (red-amber-green on the best entailment, grey
+    when unknown); support edges are solid, rebuttals dashed, undercuts dotted
+    with a bar end; claims on a cycle and orphan claims get a highlighted border.
+    Hovering a node shows the claim, its best evidence and the scores.
+    The layout is layered (hypothesis on top) unless the graph has a cycle, which
+    layers cannot show; then it is force-directed. ``hierarchical`` forces either.
+    """
+    from pyvis.network import Network
+
+    grounding = grounding or {}
+    findings = findings if findings is not None else graph_findings(sno)
+    evidence = {e.id: e for e in sno.evidence}
+    cycle_nodes, cycle_edges = findings.cycle_nodes, findings.cycle_edges
+    if hierarchical is None:
+        hierarchical = not findings.cycles
+
+    net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
+    for claim in sno.claims:
+        g = grounding.get(claim.id, ClaimGrounding())
+        fill = grounding_colour(g.entailment)
+        border, border_width, dashes = fill, 1.5, False
+        if claim.id == sno.hypothesis:
+            border, border_width = HIGHLIGHT_COLOURS["hypothesis"], 3.5
+        if claim.id in findings.orphans:
+            border, border_width, dashes = HIGHLIGHT_COLOURS["orphan"], 4.0, [6, 4]
+        if claim.id in cycle_nodes:
+            border, border_width = HIGHLIGHT_COLOURS["cycle"], 4.0
+        net.add_node(
+            claim.id,
+            label=_label(claim.id, claim.text),
+            title=_node_tooltip(sno, claim.id, g, evidence, findings),
+            shape="box",
+            color={"background": _tint(fill), "border": border,
+                   "highlight": {"background": _tint(fill, 0.3), "border": border},
+                   "hover": {"background": _tint(fill, 0.3), "border": border}},
+            borderWidth=border_width,
+            shapeProperties={"borderDashes": dashes},
+            font={"size": 16 if claim.id == sno.hypothesis else 13, "face": "sans-serif", "color": "#111827"},
+            margin=8,
+        )
+    # Drawn from the relations, not from ``sno.graph``: the DiGraph keeps one edge per
+    # pair, and a rebut and an undercut from the same claim may share one.
+    pair_count: dict[tuple[str, str], int] = {}
+    for rel in sno.relations:
+        undercut = rel.kind == "attack" and rel.attack_type == "undercut"
+        source, target = rel.source, (sno._undercut_anchor(rel.target) if undercut else rel.target)
+        style_name = "support" if rel.kind == "support" else ("undercut" if undercut else "rebut")
+        style = EDGE_STYLES[style_name]
+        on_cycle = (source, target) in cycle_edges
+        title = f"{source} {style['label']} {rel.target}"
+        if undercut:
+            title += f" (the link into {target})"
+        if on_cycle:
+            title += " · part of a cycle"
+        pair = (min(source, target), max(source, target))  # a -> c and c -> a must not overlap either
+        k = pair_count.get(pair, 0)
+        pair_count[pair] = k + 1
+        smooth = {"enabled": True, "type": "curvedCW", "roundness": 0.25 * k} if k else None
+        edge: dict[str, Any] = dict(
+            title=title,
+            color=dict.fromkeys(("color", "highlight", "hover"),
+                                HIGHLIGHT_COLOURS["cycle"] if on_cycle else style["color"]),
+            dashes=style["dashes"],
+            width=style["width"] + (1.5 if on_cycle else 0.0),
+            arrows={"to": {"enabled": True, "type": style["arrow"]}},
+            relation=rel.id,
+        )
+        if smooth:
+            edge["smooth"] = smooth
+        net.add_edge(source, target, **edge)
+    net.set_options(json.dumps(_options(hierarchical)))
+    page = net.generate_html(notebook=False)
+    return _finish(page, findings)
+
+
+# ----- offline check ------------------------------------------------------------
+_REMOTE = re.compile(
+    r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//[^\s"'<>]+)"""
+    r"""|(?:url\(\s*["']?\s*(?:https?:)?//[^)\s"']+)"""
+    r"""|(?:@import\s+["']?\s*(?:https?:)?//[^\s"';]+)""",
+    re.IGNORECASE,
+)
+
+
+def remote_resources(page: str) -> list[str]:
+    """Every reference in ``page`` that a browser would fetch from the network.
+
+    Looks at ``src``/``href`` attributes, CSS ``url(...)`` and ``@import``; URLs
+    that only appear in licence comments or strings are not fetched and are ignored.
+    """
+    return [m.group(0) for m in _REMOTE.finditer(page)]
+
+
+# ----- helpers --------------------------------------------------------------------
+def _num(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None  # drop NaN
+
+
+def _tint(colour: str, amount: float = 0.55) -> str:
+    """Blend ``colour`` toward white so dark label text stays readable."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * amount):02x}" for c in rgb)
+
+
+def _label(claim_id: str, text: str) -> str:
+    lines = textwrap.wrap(text, _LABEL_WIDTH) or [""]
+    shown = lines[:3]
+    if len(lines) > 3:
+        shown[-1] = shown[-1][: _LABEL_WIDTH - 1] + "…"
+    return f"{claim_id}\n" + "\n".join(shown)
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, _TOOLTIP_WIDTH, initial_indent=indent, subsequent_indent=indent) or [indent]
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[str, Any],
+                  findings: GraphFindings) -> str:
+    """Plain text (vis-network shows it with innerText): claim, best evidence, scores, findings."""
+    claim = sno.claims_by_id[claim_id]
+    kind = "Hypothesis" if claim_id == sno.hypothesis else "Claim"
+    role = "" if claim.role == "none" else f" · {claim.role}"
+    lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
+    lines.append(f"Grounding: entailment {_fmt(g.entailment)} · contradiction {_fmt(g.contradiction)}")
+    if g.best_evidence and g.best_evidence in evidence:
+        ev = evidence[g.best_evidence]
+        source = f" ({ev.source})" if ev.source else ""
+        lines.append(f"Best evidence {ev.id}{source}, validity {ev.validity:.2f}:")
+        lines.extend(_wrap(_shorten(ev.text, 320), "  "))
+    elif g.entailment is None:
+        lines.append("Not scored by the Grounding critic yet.")
+    else:
+        lines.append("No evidence supports this claim.")
+    g_in = sno.graph.in_degree(claim_id)
+    lines.append(f"Arguments into it: {g_in} · out of it: {sno.graph.out_degree(claim_id)}")
+    for cycle in findings.cycles:
+        if claim_id in cycle:
+            lines.append("On a cycle: " + " → ".join([*cycle, cycle[0]]))
+            break
+    if claim_id in findings.orphans:
+        lines.append("Orphan: no path to the hypothesis")
+    return "\n".join(lines)
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _options(hierarchical: bool) -> dict[str, Any]:
+    layout: dict[str, Any] = {"randomSeed": 7}
+    if hierarchical:
+        layout["hierarchical"] = {"enabled": True, "direction": "DU", "sortMethod": "directed",
+                                  "levelSeparation": 130, "nodeSpacing": 190, "shakeTowards": "roots"}
+    return {
+        "layout": layout,
+        "physics": {"enabled": not hierarchical, "stabilization": {"iterations": 300},
+                    "barnesHut": {"springLength": 160, "avoidOverlap": 0.4}},
+        "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False, "zoomView": True},
+        "edges": {"smooth": {"enabled": True, "type": "cubicBezier" if hierarchical else "dynamic"},
+                  "color": {"inherit": False}},
+        "nodes": {"widthConstraint": {"maximum": 230}},
+    }
+
+
+_BOOTSTRAP = re.compile(r"<link[^>]*cdn\.jsdelivr[^>]*/>\s*|<script[^>]*cdn\.jsdelivr[^>]*>\s*</script>\s*", re.S)
+_COMMENTED = re.compile(r"<!--.*?-->", re.S)
+_EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>\s*", re.S)
+def _legend(findings: GraphFindings) -> str:
+    """A static legend (no user text) overlaid on the canvas."""
+    items = [
+        (f'<span style="display:inline-block;width:26px;border-top:3px solid {EDGE_STYLES["support"]["color"]}"></span>', "supports"),
+        (f'<span style="display:inline-block;width:26px;border-top:3px dashed {EDGE_STYLES["rebut"]["color"]}"></span>', "rebuts"),
+        (f'<span style="display:inline-block;width:26px;border-top:3px dotted {EDGE_STYLES["undercut"]["color"]}"></span>', "undercuts"),
+    ]
+    ramp = "".join(f'<span style="display:inline-block;width:9px;height:11px;background:{unit_colour(v / 10)}"></span>'
+                   for v in range(11))
+    rows = "".join(f"<div>{swatch} {text}</div>" for swatch, text in items)
+    rows += f"<div>{ramp} grounding 0 → 1 <span style=\"display:inline-block;width:11px;height:11px;background:{GREY}\"></span> n/a</div>"
+    if findings.cycles:
+        rows += f'<div><span style="border:2px solid {HIGHLIGHT_COLOURS["cycle"]};padding:0 6px">&nbsp;</span> on a cycle</div>'
+    if findings.orphans:
+        rows += f'<div><span style="border:2px dashed {HIGHLIGHT_COLOURS["orphan"]};padding:0 6px">&nbsp;</span> orphan</div>'
+    return ('<div id="cns-legend" style="position:absolute;top:8px;left:8px;z-index:5;background:rgba(255,255,255,.92);'
+            'border:1px solid #e5e7eb;border-radius:6px;padding:6px 9px;font:12px sans-serif;color:#374151;'
+            f'line-height:1.7">{rows}</div>')
+
+
+def _finish(page: str, findings: GraphFindings) -> str:
+    page = _BOOTSTRAP.sub("", page)
+    page = _COMMENTED.sub("", page)
+    page = _EMPTY_HEADING.sub("", page)
+    style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
+             "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
+             ".card{border:none}</style>")
+    page = page.replace("</head>", style + "</head>", 1)
+    page = page.replace('<div id="mynetwork"', _legend(findings) + '<div id="mynetwork"', 1)
+    return page

@@ -1,0 +1,76 @@
+"""Colour and badge policy: the critic-agent spec's badge table and the score ramps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cns_core import display
+from cns_core.critics.base import CRITIC_NAMES
+
+
+@pytest.mark.parametrize(
+    ("score", "colour", "label"),
+    [
+        (5, "#22c55e", "● 5/5"),
+        (4, "#22c55e", "● 4/5"),
+        (3, "#f59e0b", "● 3/5"),
+        (2, "#ef4444", "● 2/5"),
+        (1, "#ef4444", "● 1/5"),
+        (4.0, "#22c55e", "● 4/5"),
+        ("3", "#f59e0b", "● 3/5"),
+        (None, display.GREY, "ungraded"),
+    ],
+)
+def test_score_badge_follows_spec_table(score, colour, label):
+    badge = display.score_badge(score)
+    assert (badge.colour, badge.label) == (colour, label)
+
+
+@pytest.mark.parametrize("bad", [0, 6, 2.5, -1, "x", "", float("nan"), True, [4]])
+def test_score_badge_refuses_non_grades(bad):
+    assert display.grade_of(bad) is None
+    assert display.score_badge(bad).label == "ungraded"
+
+
+def test_score_badge_html_escapes_feedback_in_title():
+    feedback = '<script>alert(1)</script> "quoted" & done'
+    out = display.score_badge_html(2, feedback)
+    assert "<script>" not in out
+    title = re.search(r'title="([^"]*)"', out).group(1)
+    assert title == "&lt;script&gt;alert(1)&lt;/script&gt; &quot;quoted&quot; &amp; done"
+    assert "background:#ef4444" in out and "● 2/5" in out
+
+
+def test_ungraded_badge_says_so_on_hover():
+    out = display.score_badge_html(None)
+    assert "ungraded" in out and 'title="no grade yet"' in out and display.GREY in out
+
+
+def test_every_critic_and_band_has_a_colour_and_label():
+    assert set(display.CRITIC_COLOURS) == set(CRITIC_NAMES) == set(display.CRITIC_LABELS)
+    signal = {display.GREEN, display.AMBER, display.RED}
+    assert not signal & set(display.CRITIC_COLOURS.values())  # identity colours never mean good/bad
+    from cns_core.meta.settings import MetaConfig
+
+    for band in MetaConfig.load().bands:
+        assert display.band_colour(band) != display.GREY
+        assert display.band_label(band) == band.name.title()
+
+
+def test_unit_colour_ramp_ends_and_middle():
+    assert display.unit_colour(0.0) == display.RED
+    assert display.unit_colour(0.5) == display.AMBER
+    assert display.unit_colour(1.0) == display.GREEN
+    assert display.unit_colour(1.7) == display.GREEN  # clipped
+    assert display.unit_colour(None) == display.GREY
+    assert display.unit_colour(float("nan")) == display.GREY
+    # monotone: the green channel grows from red to amber
+    greens = [int(display.unit_colour(v / 10)[3:5], 16) for v in range(6)]
+    assert greens == sorted(greens) and greens[0] < greens[-1]
+
+
+def test_escape_quotes_for_attributes():
+    assert display.escape("a\"b'<c>&") == "a&quot;b&#x27;&lt;c&gt;&amp;"
+    assert display.escape(None) == ""

@@ -1,0 +1,120 @@
+"""The offline reasoning-graph page: inlined JavaScript, escaped text, highlighted problems."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from cns_core import display
+from cns_core.graph_html import claim_grounding, graph_findings, remote_resources, sno_graph_html
+from cns_core.sno import SNO
+
+XSS = "<script>alert(1)</script>"
+
+
+def _sno() -> SNO:
+    return SNO.model_validate({
+        "id": "g", "title": "graph test", "hypothesis": "h",
+        "claims": [
+            {"id": "h", "text": f"{XSS} hypothesis"},
+            {"id": "a", "text": 'A & "B" support', "role": "proponent"},
+            {"id": "b", "text": "B attacks", "role": "opponent"},
+            {"id": "c", "text": "C on a cycle"},
+            {"id": "o", "text": "an orphan claim"},
+        ],
+        "relations": [
+            {"id": "r1", "source": "a", "target": "h", "kind": "support"},
+            {"id": "r2", "source": "b", "target": "h", "kind": "attack"},
+            {"id": "r3", "source": "c", "target": "a", "kind": "support"},
+            {"id": "r4", "source": "a", "target": "c", "kind": "support"},
+            {"id": "r5", "source": "b", "target": "r1", "kind": "attack"},
+        ],
+        "evidence": [{"id": "e1", "text": "</script><img src=x onerror=alert(2)>", "source": "lab"}],
+    })
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    sno = _sno()
+    grounding = claim_grounding({"h": {"best_evidence": "e1", "entailment": 0.9, "contradiction": 0.05},
+                                 "a": {"best_evidence": None, "entailment": 0.1, "contradiction": 0.7}})
+    return sno_graph_html(sno, grounding)
+
+
+def _dataset(page: str, which: str) -> list[dict]:
+    match = re.search(rf"{which} = new vis\.DataSet\((\[.*?\])\);\n", page, re.S)
+    return json.loads(match.group(1))
+
+
+def test_graph_page_is_offline(page):
+    assert remote_resources(page) == []
+    assert "cdn.jsdelivr" not in page and "bootstrap" not in page.lower()
+    assert "vis.Network" in page and len(page) > 400_000  # vis-network is inlined, not linked
+
+
+def test_remote_resources_finds_links():
+    assert remote_resources('<script src="https://x.org/a.js"></script>') == ['src="https://x.org/a.js']
+    assert remote_resources('<link href="//cdn.x/a.css">')
+    assert remote_resources("<style>@import 'https://f.x/a.css';</style>")
+    assert remote_resources("<style>a{background:url(http://x/y.png)}</style>")
+    assert remote_resources("/* see https://github.com/visjs */") == []
+
+
+def test_user_text_never_becomes_markup(page):
+    assert XSS not in page
+    assert "<img src=x" not in page
+    # only the template's own script tags (inlined libraries + the drawing script)
+    assert page.count("<script") == sno_graph_html(
+        SNO.model_validate({"id": "p", "hypothesis": "h", "claims": [{"id": "h", "text": "plain"}]})).count("<script")
+    nodes = {n["id"]: n for n in _dataset(page, "nodes")}
+    assert XSS in nodes["h"]["title"]          # kept as text for innerText tooltips
+    assert 'A & "B" support' in nodes["a"]["label"]
+
+
+def test_nodes_coloured_by_grounding_and_tooltips_explain(page):
+    nodes = {n["id"]: n for n in _dataset(page, "nodes")}
+    assert nodes["h"]["color"]["border"] == display.HIGHLIGHT_COLOURS["hypothesis"]
+    # h: 0.9 entailment -> green-ish tint; o: never scored -> grey tint
+    h_bg, o_bg = nodes["h"]["color"]["background"], nodes["o"]["color"]["background"]
+    assert int(h_bg[3:5], 16) > int(h_bg[1:3], 16)      # more green than red
+    assert o_bg != h_bg
+    assert "Best evidence e1 (lab)" in nodes["h"]["title"]
+    assert "entailment 0.90" in nodes["h"]["title"] and "contradiction 0.05" in nodes["h"]["title"]
+    assert "No evidence supports this claim." in nodes["a"]["title"]
+    assert "Not scored by the Grounding critic yet." in nodes["o"]["title"]
+
+
+def test_support_rebut_undercut_drawn_differently(page):
+    edges = {e["relation"]: e for e in _dataset(page, "edges")}
+    assert set(edges) == {"r1", "r2", "r3", "r4", "r5"}  # the rebut and undercut b -> h both drawn
+    support, rebut, undercut = edges["r1"], edges["r2"], edges["r5"]
+    assert support["dashes"] is False
+    assert rebut["dashes"] == display.EDGE_STYLES["rebut"]["dashes"]
+    assert undercut["dashes"] == display.EDGE_STYLES["undercut"]["dashes"]
+    assert len({support["color"]["color"], rebut["color"]["color"], undercut["color"]["color"]}) == 3
+    assert (undercut["from"], undercut["to"]) == ("b", "h")  # drawn into the claim r1 argues for
+    assert undercut["arrows"]["to"]["type"] == "bar" and rebut["arrows"]["to"]["type"] == "arrow"
+    assert "b undercuts r1" in undercut["title"] and "b rebuts h" in rebut["title"]
+    assert undercut.get("smooth", {}).get("roundness", 0) > 0  # bent so it does not hide the rebut
+
+
+def test_cycles_and_orphans_highlighted(page):
+    findings = graph_findings(_sno())
+    assert findings.orphans == {"o"}
+    assert [sorted(c) for c in findings.cycles] == [["a", "c"]]
+    nodes = {n["id"]: n for n in _dataset(page, "nodes")}
+    assert nodes["c"]["color"]["border"] == display.HIGHLIGHT_COLOURS["cycle"]
+    assert nodes["o"]["color"]["border"] == display.HIGHLIGHT_COLOURS["orphan"]
+    assert nodes["o"]["shapeProperties"]["borderDashes"]
+    assert "On a cycle:" in nodes["c"]["title"] and "Orphan" in nodes["o"]["title"]
+    edges = {e["relation"]: e for e in _dataset(page, "edges")}
+    assert edges["r3"]["color"]["color"] == display.HIGHLIGHT_COLOURS["cycle"]
+    assert edges["r1"]["color"]["color"] == display.EDGE_STYLES["support"]["color"]
+    assert 'id="cns-legend"' in page and "on a cycle" in page and "orphan" in page
+
+
+def test_claim_grounding_tolerates_bad_rows():
+    out = claim_grounding({"a": {"entailment": "0.5"}, "b": "junk", "c": {"entailment": None}})
+    assert out["a"].entailment == 0.5 and "b" not in out and out["c"].entailment is None
