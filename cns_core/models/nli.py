@@ -26,7 +26,8 @@ import numpy as np
 from cns_core.config import env_override, load_config
 from cns_core.models.errors import ModelUnavailableError
 
-__all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "nli_settings", "get_nli_backend"]
+__all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
+           "get_nli_backend", "reset_backends"]
 
 NLI_LABELS: tuple[str, str, str] = ("entailment", "neutral", "contradiction")
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
@@ -59,6 +60,13 @@ def label_columns(id2label: dict[Any, str]) -> list[int]:
     if missing:
         raise ValueError(f"id2label {dict(id2label)} names no {', '.join(missing)} label")
     return [index[label] for label in NLI_LABELS]
+
+
+def softmax_rows(logits: np.ndarray) -> np.ndarray:
+    """Numerically stable softmax over each row."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    probs = np.exp(shifted)
+    return probs / probs.sum(axis=1, keepdims=True)
 
 
 class TransformersNLI:
@@ -123,11 +131,7 @@ class TransformersNLI:
 
     def predict(self, pairs: Sequence[Pair]) -> np.ndarray:
         _, _, columns, _ = self._load()
-        raw = self.logits(pairs)
-        raw = raw - raw.max(axis=1, keepdims=True)
-        probs = np.exp(raw)
-        probs /= probs.sum(axis=1, keepdims=True)
-        return probs[:, columns]
+        return softmax_rows(self.logits(pairs))[:, columns]
 
 
 def nli_settings(backend: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -176,3 +180,9 @@ def get_nli_backend(backend: str | None = None) -> NLIBackend:
                 factory = getattr(importlib.import_module(module), attr)
             _instances[key] = factory(cfg)
         return _instances[key]
+
+
+def reset_backends() -> None:
+    """Forget the process-wide backends, so the next call re-reads config and environment (tests)."""
+    with _instances_lock:
+        _instances.clear()

@@ -1,0 +1,140 @@
+"""Reading labelled NLI pairs (SICK .tsv, SNLI-style .jsonl) and scoring an NLI backend on them.
+
+Shared by ``benchmarks/nli_quality.py``, ``scripts/calibrate_lexical_nli.py`` and the
+coherence evaluation, so every figure the project quotes is computed one way.
+Probabilities are ``(n, 3)`` arrays in :data:`~cns_core.models.nli.NLI_LABELS`
+order; gold labels are indices into it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NLI_LABELS
+
+__all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report"]
+
+
+@dataclass(frozen=True)
+class NLIDataset:
+    """Premise/hypothesis pairs with gold label indices into ``NLI_LABELS``."""
+
+    name: str
+    pairs: list[tuple[str, str]]
+    labels: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+
+def _label_index(raw: str, where: str) -> int:
+    name = raw.strip().lower()
+    if name in NLI_LABELS:
+        return NLI_LABELS.index(name)
+    raise ValueError(f"{where}: unknown label {raw!r} (expected one of {', '.join(NLI_LABELS)})")
+
+
+def _read_sick(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+        needed = {"sentence_A", "sentence_B", "entailment_label"}
+        missing = needed - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path}: not a SICK file, no column {', '.join(sorted(missing))}")
+        pairs, labels = [], []
+        for line, row in enumerate(reader, 2):
+            pairs.append((row["sentence_A"].strip(), row["sentence_B"].strip()))
+            labels.append(_label_index(row["entailment_label"] or "", f"{path}:{line}: entailment_label"))
+    return pairs, labels
+
+
+def _read_jsonl(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
+    pairs, labels = [], []
+    with path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{line}: not valid JSON: {exc.msg}") from exc
+            for key in ("sentence1", "sentence2", "gold_label"):
+                if not isinstance(row, dict) or not isinstance(row.get(key), str):
+                    raise ValueError(f"{path}:{line}: {key}: missing or not a string")
+            if row["gold_label"].strip() in ("", "-"):
+                continue  # SNLI marks pairs without annotator agreement with '-'
+            pairs.append((row["sentence1"].strip(), row["sentence2"].strip()))
+            labels.append(_label_index(row["gold_label"], f"{path}:{line}: gold_label"))
+    return pairs, labels
+
+
+def read_nli_pairs(path: str | Path, limit: int | None = None) -> NLIDataset:
+    """Read a SICK ``.tsv``/``.txt`` (sentence_A, sentence_B, entailment_label) or an
+    SNLI/MNLI-style ``.jsonl`` (sentence1, sentence2, gold_label; '-' rows skipped).
+
+    Raises ``ValueError`` naming the file, line and field for malformed input.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    reader = _read_jsonl if path.suffix.lower() in (".jsonl", ".json") else _read_sick
+    pairs, labels = reader(path)
+    if limit is not None:
+        pairs, labels = pairs[:limit], labels[:limit]
+    if not pairs:
+        raise ValueError(f"{path}: no labelled pairs")
+    return NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64))
+
+
+def _precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
+    true_pos = float(np.sum(predicted & actual))
+    precision = true_pos / max(1.0, float(predicted.sum()))
+    recall = true_pos / max(1.0, float(actual.sum()))
+    return precision, recall
+
+
+def _roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
+    """Area under the ROC curve (Mann-Whitney U with average ranks for ties); NaN without both classes."""
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    ranks = (ends - (counts - 1) / 2.0)[inverse]  # 1-based ranks, ties share their average
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
+               contradiction_threshold: float) -> dict[str, float]:
+    """Accuracy (argmax), per-label precision/recall, entailment ROC AUC, contradiction AUC and
+    contradiction precision/recall when "contradiction" means ``p(contradiction) >= threshold``.
+    """
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if probs.ndim != 2 or probs.shape[1] != len(NLI_LABELS) or len(probs) != len(labels):
+        raise ValueError(f"probs: expected shape ({len(labels)}, 3), got {probs.shape}")
+    predicted = probs.argmax(axis=1)
+    report: dict[str, float] = {"pairs": float(len(labels)), "accuracy": float(np.mean(predicted == labels))}
+    for index, label in enumerate(NLI_LABELS):
+        precision, recall = _precision_recall(predicted == index, labels == index)
+        report[f"{label} precision"] = precision
+        report[f"{label} recall"] = recall
+    report["entailment AUC"] = _roc_auc(probs[:, ENTAILMENT], labels == ENTAILMENT)
+    report["contradiction AUC"] = _roc_auc(probs[:, CONTRADICTION], labels == CONTRADICTION)
+    flagged = probs[:, CONTRADICTION] >= contradiction_threshold
+    precision, recall = _precision_recall(flagged, labels == CONTRADICTION)
+    report["contradiction threshold"] = float(contradiction_threshold)
+    report["contradiction precision"] = precision
+    report["contradiction recall"] = recall
+    return report
+
+
+def format_report(report: dict[str, float]) -> list[str]:
+    """One ``name: value`` line per figure (counts as integers, the rest to three decimals)."""
+    return [f"{name}: {int(value)}" if name == "pairs" else f"{name}: {value:.3f}" for name, value in report.items()]
