@@ -1,0 +1,168 @@
+"""Grounding critic: is each claim entailed by some piece of evidence?
+
+Score_G = mean over claims of max over evidence of p(entailment | evidence, claim)
+(CNS 2.0, section 2.2). Unlike the spec's loop of one model call per claim, every
+(evidence window, claim) pair goes to the NLI backend in **one** ``predict`` call and the
+maxima are numpy reductions over a (claims x windows) matrix.
+
+Long evidence is split into windows of a few sentences (as MiniCheck and SummaC do) so a
+model with a 256-token limit still sees all of it; an evidence item counts with its best
+window (``np.maximum.reduceat`` over each item's contiguous block of windows).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from cns_core.critics.base import CriticContext, CriticResult, Issue
+from cns_core.critics.common import ConfiguredCritic, contradiction_threshold, nli_of
+from cns_core.sno import SNO
+
+__all__ = ["GroundingCritic", "split_sentences", "evidence_windows"]
+
+# A sentence ends at . ! ? (and closing quotes/brackets) followed by space and a capital,
+# digit or opening quote; a few abbreviations do not end sentences.
+_BOUNDARY = re.compile(r"(?<=[.!?])([\"'\u201d)\]]*)\s+(?=[\"'\u201c(\[]?[A-Z0-9])")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|et al|cf|vs|approx|Dr|Mr|Mrs|Ms|Prof|Fig|No|St)|\b[A-Z])\.$")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; keeps "et al." and "e.g." inside their sentence."""
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        if _ABBREVIATION.search(text[start:match.start()]):
+            continue
+        piece = text[start:match.start() + len(match.group(1))].strip()
+        if piece:
+            sentences.append(piece)
+        start = match.end()
+    tail = text[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def evidence_windows(text: str, max_chars: int, size: int, stride: int) -> list[str]:
+    """The windows one evidence text is scored in: itself when short, else runs of sentences.
+
+    Windows hold ``size`` sentences and start every ``stride`` sentences; the last window
+    always reaches the end of the text.
+    """
+    if len(text) <= max_chars:
+        return [text]
+    sentences = split_sentences(text)
+    if len(sentences) <= size:
+        return [text]
+    starts = list(range(0, len(sentences) - size + 1, stride))
+    if starts[-1] + size < len(sentences):
+        starts.append(len(sentences) - size)
+    return [" ".join(sentences[i:i + size]) for i in starts]
+
+
+def _entropy_confidence(rows: np.ndarray) -> float:
+    """1 - mean normalised entropy of probability rows: sharp predictions, high confidence."""
+    p = np.clip(rows, 1e-12, 1.0)
+    entropy = -(p * np.log(p)).sum(axis=1) / np.log(p.shape[1])
+    return float(np.clip(1.0 - entropy.mean(), 0.0, 1.0))
+
+
+class GroundingCritic(ConfiguredCritic):
+    """Mean best entailment of each claim by the evidence, with per-claim details."""
+
+    name = "grounding"
+    requires = frozenset({"nli"})
+
+    def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
+        claims, evidence = list(sno.claims), list(sno.evidence)
+        if not claims or not evidence:
+            missing = "claims" if not claims else "evidence"
+            return CriticResult(
+                critic=self.name, score=0.0, confidence=1.0,
+                explanation=f"No {missing} to evaluate: grounding is 0.",
+                sub_scores={"validity_weighted": 0.0, "supported_share": 0.0},
+                evidence={"claims": {}, "evidence": {}, "pairs": 0},
+                issues=(Issue("no_evidence", f"The SNO has no {missing}; add evidence with sources.",
+                              tuple(c.id for c in claims), "high"),))
+
+        s = self.settings
+        windows: list[str] = []
+        owner: list[int] = []
+        for j, item in enumerate(evidence):
+            pieces = evidence_windows(item.text, int(s["max_window_chars"]), int(s["window_sentences"]),
+                                      int(s["window_stride"]))
+            windows.extend(pieces)
+            owner.extend([j] * len(pieces))
+        owner_arr = np.asarray(owner)
+        starts = np.flatnonzero(np.r_[True, owner_arr[1:] != owner_arr[:-1]])
+        n_claims, n_windows = len(claims), len(windows)
+
+        nli = nli_of(context)
+        pairs = [(w, c.text) for c in claims for w in windows]
+        probs = np.asarray(nli.predict(pairs), dtype=np.float64)
+        if probs.shape != (len(pairs), 3) or not np.isfinite(probs).all():
+            raise ValueError(f"NLI backend {getattr(nli, 'name', type(nli).__name__)!r} returned "
+                             f"{probs.shape} values for {len(pairs)} pairs (expected ({len(pairs)}, 3) finite)")
+        probs = probs.reshape(n_claims, n_windows, 3)
+        ent, neu, con = probs[..., 0], probs[..., 1], probs[..., 2]
+
+        rows = np.arange(n_claims)
+        best_window = ent.argmax(axis=1)
+        best_ent = ent[rows, best_window]
+        best_con = con[rows, best_window]
+        best_ev = owner_arr[best_window]
+        ent_by_ev = np.maximum.reduceat(ent, starts, axis=1)             # (claims, evidence)
+        con_by_ev = np.maximum.reduceat(con, starts, axis=1)
+        worst_ev = con_by_ev.argmax(axis=1)
+        worst_con = con_by_ev[rows, worst_ev]
+        validity = np.array([e.validity for e in evidence])
+        weighted = (ent_by_ev * validity[None, :]).max(axis=1)
+        relevance = np.maximum.reduceat(1.0 - neu, starts, axis=1).max(axis=0)   # (evidence,)
+
+        score = float(best_ent.mean())
+        threshold = contradiction_threshold(s)
+        weak, unsupported = float(s["weak_entailment"]), float(s["unsupported"])
+        issues: list[Issue] = []
+        per_claim: dict[str, dict[str, Any]] = {}
+        for i, claim in enumerate(claims):
+            best_id, worst_id = evidence[best_ev[i]].id, evidence[worst_ev[i]].id
+            per_claim[claim.id] = {
+                "best_evidence": best_id, "entailment": float(best_ent[i]), "contradiction": float(best_con[i]),
+                "max_contradiction": float(worst_con[i]), "contradicted_by": worst_id,
+                "validity_weighted": float(weighted[i]),
+            }
+            if worst_con[i] >= threshold:
+                issues.append(Issue("contradiction", f"Evidence {worst_id} contradicts claim {claim.id} "
+                                    f"(p={worst_con[i]:.2f}).", (claim.id, worst_id), "high"))
+            if best_ent[i] < unsupported:
+                issues.append(Issue("unsupported_claim", f"No evidence supports claim {claim.id} "
+                                    f"(best entailment {best_ent[i]:.2f}, by {best_id}).", (claim.id,), "high"))
+            elif best_ent[i] < weak:
+                issues.append(Issue("weak_entailment", f"Claim {claim.id} is only weakly entailed "
+                                    f"(best {best_ent[i]:.2f}, by {best_id}).", (claim.id, best_id), "medium"))
+        per_evidence: dict[str, dict[str, Any]] = {}
+        for j, item in enumerate(evidence):
+            per_evidence[item.id] = {"validity": item.validity, "relevance": float(relevance[j]),
+                                     "windows": int(np.count_nonzero(owner_arr == j))}
+            if item.validity < float(s["low_validity"]):
+                issues.append(Issue("low_validity", f"Evidence {item.id} has low validity ({item.validity:.2f})"
+                                    f"{': ' + item.source if item.source else ''}.", (item.id,), "medium"))
+            if relevance[j] < float(s["low_relevance"]):
+                issues.append(Issue("low_relevance", f"Evidence {item.id} bears on no claim "
+                                    f"(best 1 - p(neutral) {relevance[j]:.2f}).", (item.id,), "low"))
+
+        contradicted = sum(1 for i in issues if i.code == "contradiction")
+        supported = int(np.count_nonzero(best_ent >= weak))
+        explanation = (f"Mean best entailment over {n_claims} claims and {len(evidence)} evidence items is "
+                       f"{score:.3f}; {supported} claim(s) supported, {contradicted} contradicted by evidence.")
+        return CriticResult(
+            critic=self.name, score=float(np.clip(score, 0.0, 1.0)),
+            confidence=_entropy_confidence(probs[rows, best_window]), explanation=explanation,
+            sub_scores={"validity_weighted": float(weighted.mean()), "supported_share": supported / n_claims,
+                        "contradicted_share": float(np.count_nonzero(worst_con >= threshold)) / n_claims},
+            evidence={"claims": per_claim, "evidence": per_evidence, "pairs": len(pairs),
+                      "nli_backend": getattr(nli, "name", type(nli).__name__)},
+            issues=tuple(issues))

@@ -1,0 +1,286 @@
+"""The critic pipeline: run the five critics, cache their results, weigh them into a Trust Score.
+
+* Critics run in parallel daemon threads with one deadline (``timeout_s``). A critic that
+  raises, times out or returns an out-of-range score becomes
+  ``CriticResult.failed(name, reason)``; :func:`cns_core.scoring.weigh` then leaves it out
+  and redistributes its weight, flagged in ``WeightedScore.left_out``. A timed-out thread
+  cannot be killed; being a daemon it never blocks the process from exiting, and its late
+  result is dropped.
+* Each successful result is cached in an LRU keyed by the SNO's content hash, the critic's
+  ``config_key()`` and a fingerprint of what the critic ``requires`` besides the SNO (the
+  NLI backend, the embedder, the novelty population with the SNO's own embedding). A critic
+  without a ``requires`` attribute is keyed on all of them. Failures are never cached.
+* Re-weighting is pure: :meth:`Evaluation.reweighted` calls ``weigh`` on the results it
+  already holds, so moving a weight never re-runs a critic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from cns_core.critics import default_critics
+from cns_core.critics.base import Critic, CriticContext, CriticResult
+from cns_core.scoring import WeightedScore, load_profiles, weigh
+from cns_core.sno import SNO
+
+__all__ = ["CriticPipeline", "CriticStats", "Evaluation", "default_critics", "resolve_weights"]
+
+_ALL_RESOURCES = frozenset({"nli", "embedder", "population"})
+
+
+@dataclass(frozen=True)
+class CriticStats:
+    """Runs of one critic (cache hits not counted as runs): ``mean_score`` over successful runs."""
+
+    count: int = 0
+    mean_score: float = 0.0
+    mean_latency_s: float = 0.0
+    failures: int = 0
+    cache_hits: int = 0
+
+
+def resolve_weights(weights: str | Mapping[str, float]) -> tuple[dict[str, float], str | None]:
+    """A profile name from ``config/profiles.yaml`` or explicit weights -> (weights, profile name or None)."""
+    if isinstance(weights, str):
+        profiles = load_profiles()
+        if weights not in profiles:
+            raise ValueError(f"unknown weight profile {weights!r} (known: {', '.join(profiles)})")
+        return dict(profiles[weights]), weights
+    resolved: dict[str, float] = {}
+    for name, value in weights.items():
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"weights: {name}={value!r} is not a number") from None
+        if not math.isfinite(number) or number < 0:
+            raise ValueError(f"weights: {name} must be a finite number >= 0 (got {value!r})")
+        resolved[str(name)] = number
+    return resolved, None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """All critic results for one SNO and their weighted Trust Score under ``profile``."""
+
+    sno_id: str
+    sno_hash: str
+    results: dict[str, CriticResult]
+    score: WeightedScore
+    profile: str | None = None
+
+    @property
+    def trust_score(self) -> float:
+        return self.score.trust_score
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(name for name, r in self.results.items() if not r.ok)
+
+    def reweighted(self, weights: str | Mapping[str, float]) -> "Evaluation":
+        """The same results under other weights; pure, runs no critic."""
+        resolved, profile = resolve_weights(weights)
+        return dataclasses.replace(self, score=weigh(self.results, resolved), profile=profile)
+
+
+def _backend_fingerprint(backend: Any) -> str:
+    if backend is None:
+        return "unavailable"
+    kind = type(backend)
+    return (f"{kind.__module__}.{kind.__qualname__}:{getattr(backend, 'name', '')}:"
+            f"{getattr(backend, 'model_name', '')}:{id(backend):x}")
+
+
+def _population_fingerprint(sno: SNO, context: CriticContext) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    known = context.extra.get("population_fingerprint")
+    if known is not None:
+        digest.update(f"given:{known}".encode())
+    elif context.population is not None:
+        rows = np.ascontiguousarray(context.population, dtype=np.float32)
+        digest.update(f"{rows.shape}".encode())
+        digest.update(memoryview(rows).cast("B"))
+    ids = context.extra.get("population_ids")
+    if ids is not None:
+        digest.update(json.dumps([str(i) for i in ids]).encode())
+        digest.update(f"self:{sno.id}".encode())
+    if sno.embedding:
+        digest.update(np.asarray(sno.embedding, dtype=np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def _checked(result: Any, name: str, latency: float) -> CriticResult:
+    """The critic's result with its latency, or a failure saying what was wrong with it."""
+    if not isinstance(result, CriticResult):
+        return CriticResult.failed(name, f"returned {type(result).__name__}, not a CriticResult", latency)
+    if not result.ok:
+        return dataclasses.replace(result, critic=name, latency_s=latency)
+    for field in ("score", "confidence"):
+        value = getattr(result, field)
+        if not isinstance(value, (int, float)) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            return CriticResult.failed(name, f"returned {field} {value!r} outside [0, 1]", latency)
+    return dataclasses.replace(result, critic=name, latency_s=latency)
+
+
+class CriticPipeline:
+    """Runs critics on SNOs with caching, timeouts and per-critic statistics. Thread-safe."""
+
+    def __init__(self, critics: Iterable[Critic] | None = None, *, nli: Any = None, embedder: Any = None,
+                 timeout_s: float = 30.0, cache_size: int = 4096):
+        chosen = list(critics) if critics is not None else default_critics()
+        self.critics: dict[str, Critic] = {}
+        for critic in chosen:
+            if critic.name in self.critics:
+                raise ValueError(f"two critics are named {critic.name!r}")
+            self.critics[critic.name] = critic
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive (got {timeout_s})")
+        self.nli = nli
+        self.embedder = embedder
+        self.timeout_s = float(timeout_s)
+        self.cache_size = int(cache_size)
+        self._cache: OrderedDict[tuple, CriticResult] = OrderedDict()
+        self._lock = threading.Lock()
+        self._runs: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0, 0, 0] for name in self.critics}
+        # per critic: runs, ok runs, score sum, latency sum, failures, cache hits
+
+    # ----- context and cache keys ---------------------------------------------
+    def _requires(self, critic: Critic) -> frozenset[str]:
+        return frozenset(getattr(critic, "requires", _ALL_RESOURCES))
+
+    def _context(self, context: CriticContext | None) -> CriticContext:
+        """The caller's context with the pipeline's backends filled in (the configured defaults last)."""
+        ctx = context or CriticContext()
+        nli = ctx.nli if ctx.nli is not None else self.nli
+        embedder = ctx.embedder if ctx.embedder is not None else self.embedder
+        needs = frozenset().union(*(self._requires(c) for c in self.critics.values()))
+        if nli is None and "nli" in needs:
+            nli = self._default("nli")
+        if embedder is None and needs & {"embedder", "population"}:
+            embedder = self._default("embedder")
+        return dataclasses.replace(ctx, nli=nli, embedder=embedder)
+
+    @staticmethod
+    def _default(kind: str) -> Any:
+        """The configured backend, or None when it cannot be built (critics then fail on their own)."""
+        from cns_core.models import get_embedder, get_nli_backend
+
+        try:
+            return get_nli_backend() if kind == "nli" else get_embedder()
+        except Exception:
+            return None
+
+    def _key(self, critic: Critic, sno_hash: str, context: CriticContext, population: str | None) -> tuple:
+        needs = self._requires(critic)
+        return (sno_hash, critic.name, critic.config_key(),
+                _backend_fingerprint(context.nli) if "nli" in needs else "",
+                _backend_fingerprint(context.embedder) if needs & {"embedder", "population"} else "",
+                population if "population" in needs else "")
+
+    # ----- running --------------------------------------------------------------
+    def _record(self, name: str, result: CriticResult) -> None:
+        runs = self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])
+        runs[0] += 1
+        runs[3] += result.latency_s
+        if result.ok:
+            runs[1] += 1
+            runs[2] += result.score
+        else:
+            runs[4] += 1
+
+    @staticmethod
+    def _work(critic: Critic, sno: SNO, context: CriticContext, future: Future) -> None:
+        start = time.perf_counter()
+        try:
+            result = critic.evaluate(sno, context)
+        except BaseException as exc:  # reported as a failed result by run_critics
+            future.set_exception(exc)
+            return
+        future.set_result(_checked(result, critic.name, time.perf_counter() - start))
+
+    def run_critics(self, sno: SNO, context: CriticContext | None = None) -> dict[str, CriticResult]:
+        """Every critic's result for ``sno``, from the cache or run now in parallel threads."""
+        ctx = self._context(context)
+        sno_hash = sno.content_hash()
+        population = None
+        if any("population" in self._requires(c) for c in self.critics.values()):
+            population = _population_fingerprint(sno, ctx)
+        keys = {name: self._key(c, sno_hash, ctx, population) for name, c in self.critics.items()}
+
+        results: dict[str, CriticResult] = {}
+        with self._lock:
+            for name, key in keys.items():
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+                    self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])[5] += 1
+                    results[name] = hit
+        futures: dict[str, tuple[Future, float]] = {}
+        for name, critic in self.critics.items():
+            if name in results:
+                continue
+            future: Future = Future()
+            thread = threading.Thread(target=self._work, args=(critic, sno, ctx, future), daemon=True,
+                                      name=f"critic-{name}")
+            futures[name] = (future, time.perf_counter())
+            thread.start()
+
+        deadline = time.monotonic() + self.timeout_s
+        fresh: dict[str, CriticResult] = {}
+        for name, (future, started) in futures.items():
+            try:
+                fresh[name] = future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                fresh[name] = CriticResult.failed(name, f"timed out after {self.timeout_s:g} s",
+                                                  time.perf_counter() - started)
+            except Exception as exc:
+                fresh[name] = CriticResult.failed(name, f"{type(exc).__name__}: {exc}",
+                                                  time.perf_counter() - started)
+        with self._lock:
+            for name, result in fresh.items():
+                self._record(name, result)
+                if result.ok and self.cache_size > 0:
+                    self._cache[keys[name]] = result
+                    self._cache.move_to_end(keys[name])
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        results.update(fresh)
+        return {name: results[name] for name in self.critics}
+
+    def evaluate(self, sno: SNO, weights: str | Mapping[str, float] = "default",
+                 context: CriticContext | None = None) -> Evaluation:
+        """Run (or fetch) every critic and weigh the results with a profile name or explicit weights."""
+        resolved, profile = resolve_weights(weights)
+        results = self.run_critics(sno, context)
+        return Evaluation(sno_id=sno.id, sno_hash=sno.content_hash(), results=results,
+                          score=weigh(results, resolved), profile=profile)
+
+    # ----- introspection --------------------------------------------------------
+    def statistics(self) -> dict[str, CriticStats]:
+        """Count, mean score (successful runs), mean latency and failures per critic."""
+        with self._lock:
+            out = {}
+            for name, (runs, ok, score_sum, latency_sum, failures, hits) in self._runs.items():
+                out[name] = CriticStats(count=int(runs), mean_score=score_sum / ok if ok else 0.0,
+                                        mean_latency_s=latency_sum / runs if runs else 0.0,
+                                        failures=int(failures), cache_hits=int(hits))
+            return out
+
+    def cache_len(self) -> int:
+        with self._lock:
+            return len(self._cache)
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._cache.clear()
