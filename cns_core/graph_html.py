@@ -21,9 +21,8 @@ import json
 import re
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
-import networkx as nx
 
 from cns_core.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
 from cns_core.sno import SNO
@@ -46,10 +45,16 @@ class ClaimGrounding:
 
 @dataclass(frozen=True)
 class GraphFindings:
-    """Structural problems to highlight: cycles (each a list of claim ids) and orphan claims."""
+    """Structural problems to highlight, as the Logic critic defines them.
+
+    ``cycles``: support cycles (circular reasoning), each a list of claim ids in edge
+    order; ``orphans``: claims that argue for or against nothing; ``detached``: claims
+    with no path of relations to the hypothesis at all.
+    """
 
     cycles: list[list[str]] = field(default_factory=list)
     orphans: frozenset[str] = frozenset()
+    detached: frozenset[str] = frozenset()
 
     @property
     def cycle_nodes(self) -> set[str]:
@@ -58,6 +63,11 @@ class GraphFindings:
     @property
     def cycle_edges(self) -> set[tuple[str, str]]:
         return {(c[i], c[(i + 1) % len(c)]) for c in self.cycles for i in range(len(c))}
+
+    @property
+    def flagged(self) -> frozenset[str]:
+        """Claims drawn with the orphan highlight (orphans and detached claims)."""
+        return self.orphans | self.detached
 
 
 def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGrounding]:
@@ -75,20 +85,14 @@ def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGroun
 
 
 def graph_findings(sno: SNO, max_cycles: int = 20) -> GraphFindings:
-    """Cycles of the reasoning graph and the claims cut off from the hypothesis.
+    """Cycles, orphans and detached claims, from the Logic critic's own graph functions."""
+    from cns_core.critics import structure
 
-    An orphan here is a claim with no path to the hypothesis: it argues for
-    nothing the SNO concludes. Cycle search is bounded for large graphs.
-    """
-    g = sno.graph
-    cycles: list[list[str]] = []
-    for cycle in nx.simple_cycles(g):
-        cycles.append(list(cycle))
-        if len(cycles) >= max_cycles:
-            break
-    reaches = nx.ancestors(g, sno.hypothesis) | {sno.hypothesis}
-    orphans = frozenset(n for n in g.nodes if n not in reaches)
-    return GraphFindings(cycles=cycles, orphans=orphans)
+    return GraphFindings(
+        cycles=[list(c) for c in structure.support_cycles(sno, max_cycles)],
+        orphans=frozenset(structure.orphan_claims(sno)),
+        detached=frozenset(n for comp in structure.detached_components(sno) for n in comp),
+    )
 
 
 def sno_graph_html(
@@ -124,7 +128,7 @@ def sno_graph_html(
         border, border_width, dashes = fill, 1.5, False
         if claim.id == sno.hypothesis:
             border, border_width = HIGHLIGHT_COLOURS["hypothesis"], 3.5
-        if claim.id in findings.orphans:
+        if claim.id in findings.flagged:
             border, border_width, dashes = HIGHLIGHT_COLOURS["orphan"], 4.0, [6, 4]
         if claim.id in cycle_nodes:
             border, border_width = HIGHLIGHT_COLOURS["cycle"], 4.0
@@ -248,8 +252,10 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
         if claim_id in cycle:
             lines.append("On a cycle: " + " → ".join([*cycle, cycle[0]]))
             break
-    if claim_id in findings.orphans:
-        lines.append("Orphan: no path to the hypothesis")
+    if claim_id in findings.detached:
+        lines.append("Detached: no path of relations to the hypothesis")
+    elif claim_id in findings.orphans:
+        lines.append("Orphan: argues for or against nothing")
     return "\n".join(lines)
 
 
@@ -289,7 +295,7 @@ def _legend(findings: GraphFindings) -> str:
     rows += f"<div>{ramp} grounding 0 → 1 <span style=\"display:inline-block;width:11px;height:11px;background:{GREY}\"></span> n/a</div>"
     if findings.cycles:
         rows += f'<div><span style="border:2px solid {HIGHLIGHT_COLOURS["cycle"]};padding:0 6px">&nbsp;</span> on a cycle</div>'
-    if findings.orphans:
+    if findings.flagged:
         rows += f'<div><span style="border:2px dashed {HIGHLIGHT_COLOURS["orphan"]};padding:0 6px">&nbsp;</span> orphan</div>'
     return ('<div id="cns-legend" style="position:absolute;top:8px;left:8px;z-index:5;background:rgba(255,255,255,.92);'
             'border:1px solid #e5e7eb;border-radius:6px;padding:6px 9px;font:12px sans-serif;color:#374151;'

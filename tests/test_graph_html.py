@@ -102,17 +102,36 @@ def test_support_rebut_undercut_drawn_differently(page):
 
 def test_cycles_and_orphans_highlighted(page):
     findings = graph_findings(_sno())
-    assert findings.orphans == {"o"}
+    assert findings.orphans == {"o"} and findings.detached == {"o"}
     assert [sorted(c) for c in findings.cycles] == [["a", "c"]]
     nodes = {n["id"]: n for n in _dataset(page, "nodes")}
     assert nodes["c"]["color"]["border"] == display.HIGHLIGHT_COLOURS["cycle"]
     assert nodes["o"]["color"]["border"] == display.HIGHLIGHT_COLOURS["orphan"]
     assert nodes["o"]["shapeProperties"]["borderDashes"]
-    assert "On a cycle:" in nodes["c"]["title"] and "Orphan" in nodes["o"]["title"]
+    assert "On a cycle:" in nodes["c"]["title"] and "Detached" in nodes["o"]["title"]
     edges = {e["relation"]: e for e in _dataset(page, "edges")}
     assert edges["r3"]["color"]["color"] == display.HIGHLIGHT_COLOURS["cycle"]
     assert edges["r1"]["color"]["color"] == display.EDGE_STYLES["support"]["color"]
     assert 'id="cns-legend"' in page and "on a cycle" in page and "orphan" in page
+
+
+def test_orphan_that_is_not_detached():
+    sno = SNO.model_validate({"id": "o", "hypothesis": "h", "claims": [
+        {"id": "h", "text": "h"}, {"id": "a", "text": "a"}, {"id": "x", "text": "x"}],
+        "relations": [{"source": "a", "target": "h", "kind": "support"},
+                      {"source": "x", "target": "a", "kind": "attack"},
+                      {"source": "a", "target": "x", "kind": "attack"}]})
+    findings = graph_findings(sno)
+    assert findings.cycles == []  # mutual attacks are not circular reasoning
+    assert findings.orphans == set() and findings.detached == set()
+    lone = SNO.model_validate({"id": "l", "hypothesis": "h", "claims": [
+        {"id": "h", "text": "h"}, {"id": "a", "text": "a"}, {"id": "b", "text": "b"}],
+        "relations": [{"source": "a", "target": "h", "kind": "support"}]})
+    f = graph_findings(lone)
+    assert f.orphans == {"b"} and f.detached == {"b"}
+    nodes = {n["id"]: n for n in _dataset(sno_graph_html(lone, findings=f), "nodes")}
+    assert nodes["b"]["color"]["border"] == display.HIGHLIGHT_COLOURS["orphan"]
+    assert nodes["a"]["color"]["border"] != display.HIGHLIGHT_COLOURS["orphan"]
 
 
 def test_claim_grounding_tolerates_bad_rows():

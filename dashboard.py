@@ -1,0 +1,113 @@
+"""CNS Studio dashboard: the router and the shared frame (``streamlit run dashboard.py``).
+
+Pages live in ``pages/`` and only arrange widgets; the logic is in ``cns_core``
+(``cns_core.ui_state`` for what pages share, ``cns_core.display`` for colours).
+``pages/_frame.py`` holds the Streamlit glue (cached pipeline, Meta-Critic and
+memory; the current SNO; error guard) that every page imports as ``_frame``.
+
+Session-state keys (constants in ``cns_core.ui_state``; set them only through
+its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
+
+* ``cns_library``  (``KEY_LIBRARY``)  dict[str, SNO]: every SNO of this session by label
+  (bundled examples, uploads, authored ones);
+* ``cns_current``  (``KEY_CURRENT``)  str: label of the current SNO; absent means
+  "the default example" (:func:`cns_core.ui_state.current_sno` is the one fallback);
+* ``cns_profile``  (``KEY_PROFILE``)  str: the chosen weight profile;
+* ``cns_weights``  (``KEY_WEIGHTS``)  dict[str, float] | None: custom weights set on the
+  Weights page (None: the profile's weights are in force);
+* ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge.
+
+To open an SNO on every page from another page (the Corpus page does this):
+``ui_state.select_sno(st.session_state, label, sno); st.switch_page("pages/overview.py")``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent
+PAGES = ROOT / "pages"
+if str(PAGES) not in sys.path:
+    sys.path.insert(0, str(PAGES))
+
+import _frame as frame  # noqa: E402  (needs pages/ on sys.path)
+
+from cns_core import ui_state  # noqa: E402
+
+st.set_page_config(page_title="CNS Studio", page_icon=":material/account_tree:", layout="wide")
+
+_SECTIONS: dict[str, list[tuple[str, str, str]]] = {
+    "Evaluate an SNO": [
+        ("overview.py", "Overview", ":material/dashboard:"),
+        ("author.py", "Author / Load", ":material/edit_note:"),
+        ("graph.py", "Reasoning graph", ":material/account_tree:"),
+        ("weights.py", "Weights", ":material/tune:"),
+        ("meta_critic.py", "Meta-Critic", ":material/balance:"),
+        ("coherence.py", "Coherence", ":material/join_inner:"),
+    ],
+    "Corpora": [
+        ("corpus.py", "Corpus", ":material/library_books:"),
+    ],
+    "Memory and judge": [
+        ("engrams.py", "Engrams", ":material/memory:"),
+        ("judge.py", "Judge", ":material/gavel:"),
+    ],
+}
+
+
+def _navigation() -> dict[str, list]:
+    sections: dict[str, list] = {}
+    for section, entries in _SECTIONS.items():
+        pages = [st.Page(f"pages/{name}", title=title, icon=icon, default=name == "overview.py")
+                 for name, title, icon in entries if (PAGES / name).is_file()]
+        if pages:
+            sections[section] = pages
+    return sections
+
+
+_SNO_WIDGET = "cns_sidebar_sno"
+_PROFILE_WIDGET = "cns_sidebar_profile"
+
+
+def _on_sno_change() -> None:
+    ui_state.select_sno(st.session_state, st.session_state[_SNO_WIDGET])
+
+
+def _on_profile_change() -> None:
+    st.session_state[ui_state.KEY_PROFILE] = st.session_state[_PROFILE_WIDGET]
+    st.session_state[ui_state.KEY_WEIGHTS] = None  # a chosen profile replaces custom weights
+
+
+def _sidebar() -> None:
+    from cns_core.models.nli import nli_settings
+
+    with st.sidebar:
+        st.markdown("### CNS Studio")
+        with frame.guard("Could not load the SNOs"):
+            label, _ = frame.current()
+            library = st.session_state[ui_state.KEY_LIBRARY]
+            if st.session_state.get(_SNO_WIDGET) != label:
+                st.session_state[_SNO_WIDGET] = label
+            st.selectbox("Current SNO", list(library), key=_SNO_WIDGET, on_change=_on_sno_change,
+                         help="Every page shows this SNO. Load or build more on Author / Load.")
+        with frame.guard("Could not read the weight profiles"):
+            profiles = frame.profiles()
+            chosen = ui_state.current_profile(st.session_state, profiles)
+            if st.session_state.get(_PROFILE_WIDGET) != chosen:
+                st.session_state[_PROFILE_WIDGET] = chosen
+            st.selectbox("Weight profile", list(profiles), key=_PROFILE_WIDGET, on_change=_on_profile_change,
+                         help="Weights of the Trust Score (config/profiles.yaml). Tune them on Weights.")
+            _, origin = frame.weights()
+            if origin == "custom":
+                st.caption("Custom weights from the Weights page are in force.")
+        with frame.guard("Could not read the model settings"):
+            backend, _ = nli_settings()
+            st.caption(f"NLI backend: **{backend}** · embeddings: MiniLM (offline)")
+
+
+navigation = st.navigation(_navigation())
+_sidebar()
+navigation.run()

@@ -1,0 +1,110 @@
+"""Streamlit glue every page shares: cached resources, the current SNO, headers, errors.
+
+Not a page itself (``dashboard.py`` lists the pages explicitly). Pages import it
+as ``import _frame as frame``: Streamlit puts a script's own folder on
+``sys.path`` when a page runs alone, and ``dashboard.py`` adds ``pages/`` when
+the app runs as a whole. Everything computed here comes from ``cns_core``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import streamlit as st
+
+from cns_core import display, ui_state
+from cns_core.critics.base import CriticResult
+from cns_core.scoring import load_profiles
+from cns_core.sno import SNO
+
+__all__ = ["page", "guard", "pipeline", "meta_critic", "memory", "current", "results", "profiles",
+           "weights", "badge"]
+
+
+# ----- cached resources (one per server process) ----------------------------------
+@st.cache_resource(show_spinner=False)
+def pipeline():
+    """The critic pipeline (novelty measured against the examples); it caches by content hash."""
+    from cns_core.pipeline import CriticPipeline
+
+    return ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
+
+
+@st.cache_resource(show_spinner=False)
+def meta_critic():
+    from cns_core.meta import MetaCritic
+
+    return MetaCritic(pipeline=pipeline())
+
+
+@st.cache_resource(show_spinner=False)
+def memory():
+    """The engram memory of ``state_dir()`` (created empty when absent)."""
+    from cns_core.memory import MemoryService
+
+    return MemoryService()
+
+
+@st.cache_data(show_spinner=False, ttl=60)
+def profiles() -> dict[str, dict[str, float]]:
+    return load_profiles()
+
+
+# ----- page furniture ------------------------------------------------------------
+def page(title: str, help_text: str) -> None:
+    """Title and a one-line help text; the same on every page."""
+    st.title(title)
+    st.caption(help_text)
+
+
+@contextmanager
+def guard(what: str) -> Iterator[None]:
+    """Show a failure as ``st.error`` with its message instead of a traceback."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - a page must never show a traceback
+        st.error(f"{what}: {exc}")
+
+
+def badge(text: str, colour: str) -> str:
+    """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped."""
+    return (f'<span style="display:inline-block;padding:2px 10px;border-radius:999px;background:{colour};'
+            f'color:#fff;font-weight:600">{display.escape(text)}</span>')
+
+
+# ----- the current SNO and its evaluation ----------------------------------------
+def current() -> tuple[str, SNO]:
+    """The SNO every page works on; a page opened directly falls back to the default example."""
+    return ui_state.current_sno(st.session_state, ui_state.load_examples())
+
+
+def results(sno: SNO) -> dict[str, CriticResult]:
+    """All five critics' results, from the pipeline's cache after the first run."""
+    with st.spinner("Running the five critics…"):
+        return pipeline().run_critics(sno)
+
+
+def weights() -> tuple[dict[str, float], str]:
+    """The weights in force and their origin (profile name or ``custom``)."""
+    return ui_state.current_weights(st.session_state, profiles())
+
+
+def state() -> Any:
+    return st.session_state
+
+
+def assess(sno: SNO, results: dict[str, CriticResult], weights: dict[str, float], origin: str):
+    """The Meta-Critic's aggregation of cached results under ``weights`` (no critic re-runs)."""
+    from cns_core.meta import assess as meta_assess
+
+    return meta_assess(results, weights, meta_critic().config, sno_id=sno.id, sno_hash=sno.content_hash(),
+                       context=origin)
+
+
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()<>#+-.!|~$"})
+
+
+def md(text: object) -> str:
+    """User text made inert for ``st.markdown``: markdown and HTML characters are escaped."""
+    return str(text).translate(_MD_SPECIAL)

@@ -1,0 +1,105 @@
+"""Meta-Critic: where the critics disagree, what that means, and what to improve first."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import _frame as frame
+from cns_core import display
+from cns_core.critics.base import CRITIC_NAMES
+
+frame.page("Meta-Critic", "The conflict matrix shows the score gap between every two critics; gaps above the "
+           "threshold are conflicts, and hovering a cell says what the disagreement means. Below: the "
+           "quality gate, suggestions and an improvement plan whose impact is measured, not guessed.")
+
+with frame.guard("Could not run the Meta-Critic"):
+    from cns_core.meta import improvement_plan, interpret_conflict
+
+    meta = frame.meta_critic()
+    config = meta.config
+    label, sno = frame.current()
+    weights, origin = frame.weights()
+    results = frame.results(sno)
+    ev = frame.assess(sno, results, weights, origin)
+
+    st.markdown(f"**{frame.md(sno.title or sno.id)}** · weights: {frame.md(origin)} · Trust Score "
+                f"**{ev.score:.3f}**")
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Dominant critic", display.critic_label(ev.dominant_critic) if ev.dominant_critic else "–",
+              help="The critic contributing most to the Trust Score (weight × score).")
+    m2.metric("Weakest dimension", display.critic_label(ev.weakest_dimension) if ev.weakest_dimension else "–",
+              help="The lowest-scoring critic that carries weight.")
+    m3.metric("Conflicts", len(ev.conflicts), help=f"Pairs whose scores differ by more than {config.conflict_threshold:.2f}.")
+
+    # ----- conflict matrix -------------------------------------------------------
+    names = [n for n in CRITIC_NAMES if n in ev.critic_scores]
+    thr = config.conflict_threshold
+    z, text, hover = [], [], []
+    for a in names:
+        zr, tr, hr = [], [], []
+        for b in names:
+            gap = abs(ev.critic_scores[a] - ev.critic_scores[b])
+            zr.append(gap)
+            conflict = gap > thr + 1e-9
+            tr.append(f"{gap:.2f}{' ⚠' if conflict else ''}" if a != b else "")
+            if a == b:
+                hr.append(f"{display.critic_label(a)}: {ev.critic_scores[a]:.2f}")
+                continue
+            hi, lo = (a, b) if ev.critic_scores[a] >= ev.critic_scores[b] else (b, a)
+            verdict = "conflict" if conflict else "within the threshold"
+            hr.append(f"{display.critic_label(hi)} {ev.critic_scores[hi]:.2f} over {display.critic_label(lo)} "
+                      f"{ev.critic_scores[lo]:.2f}<br>gap {gap:.2f}: {verdict} ({thr:.2f})<br>"
+                      f"<i>{interpret_conflict(hi, lo, config)}</i>")
+        z.append(zr), text.append(tr), hover.append(hr)
+    labels = [display.critic_label(n) for n in names]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale=display.HEATMAP_COLOURSCALE,
+        text=text, texttemplate="%{text}", customdata=hover, hovertemplate="%{customdata}<extra></extra>",
+        colorbar=dict(title="score gap", tickvals=[0, thr, 1], ticktext=["0", f"threshold {thr:.2f}", "1"])))
+    fig.update_layout(height=420, margin=dict(l=10, r=10, t=40, b=10), title="Conflict matrix (|score gap|)",
+                      yaxis=dict(autorange="reversed"))
+    if ev.failed:
+        st.warning("Failed critics have no score and are not in the matrix: "
+                   + ", ".join(display.critic_label(n) for n in ev.failed))
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        st.plotly_chart(fig, width="stretch", key="cns_meta_heatmap")
+    with right:
+        st.markdown("**Conflicts**")
+        if not ev.conflicts:
+            st.info(f"No pair of critics differs by more than {thr:.2f}.")
+        for c in sorted(ev.conflicts, key=lambda c: -c.delta):
+            st.markdown(f"- {display.critic_label(c.higher)} over {display.critic_label(c.lower)} "
+                        f"by {c.delta:.2f}: *{c.interpretation}*")
+
+        st.markdown("**Quality gate**")
+        threshold = st.slider("Gate threshold", 0.0, 1.0, float(config.gate_threshold), 0.05, key="cns_meta_gate")
+        decision = meta.quality_gate(sno, threshold=threshold, context=weights)
+        (st.success if decision.passed else st.error)(
+            f"{'Passes' if decision.passed else 'Fails'}: {decision.reason}. Band: "
+            f"{display.band_label(decision.band)} ({decision.band.action}).")
+
+    st.markdown("**Suggestions**")
+    if not ev.suggestions:
+        st.info("No suggestions: every critic scores above the suggestion threshold and nothing conflicts.")
+    for s in ev.suggestions:
+        st.markdown(f"- {s}")
+
+    st.markdown("**Improvement plan** (expected impact: the Trust Score gain if that critic reached its target)")
+    plan = improvement_plan(results, weights, config)
+    if not plan:
+        st.info("Every critic already reaches its target score.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "Priority": step.priority, "Critic": display.critic_label(step.critic), "Action": step.action,
+            "Score now": step.current_score, "Target": step.target_score,
+            "Expected impact": step.expected_impact} for step in plan]),
+            hide_index=True, width="stretch", column_config={
+                "Score now": st.column_config.NumberColumn(format="%.2f"),
+                "Target": st.column_config.NumberColumn(format="%.2f"),
+                "Expected impact": st.column_config.ProgressColumn(
+                    "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
+                    format="+%.3f"),
+                "Action": st.column_config.TextColumn(width="large")})

@@ -1,0 +1,102 @@
+"""Overview: the current SNO's Trust Score, band, critics, conflicts and suggestions."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import _frame as frame
+from cns_core import display, ui_state
+from cns_core.critics.base import CRITIC_NAMES
+
+frame.page("Overview", "The Trust Score of the current SNO, what each critic found, and what to fix first. "
+           "Pick an example below or another SNO in the sidebar.")
+
+with frame.guard("Could not show the examples"):
+    examples = ui_state.load_examples()
+    if examples:
+        st.markdown("**Examples**")
+        cols = st.columns(min(len(examples), 6))
+        for i, (label, sno) in enumerate(examples.items()):
+            profile = sno.metadata.get("profile", "") if isinstance(sno.metadata, dict) else ""
+            if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=str(profile) or None,
+                                          width="stretch"):
+                ui_state.ensure_library(st.session_state, examples)
+                ui_state.select_sno(st.session_state, label, sno)
+                st.rerun()
+
+with frame.guard("Could not evaluate the current SNO"):
+    label, sno = frame.current()
+    weights, origin = frame.weights()
+    results = frame.results(sno)
+    ev = frame.assess(sno, results, weights, origin)
+
+    st.subheader(frame.md(sno.title or sno.id))
+    st.markdown(f"**Hypothesis** ({frame.md(sno.hypothesis)}): {frame.md(sno.hypothesis_text)}")
+    st.caption(f"{len(sno.claims)} claims · {len(sno.relations)} relations · {len(sno.evidence)} evidence · "
+               f"weights: {origin}")
+
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
+    with m2:
+        st.markdown("Quality band")
+        st.markdown(frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
+                    unsafe_allow_html=True)
+        st.caption(ev.band.action)
+    lo, hi = ev.confidence_band
+    m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
+    gate = ev.score >= frame.meta_critic().config.gate_threshold and ev.complete
+    m4.metric("Quality gate", "passes" if gate else "fails",
+              help=f"Passes at {frame.meta_critic().config.gate_threshold:.2f} (config/meta.yaml).")
+    if ev.failed:
+        st.warning("Failed critics (left out, weight redistributed): "
+                   + "; ".join(f"{display.critic_label(n)}: {why}" for n, why in ev.failed.items()))
+
+    rows = []
+    for name in CRITIC_NAMES:
+        r = results.get(name)
+        rows.append({
+            "Critic": display.critic_label(name),
+            "Score": r.score if r and r.ok else None,
+            "Weight": ev.weights.get(name, 0.0),
+            "Contribution": ev.weighted.contributions.get(name, 0.0),
+            "Confidence": r.confidence if r and r.ok else None,
+            "Explanation": r.explanation if r else "no result",
+        })
+    table = pd.DataFrame(rows)
+    left, right = st.columns([3, 2])
+    with left:
+        st.markdown("**Per critic**")
+        st.dataframe(table, hide_index=True, width="stretch", column_config={
+            "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
+            "Weight": st.column_config.NumberColumn("Weight", format="%.2f"),
+            "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f"),
+            "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+            "Explanation": st.column_config.TextColumn("Explanation", width="large")})
+    with right:
+        fig = go.Figure()
+        for name in CRITIC_NAMES:
+            fig.add_bar(y=["Trust Score"], x=[ev.weighted.contributions.get(name, 0.0)], orientation="h",
+                        name=display.critic_label(name), marker_color=display.critic_colour(name),
+                        hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
+        fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=30, b=10),
+                          xaxis=dict(range=[0, 1], title="contribution to the Trust Score"),
+                          legend=dict(orientation="h", y=-0.6), title="Contributions")
+        st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
+
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown("**Top conflicts**")
+        if not ev.conflicts:
+            st.info("No two critics disagree by more than the conflict threshold.")
+        for c in sorted(ev.conflicts, key=lambda c: -c.delta)[:3]:
+            st.markdown(f"- **{display.critic_label(c.higher)}** {c.high_score:.2f} vs "
+                        f"**{display.critic_label(c.lower)}** {c.low_score:.2f} (gap {c.delta:.2f}): "
+                        f"{c.interpretation}")
+    with c2:
+        st.markdown("**Suggestions**")
+        if not ev.suggestions:
+            st.info("No suggestions: every critic is above the suggestion threshold.")
+        for s in ev.suggestions[:5]:
+            st.markdown(f"- {s}")
