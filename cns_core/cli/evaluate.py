@@ -1,0 +1,201 @@
+"""``cns evaluate FILE... [--profile NAME | --weights grounding=0.5,...] [--json]``.
+
+Each file holds one SNO or a list. Bad files print every validation problem and make
+the exit status 1, while the other files are still evaluated. Novelty is measured
+against the other SNOs of the same command (``--population batch``, the default), so
+``cns evaluate examples/*`` shows which example stands apart.
+
+The building blocks (:func:`load_file`, :func:`evaluate_snos`, :func:`evaluate_file`,
+:func:`evaluation_to_dict`, :func:`format_table`) are public so that batch commands
+reuse them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from cns_core.critics.base import CriticContext
+from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
+from cns_core.scoring import parse_weights
+from cns_core.sno import SNO, SNOValidationError, load_snos
+
+__all__ = ["FileReport", "load_file", "population_context", "evaluate_snos", "evaluate_file",
+           "evaluation_to_dict", "format_table", "register", "run"]
+
+
+@dataclass
+class FileReport:
+    """One input file: its SNOs and their evaluations, or the problems that stopped it loading."""
+
+    path: str
+    snos: list[SNO] = field(default_factory=list)
+    evaluations: list[Evaluation] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def load_file(path: str | Path) -> FileReport:
+    """Read one SNO file; validation problems are kept in the report, never raised."""
+    try:
+        return FileReport(str(path), snos=load_snos(path))
+    except SNOValidationError as exc:
+        return FileReport(str(path), problems=list(exc.problems))
+
+
+def population_context(snos: Sequence[SNO], embedder: Any = None) -> CriticContext:
+    """A context whose novelty population is these SNOs (each leaves itself out by id)."""
+    if len(snos) < 2:
+        return CriticContext()
+    if embedder is None:
+        from cns_core.models import get_embedder
+
+        embedder = get_embedder()
+    missing = [s.hypothesis_text for s in snos if not s.embedding]
+    encoded = iter(np.asarray(embedder.encode(missing), dtype=np.float32)) if missing else iter(())
+    rows = [np.asarray(s.embedding, dtype=np.float32) if s.embedding else next(encoded) for s in snos]
+    if len({r.shape for r in rows}) > 1:  # SNO embeddings of another size cannot share a population
+        return CriticContext()
+    return CriticContext(population=np.stack(rows), embedder=embedder,
+                         extra={"population_ids": [s.id for s in snos]})
+
+
+def evaluate_snos(snos: Sequence[SNO], pipeline: CriticPipeline, weights: str | Mapping[str, float] = "default",
+                  context: CriticContext | None = None, progress: Any = None) -> list[Evaluation]:
+    """Evaluate each SNO; ``progress`` (a tqdm bar) is advanced once per SNO."""
+    out = []
+    for sno in snos:
+        out.append(pipeline.evaluate(sno, weights, context))
+        if progress is not None:
+            progress.update(1)
+    return out
+
+
+def evaluate_file(path: str | Path, pipeline: CriticPipeline, weights: str | Mapping[str, float] = "default",
+                  context: CriticContext | None = None) -> FileReport:
+    """Load and evaluate one file; a bad file comes back with its problems and no evaluations."""
+    report = load_file(path)
+    if report.ok:
+        report.evaluations = evaluate_snos(report.snos, pipeline, weights, context)
+    return report
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None) -> dict[str, Any]:
+    """Plain JSON-ready data: trust score, weights, and every critic's verdict with its issues."""
+    score = evaluation.score
+    critics = {}
+    for name, r in evaluation.results.items():
+        critics[name] = {
+            "status": r.status, "score": r.score, "confidence": r.confidence, "explanation": r.explanation,
+            "error": r.error, "latency_s": r.latency_s, "sub_scores": r.sub_scores,
+            "issues": [{"code": i.code, "message": i.message, "nodes": list(i.nodes), "severity": i.severity}
+                       for i in r.issues],
+            "evidence": r.evidence,
+        }
+    data = {"file": path, "sno_id": evaluation.sno_id, "title": sno.title if sno else None,
+            "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
+            "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
+            "left_out": list(score.left_out), "critics": critics}
+    return json.loads(json.dumps(data, default=_plain))
+
+
+def _issue_summary(codes: Sequence[str]) -> str:
+    counts: dict[str, int] = {}
+    for code in codes:
+        counts[code] = counts.get(code, 0) + 1
+    return ", ".join(f"{c}({n})" if n > 1 else c for c, n in counts.items()) or "-"
+
+
+def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None) -> str:
+    """A readable block: one row per critic, then the Trust Score and anything left out."""
+    title = f'  "{sno.title}"' if sno is not None and sno.title else ""
+    lines = [f"{path + '  ' if path else ''}{evaluation.sno_id}{title}",
+             f"  {'critic':<10} {'score':>6} {'conf':>5} {'weight':>6} {'contrib':>7}  issues"]
+    score = evaluation.score
+    for name, r in evaluation.results.items():
+        weight = score.weights.get(name, 0.0)
+        if r.ok:
+            lines.append(f"  {name:<10} {r.score:>6.3f} {r.confidence:>5.2f} {weight:>6.2f} "
+                         f"{score.contributions.get(name, 0.0):>7.3f}  {_issue_summary([i.code for i in r.issues])}")
+        else:
+            lines.append(f"  {name:<10} {'failed':>6} {'':>5} {weight:>6.2f} {'':>7}  {r.error}")
+    profile = evaluation.profile or "custom weights"
+    lines.append(f"  Trust Score {score.trust_score:.3f}  ({profile})")
+    if score.left_out:
+        lines.append(f"  left out (failed, weight redistributed): {', '.join(score.left_out)}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``evaluate`` command; returns 1 when any file could not be read or validated."""
+    from tqdm import tqdm
+
+    if args.weights:
+        weights: str | dict[str, float] = parse_weights(args.weights)
+    else:
+        weights = args.profile or "default"
+    resolve_weights(weights)  # an unknown profile stops here, before any model loads
+
+    reports = [load_file(path) for path in args.files]
+    bad = [r for r in reports if not r.ok]
+    for report in bad:
+        print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
+        for problem in report.problems:
+            print(f"  - {problem}", file=sys.stderr)
+
+    pipeline = CriticPipeline(timeout_s=args.timeout)
+    snos = [s for r in reports for s in r.snos]
+    context = population_context(snos) if args.population == "batch" else None
+    with tqdm(total=len(snos), desc="evaluating", unit="SNO", file=sys.stderr,
+              disable=None if len(snos) > 1 else True) as bar:
+        for report in reports:
+            report.evaluations = evaluate_snos(report.snos, pipeline, weights, context, progress=bar)
+
+    if args.json:
+        payload = {
+            "results": [evaluation_to_dict(ev, sno, r.path) for r in reports for sno, ev in zip(r.snos, r.evaluations)],
+            "errors": [{"file": r.path, "problems": r.problems} for r in bad],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        blocks = [format_table(ev, sno, r.path) for r in reports for sno, ev in zip(r.snos, r.evaluations)]
+        if blocks:
+            print("\n\n".join(blocks))
+    return 1 if bad else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "evaluate", help="score SNO files with the five critics",
+        description="Score SNO files (JSON or YAML, one SNO or a list each) with the five critics and print "
+                    "the Trust Score per SNO.")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml)")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--profile", help="weight profile from config/profiles.yaml (default: default)")
+    choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
+                                          "get weight 0")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--population", choices=("batch", "none"), default="batch",
+                        help="novelty against the other SNOs given (batch) or against none")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds each critic may take (default 30)")
+    parser.set_defaults(func=run)
+    return parser
