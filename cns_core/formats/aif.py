@@ -195,7 +195,7 @@ class _Builder:
                           "promoted_locutions": self.promoted}
         evidence = self.cns.get("evidence")
         if isinstance(evidence, list):
-            draft.evidence = evidence
+            draft.evidence, draft.evidence_given = evidence, True
         self._choose_hypothesis()
 
     def _drop_dangling(self, relations: list[dict[str, Any]], s_nodes: dict[str, dict[str, Any]],

@@ -86,7 +86,7 @@ class _Raw:
 class _Reader:
     def __init__(self, text: str, file: str):
         self.file = file
-        self.text = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+        self.text = text
         self.elements: dict[str, _Element] = {}
         self.kinds: dict[str, str] = {}     # id -> "statement" | "argument"
         self.raws: list[_Raw] = []
@@ -102,6 +102,8 @@ class _Reader:
     def read(self) -> None:
         lines = self.text.splitlines()
         start = self._front_matter(lines)   # lines taken by the front matter
+        body = _BLOCK_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), "\n".join(lines[start:]))
+        lines = lines[:start] + body.split("\n")
         stack: list[tuple[int, str, int | None]] = []   # (indent, element id, raw relation index)
         previous: _Element | None = None
         for lineno in range(start + 1, len(lines) + 1):   # 1-based
@@ -110,7 +112,7 @@ class _Reader:
                 previous = None
                 continue
             if re.match(r"#+\s", line):
-                self.heading = self.heading or line.lstrip("#").strip()
+                self.heading = self.heading or self._text(line.lstrip("#"), lineno)[0]
                 stack, previous = [], None
                 continue
             if _PCS.match(line):
@@ -212,16 +214,19 @@ class _Reader:
     def _text(self, body: str, line: int) -> tuple[str, set[str], dict[str, Any]]:
         """Unescaped text, its tags and its trailing ``{...}`` data."""
         data: dict[str, Any] = {}
-        brace = _trailing_data_start(body)
-        if brace is not None:
+        starts = _data_starts(body)
+        for brace in starts:   # the first that parses: a "{" inside the data's strings is no start
             try:
                 loaded = yaml.safe_load(body[brace:])
             except yaml.YAMLError:
-                raise self.error(line, f"data {body[brace:]!r} is not valid YAML") from None
+                continue
             if not isinstance(loaded, dict):
                 raise self.error(line, f"data {body[brace:]!r} must be a mapping")
-            data = loaded
-            body = body[:brace]
+            data, body = loaded, body[:brace]
+            break
+        else:
+            if starts:
+                raise self.error(line, f"data {body[starts[0]:]!r} is not valid YAML")
         tags: set[str] = set()
         kept: list[str] = []
         pos = 0
@@ -352,22 +357,11 @@ def _read_title(spec: str, closing: str) -> tuple[str, int | None]:
     return "".join(out), None
 
 
-def _trailing_data_start(body: str) -> int | None:
-    """Index of the unescaped ``{`` that opens a ``{...}`` ending the text, if any."""
-    stripped = body.rstrip()
-    if not stripped.endswith("}") or stripped.endswith("\\}"):
-        return None
-    depth = 0
-    for pos in range(len(stripped) - 1, -1, -1):
-        char = stripped[pos]
-        escaped = pos > 0 and stripped[pos - 1] == "\\"
-        if char == "}" and not escaped:
-            depth += 1
-        elif char == "{" and not escaped:
-            depth -= 1
-            if depth == 0:
-                return pos
-    return None
+def _data_starts(body: str) -> list[int]:
+    """Where a trailing ``{...}`` may open: unescaped ``{`` at the start or after whitespace."""
+    if not body.rstrip().endswith("}") or body.rstrip().endswith("\\}"):
+        return []
+    return [m.start() for m in re.finditer(r"(?<![^\s])\{", body)]
 
 
 def parse_argdown(text: str, file: str = "<input>", *, evidence_rule: str = "leaf_premises") -> ImportResult:
@@ -388,6 +382,11 @@ def _escape_text(text: str) -> str:
     return text.replace("//", "/\\/").replace("/*", "/\\*")
 
 
+def _data(**values: Any) -> str:
+    """``{...}`` data as JSON (valid YAML); ``/`` as ``\\u002f`` so no comment can start inside it."""
+    return json.dumps(values, ensure_ascii=False).replace("/", "\\u002f")
+
+
 def _title(ident: str) -> str:
     return "[" + " ".join(ident.split()).replace("\\", "\\\\").replace("]", "\\]") + "]"
 
@@ -398,15 +397,15 @@ def to_argdown(sno: SNO) -> str:
                            sort_keys=False, allow_unicode=True, width=10_000).strip()
     out = ["===", front, "===", ""]
     if sno.title.strip():
-        out += [f"# {' '.join(sno.title.split())}", ""]
+        out += [f"# {_escape_text(sno.title)}", ""]
     for claim in sno.claims:
-        data = f" {json.dumps({'role': claim.role})}" if claim.role != "none" else ""
+        data = f" {_data(role=claim.role)}" if claim.role != "none" else ""
         out.append(f"{_title(claim.id)}: {_escape_text(claim.text)}{data}")
     if sno.evidence:
         out.append("")
         for ev in sno.evidence:
             data = {k: v for k, v in (("source", ev.source), ("validity", ev.validity)) if v not in ("", 1.0)}
-            suffix = f" {json.dumps(data, ensure_ascii=False)}" if data else ""
+            suffix = f" {_data(**data)}" if data else ""
             out.append(f"{_title(ev.id)}: {_escape_text(ev.text)} #evidence{suffix}")
 
     undercuts: dict[str, list[Relation]] = {}

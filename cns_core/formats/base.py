@@ -73,6 +73,7 @@ class Draft:
     evidence: list[dict[str, Any]] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    evidence_given: bool = False   # the file states its evidence (maybe none): no rule applies
 
     def warn(self, element: str, problem: str) -> None:
         self.warnings.append(f"{element}: {problem}")
@@ -119,9 +120,10 @@ def build_sno(draft: Draft, evidence_rule: str) -> ImportResult:
     if draft.hypothesis is None:
         raise FormatError(draft.file, "document", "no claim could be chosen as the hypothesis")
     evidence = list(draft.evidence)
-    if not evidence and check_evidence_rule(evidence_rule) == "leaf_premises":
+    given = draft.evidence_given or bool(evidence)
+    if not given and check_evidence_rule(evidence_rule) == "leaf_premises":
         evidence = leaf_premise_evidence(draft.claims, draft.relations, draft.hypothesis, Path(draft.file).name)
-    metadata = {**draft.metadata, "evidence_rule": evidence_rule if not draft.evidence else "from_file"}
+    metadata = {**draft.metadata, "evidence_rule": "from_file" if given else evidence_rule}
     data = {"id": draft.id, "title": draft.title, "hypothesis": draft.hypothesis, "claims": draft.claims,
             "relations": draft.relations, "evidence": evidence, "metadata": metadata}
     try:
