@@ -112,8 +112,12 @@ def _roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
 
 def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
                contradiction_threshold: float) -> dict[str, float]:
-    """Accuracy (argmax), per-label precision/recall, entailment ROC AUC, contradiction AUC and
-    contradiction precision/recall when "contradiction" means ``p(contradiction) >= threshold``.
+    """All figures of one run, keyed by the names the benchmark prints.
+
+    ``accuracy`` and ``precision[<label>]`` / ``recall[<label>]`` use the argmax label;
+    ``entailment AUC`` and ``contradiction AUC`` rank by that column;
+    ``contradiction precision`` / ``contradiction recall`` flag a pair when
+    ``p(contradiction) >= contradiction_threshold`` (how critics and the coherence hook use it).
     """
     probs = np.asarray(probs, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
@@ -123,8 +127,8 @@ def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
     report: dict[str, float] = {"pairs": float(len(labels)), "accuracy": float(np.mean(predicted == labels))}
     for index, label in enumerate(NLI_LABELS):
         precision, recall = _precision_recall(predicted == index, labels == index)
-        report[f"{label} precision"] = precision
-        report[f"{label} recall"] = recall
+        report[f"precision[{label}]"] = precision
+        report[f"recall[{label}]"] = recall
     report["entailment AUC"] = _roc_auc(probs[:, ENTAILMENT], labels == ENTAILMENT)
     report["contradiction AUC"] = _roc_auc(probs[:, CONTRADICTION], labels == CONTRADICTION)
     flagged = probs[:, CONTRADICTION] >= contradiction_threshold

