@@ -1,0 +1,148 @@
+"""Grounding critic: mean over claims of the best entailment, computed in one batched call."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from critic_doubles import TableNLI, build_sno
+
+from cns_core.critics.base import CriticContext
+from cns_core.critics.grounding import GroundingCritic, evidence_windows, split_sentences
+
+CLAIMS = {"h": "Drug X lowers blood pressure.", "c1": "Drug X blocks receptor R.", "c2": "Drug X is cheap."}
+EVIDENCE = [("e1", "Trial A: drug X lowered blood pressure.", "Trial A", 1.0),
+            ("e2", "Lab study: X binds receptor R.", "Lab B", 0.4)]
+E1, E2 = EVIDENCE[0][1], EVIDENCE[1][1]
+
+
+def _nli():
+    return TableNLI({
+        (E1, CLAIMS["h"]): (0.9, 0.05, 0.05), (E2, CLAIMS["h"]): (0.3, 0.6, 0.1),
+        (E1, CLAIMS["c1"]): (0.2, 0.1, 0.7), (E2, CLAIMS["c1"]): (0.6, 0.3, 0.1),
+        # c2 is neither entailed nor contradicted by anything: neutral default (0.1, 0.8, 0.1)
+    })
+
+
+@pytest.fixture
+def critic():
+    return GroundingCritic({"contradiction_threshold": 0.5, "weak_entailment": 0.5, "unsupported": 0.2,
+                            "low_validity": 0.5, "low_relevance": 0.3})
+
+
+def _sno():
+    return build_sno(CLAIMS, [("c1", "h", "support"), ("c2", "h", "support")], EVIDENCE)
+
+
+def test_score_is_mean_of_best_entailment_per_claim(critic):
+    result = critic.evaluate(_sno(), CriticContext(nli=_nli()))
+    assert result.score == pytest.approx((0.9 + 0.6 + 0.1) / 3)
+    claims = result.evidence["claims"]
+    assert claims["h"]["best_evidence"] == "e1" and claims["h"]["entailment"] == pytest.approx(0.9)
+    assert claims["h"]["contradiction"] == pytest.approx(0.05)
+    assert claims["h"]["max_contradiction"] == pytest.approx(0.1) and claims["h"]["contradicted_by"] == "e2"
+    assert claims["c1"]["best_evidence"] == "e2" and claims["c1"]["contradiction"] == pytest.approx(0.1)
+    assert claims["c1"]["max_contradiction"] == pytest.approx(0.7) and claims["c1"]["contradicted_by"] == "e1"
+
+
+def test_validity_weighted_sub_score(critic):
+    result = critic.evaluate(_sno(), CriticContext(nli=_nli()))
+    # h: max(0.9*1.0, 0.3*0.4)=0.9; c1: max(0.2*1.0, 0.6*0.4)=0.24; c2: max(0.1, 0.04)=0.1
+    assert result.sub_scores["validity_weighted"] == pytest.approx((0.9 + 0.24 + 0.1) / 3)
+    assert result.sub_scores["supported_share"] == pytest.approx(2 / 3)
+
+
+def test_issue_codes_name_claims_and_evidence(critic):
+    result = critic.evaluate(_sno(), CriticContext(nli=_nli()))
+    by_code = {}
+    for issue in result.issues:
+        by_code.setdefault(issue.code, []).append(issue.nodes)
+    assert by_code["contradiction"] == [("c1", "e1")]
+    assert by_code["unsupported_claim"] == [("c2",)]          # best 0.1 < 0.2
+    assert "weak_entailment" not in by_code                  # c1's 0.6 is above 0.5
+    assert by_code["low_validity"] == [("e2",)]
+    # relevance of e2 = max over claims of 1 - p(neutral) = max(0.4, 0.7, 0.2) = 0.7: relevant
+    assert "low_relevance" not in by_code
+
+
+def test_all_pairs_go_to_the_backend_in_one_call(critic):
+    nli = _nli()
+    critic.evaluate(_sno(), CriticContext(nli=nli))
+    assert len(nli.calls) == 1
+    assert sorted(nli.calls[0]) == sorted((e[1], c) for c in CLAIMS.values() for e in EVIDENCE)
+
+
+def test_weak_entailment_and_low_relevance(critic):
+    sno = build_sno({"h": "A.", "c": "B."}, [("c", "h", "support")], [("e1", "Evidence one."), ("e2", "Other.")])
+    nli = TableNLI({("Evidence one.", "A."): (0.35, 0.6, 0.05), ("Evidence one.", "B."): (0.3, 0.5, 0.2)})
+    result = critic.evaluate(sno, CriticContext(nli=nli))
+    codes = [(i.code, i.nodes) for i in result.issues]
+    assert ("weak_entailment", ("h", "e1")) in codes and ("weak_entailment", ("c", "e1")) in codes
+    assert ("low_relevance", ("e2",)) in codes       # e2 is neutral to everything: 1 - 0.8 = 0.2 < 0.3
+    assert ("low_relevance", ("e1",)) not in codes   # 1 - 0.5 = 0.5
+
+
+def test_long_evidence_is_scored_by_its_best_window():
+    critic = GroundingCritic({"max_window_chars": 30, "window_sentences": 1, "window_stride": 1})
+    long = "The sky was grey. Drug X lowered blood pressure. Nobody noticed. It rained."
+    sno = build_sno({"h": "Drug X lowers blood pressure."}, [], [("e1", long), ("e2", "Short one.")])
+    nli = TableNLI({("Drug X lowered blood pressure.", "Drug X lowers blood pressure."): (0.8, 0.15, 0.05),
+                    ("Nobody noticed.", "Drug X lowers blood pressure."): (0.05, 0.25, 0.7)})
+    result = critic.evaluate(sno, CriticContext(nli=nli))
+    assert result.score == pytest.approx(0.8)
+    assert result.evidence["evidence"]["e1"]["windows"] == 4
+    assert result.evidence["evidence"]["e2"]["windows"] == 1
+    assert result.evidence["claims"]["h"]["max_contradiction"] == pytest.approx(0.7)
+    assert len(nli.calls) == 1 and len(nli.calls[0]) == 5
+
+
+def test_no_evidence_scores_zero_with_explanation(critic):
+    sno = build_sno({"h": "A bold claim.", "c": "Another."}, [("c", "h", "support")])
+    nli = TableNLI()
+    result = critic.evaluate(sno, CriticContext(nli=nli))
+    assert result.score == 0.0 and result.ok
+    assert "no evidence" in result.explanation.lower()
+    assert result.issue_codes == ("no_evidence",) and result.issues[0].nodes == ("h", "c")
+    assert nli.calls == []
+
+
+def test_backend_returning_wrong_shape_is_an_error(critic):
+    class Short(TableNLI):
+        def predict(self, pairs):
+            return np.zeros((1, 3))
+
+    with pytest.raises(ValueError, match="expected"):
+        critic.evaluate(_sno(), CriticContext(nli=Short()))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("One. Two! Three?", ["One.", "Two!", "Three?"]),
+    ("Smith et al. found it. It held.", ["Smith et al. found it.", "It held."]),
+    ('He said "stop." Then left.', ['He said "stop."', "Then left."]),
+    ("e.g. this stays. 3 more.", ["e.g. this stays.", "3 more."]),
+    ("no split here.lower", ["no split here.lower"]),
+])
+def test_split_sentences(text, expected):
+    assert split_sentences(text) == expected
+
+
+def test_windows_cover_the_whole_text():
+    text = "A one. B two. C three. D four. E five."
+    assert evidence_windows(text, 1000, 2, 2) == [text]
+    assert evidence_windows(text, 10, 2, 2) == ["A one. B two.", "C three. D four.", "D four. E five."]
+    assert evidence_windows(text, 10, 3, 1) == ["A one. B two. C three.", "B two. C three. D four.",
+                                                "C three. D four. E five."]
+
+
+def test_batched_critic_matches_per_claim_loop_with_a_real_transformers_model(tmp_path):
+    """A tiny random BERT through the real TransformersNLI: batched result == the spec's per-claim loop."""
+    from cns_core.models.nli import TransformersNLI
+    from cns_core.models.tiny import build_tiny_nli_model
+
+    path = build_tiny_nli_model(tmp_path / "nli", label_order=("neutral", "contradiction", "entailment"))
+    nli = TransformersNLI(str(path), batch_size=4, device="cpu")
+    sno = build_sno(CLAIMS, [("c1", "h", "support"), ("c2", "h", "support")], EVIDENCE)
+    result = GroundingCritic().evaluate(sno, CriticContext(nli=nli))
+    loop = [max(nli.predict([(e[1], text)])[0, 0] for e in EVIDENCE) for text in CLAIMS.values()]
+    assert result.score == pytest.approx(float(np.mean(loop)), abs=1e-5)
+    assert 0.0 <= result.score <= 1.0 and result.ok
+    assert set(result.evidence["claims"]) == set(CLAIMS)

@@ -1,0 +1,138 @@
+"""Logic critic on hand-built graphs: heuristics by hand, cycles, orphans, attacks, contradictions."""
+
+from __future__ import annotations
+
+import pytest
+from critic_doubles import BrokenBackend, TableNLI, build_sno
+
+from cns_core.critics import structure
+from cns_core.critics.base import CriticContext
+from cns_core.critics.logic import LogicCritic
+
+TEXT = {k: f"Claim {k}." for k in ("h", "a", "b", "c", "x", "y", "z")}
+
+
+def _claims(*ids):
+    return {k: TEXT[k] for k in ids}
+
+
+@pytest.fixture
+def critic():
+    return LogicCritic({"contradiction_threshold": 0.5})
+
+
+def _run(critic, sno, nli=None):
+    return critic.evaluate(sno, CriticContext(nli=nli or TableNLI()))
+
+
+def test_chain_scores_the_spec_heuristics(critic):
+    # b -> a -> h: no orphan, mean out-degree 2/3, density 2/6
+    result = _run(critic, build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "a", "support")]))
+    heuristic = 0.5 * 1.0 + 0.3 * (1 - (2 / 3) / 3) + 0.2 * (1 - 1 / 3)
+    assert result.sub_scores["heuristic_score"] == pytest.approx(heuristic)
+    assert result.sub_scores["structure_score"] == 1.0
+    assert result.score == pytest.approx(heuristic)
+    assert result.issues == ()
+
+
+def test_orphan_is_a_claim_that_argues_for_nothing(critic):
+    # a -> h, and b hangs free: b is an orphan and a component cut off from h
+    result = _run(critic, build_sno(_claims("h", "a", "b"), [("a", "h", "support")]))
+    assert result.sub_scores["orphan_score"] == pytest.approx(0.5)
+    heuristic = 0.5 * 0.5 + 0.3 * (1 - (1 / 3) / 3) + 0.2 * (1 - 1 / 6)
+    assert result.score == pytest.approx(heuristic * (1 - 0.15))
+    assert [(i.code, i.nodes) for i in result.issues if i.code in ("orphan_claim", "disconnected_component")] == [
+        ("disconnected_component", ("b",)), ("orphan_claim", ("b",))]
+
+
+def test_leaf_premises_are_not_orphans(critic):
+    # a and b have no incoming edge (basic premises) but both argue for h
+    result = _run(critic, build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "h", "support")]))
+    assert result.sub_scores["orphan_score"] == 1.0
+    assert "orphan_claim" not in result.issue_codes
+
+
+def test_cycle_is_named_and_penalised(critic):
+    sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("a", "b", "support"), ("b", "a", "support")])
+    result = _run(critic, sno)
+    cycles = [i for i in result.issues if i.code == "circular_reasoning"]
+    assert len(cycles) == 1 and cycles[0].nodes == ("a", "b")
+    assert "a -> b -> a" in cycles[0].message
+    heuristic = 0.5 * 1.0 + 0.3 * (1 - 1 / 3) + 0.2 * (1 - 3 / 6)
+    assert result.score == pytest.approx(heuristic * 0.7)
+    assert result.evidence["cycles"] == [["a", "b"]]
+
+
+def test_cycle_through_the_hypothesis_starts_at_it():
+    sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("h", "b", "support"), ("b", "a", "support")])
+    assert structure.support_cycles(sno) == [("h", "b", "a")]
+    assert structure.format_cycle(("h", "b", "a")) == "h -> b -> a -> h"
+
+
+def test_mutual_attack_is_not_circular(critic):
+    sno = build_sno(_claims("h", "a", "x"), [("a", "h", "support"), ("x", "a", "attack"), ("a", "x", "attack")])
+    result = _run(critic, sno)
+    assert "circular_reasoning" not in result.issue_codes
+    assert "unanswered_attack" not in result.issue_codes       # a answers x
+
+
+def test_unanswered_attack_and_its_answer(critic):
+    base = [("a", "h", "support"), ("x", "a", "attack")]
+    result = _run(critic, build_sno(_claims("h", "a", "x"), base))
+    assert [(i.code, i.nodes) for i in result.issues if i.code == "unanswered_attack"] == [
+        ("unanswered_attack", ("x", "a"))]
+    answered = _run(critic, build_sno(_claims("h", "a", "x", "y"), base + [("y", "x", "attack")]))
+    assert "unanswered_attack" not in answered.issue_codes
+    assert result.sub_scores["structure_score"] == pytest.approx(0.9)
+
+
+def test_undercut_sides_and_answers():
+    # x undercuts the support a -> h (relation r1): x is against h; y rebuts x: y is for h
+    sno = build_sno(_claims("h", "a", "x", "y"),
+                    [("a", "h", "support", "r1"), ("x", "r1", "attack", "r2"), ("y", "x", "attack", "r3")])
+    assert structure.claim_sides(sno) == {"h": 1, "a": 1, "x": -1, "y": 1}
+    assert structure.unanswered_attacks(sno) == []
+    unanswered = build_sno(_claims("h", "a", "x"), [("a", "h", "support", "r1"), ("x", "r1", "attack", "r2")])
+    assert structure.unanswered_attacks(unanswered) == [("x", "r1", "r2")]
+
+
+def test_attack_by_the_hypothesis_side_needs_no_answer():
+    # z opposes h (attacks it), c (for h) attacks z: c's attack is the answer, not a flaw
+    sno = build_sno(_claims("h", "z", "c"), [("z", "h", "attack"), ("c", "z", "attack")])
+    assert structure.claim_sides(sno) == {"h": 1, "z": -1, "c": 1}
+    assert structure.unanswered_attacks(sno) == []
+
+
+def test_contradictory_support_found_in_one_batched_call(critic):
+    sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "h", "support")])
+    nli = TableNLI({(TEXT["b"], TEXT["h"]): (0.05, 0.05, 0.9)})
+    result = _run(critic, sno, nli)
+    assert [(i.code, i.nodes) for i in result.issues] == [("contradiction", ("b", "h"))]
+    assert len(nli.calls) == 1 and sorted(nli.calls[0]) == sorted([(TEXT["a"], TEXT["h"]), (TEXT["b"], TEXT["h"])])
+    assert result.sub_scores["structure_score"] == pytest.approx(0.8)
+
+
+def test_broken_nli_degrades_instead_of_failing(critic):
+    sno = build_sno(_claims("h", "a"), [("a", "h", "support")])
+    result = _run(critic, sno, BrokenBackend())
+    assert result.ok and "model weights not found" in result.evidence["nli_error"]
+    assert result.confidence == pytest.approx(0.9 * 0.8)
+
+
+def test_single_claim_is_trivially_sound(critic):
+    result = _run(critic, build_sno(_claims("h")))
+    assert result.score == 1.0 and result.confidence == pytest.approx(0.3)
+
+
+def test_unfocused_claim(critic):
+    claims = _claims("h", "a", "b", "c", "x")
+    rels = [("a", "h", "support"), ("b", "h", "support"), ("c", "h", "support"),
+            ("x", "a", "support"), ("x", "b", "support"), ("x", "c", "support"), ("x", "h", "support")]
+    result = _run(critic, build_sno(claims, rels))
+    assert [i.nodes for i in result.issues if i.code == "unfocused_claim"] == [("x",)]
+
+
+def test_config_changes_the_cache_key():
+    assert LogicCritic().config_key() == LogicCritic().config_key()
+    assert LogicCritic().config_key() != LogicCritic({"penalties": {"circular_reasoning": 0.5}}).config_key()
+    assert LogicCritic({"penalties": {"circular_reasoning": 0.5}}).settings["penalties"]["unanswered_attack"] == 0.1
