@@ -1,0 +1,285 @@
+"""Stage 6: calibrating fused scores into probabilities (temperature, optionally isotonic).
+
+The fused (entail, neutral, contradict) scores of stage 4 are scores, not
+probabilities: a weighted max is not normalised and its scale depends on the
+fusion weights. Calibration turns them into probabilities whose margin
+(entail - contradict) can be trusted by the reward hint and the blocking rule.
+
+* **temperature** (default): ``softmax(log(p) / T)`` with ``T`` fitted by
+  minimising the negative log-likelihood on labelled pairs.
+* **isotonic** (option): one monotone map per label (scikit-learn's
+  ``IsotonicRegression``), stored as breakpoints and applied with ``np.interp``
+  so the saved state is plain JSON.
+
+The calibration error tracked is the spec's ECE on the margin: margins are
+binned over [-1, 1] and each bin's mean margin is compared with the mean
+observed margin (+1 for an entailment, -1 for a contradiction, 0 for neutral).
+The fitted state (T, isotonic breakpoints, reliability bins, ECE before and
+after) is saved as JSON and reloaded.
+
+Drift: the hook feeds labelled outcomes back (:meth:`Calibrator.observe`);
+when the margin ECE of the recent window exceeds ``drift_ece`` the temperature
+is reset to 1.0 and re-fitted once ``min_samples`` new outcomes have arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+
+__all__ = [
+    "ReliabilityBin",
+    "CalibrationState",
+    "Calibrator",
+    "normalise",
+    "apply_temperature",
+    "fit_temperature",
+    "margin_ece",
+    "normalised_entropy",
+]
+
+EPS = 1e-6
+Method = Literal["temperature", "isotonic"]
+
+
+def normalise(scores: np.ndarray) -> np.ndarray:
+    """Rows as probability vectors (floored at a small epsilon so logs are finite)."""
+    p = np.clip(np.asarray(scores, dtype=np.float64), EPS, None)
+    if p.ndim == 1:
+        p = p[None, :]
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
+    """``softmax(log(p) / T)``: T > 1 softens, T < 1 sharpens, T = 1 leaves ``p`` unchanged."""
+    logits = np.log(normalise(probs)) / max(temperature, 1e-3)
+    logits -= logits.max(axis=1, keepdims=True)
+    out = np.exp(logits)
+    return out / out.sum(axis=1, keepdims=True)
+
+
+def _nll(probs: np.ndarray, labels: np.ndarray, temperature: float) -> float:
+    p = apply_temperature(probs, temperature)
+    return float(-np.mean(np.log(np.clip(p[np.arange(len(labels)), labels], EPS, None))))
+
+
+def fit_temperature(probs: np.ndarray, labels: Sequence[int], low: float = 0.05, high: float = 20.0) -> float:
+    """The temperature minimising NLL, by golden-section search on log T (NLL is unimodal in it)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    probs = normalise(probs)
+    a, b = math.log(low), math.log(high)
+    ratio = (math.sqrt(5) - 1) / 2
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = _nll(probs, labels, math.exp(c)), _nll(probs, labels, math.exp(d))
+    for _ in range(60):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = _nll(probs, labels, math.exp(c))
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = _nll(probs, labels, math.exp(d))
+        if b - a < 1e-4:
+            break
+    return float(math.exp((a + b) / 2))
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One margin bin: its range, how many pairs fell in it, mean predicted and observed margin."""
+
+    low: float
+    high: float
+    count: int
+    predicted: float
+    observed: float
+
+
+def margin_ece(probs: np.ndarray, labels: Sequence[int], bins: int = 10) -> tuple[float, list[ReliabilityBin]]:
+    """ECE on the margin ``p(entail) - p(contradict)`` against the observed margin (+1 / 0 / -1)."""
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    if len(labels) == 0:
+        return 0.0, []
+    margin = probs[:, 0] - probs[:, 2]
+    observed = (labels == 0).astype(float) - (labels == 2).astype(float)
+    edges = np.linspace(-1.0, 1.0, bins + 1)
+    index = np.clip(np.digitize(margin, edges[1:-1]), 0, bins - 1)
+    out: list[ReliabilityBin] = []
+    ece = 0.0
+    for b in range(bins):
+        mask = index == b
+        n = int(mask.sum())
+        if n == 0:
+            out.append(ReliabilityBin(float(edges[b]), float(edges[b + 1]), 0, 0.0, 0.0))
+            continue
+        pred, obs = float(margin[mask].mean()), float(observed[mask].mean())
+        ece += n / len(labels) * abs(pred - obs)
+        out.append(ReliabilityBin(float(edges[b]), float(edges[b + 1]), n, pred, obs))
+    return float(ece), out
+
+
+def normalised_entropy(probs: np.ndarray) -> np.ndarray:
+    """Entropy of each row divided by log(3): 0 for a certain verdict, 1 for a uniform one."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-12, 1.0)
+    p = p / p.sum(axis=1, keepdims=True)
+    return -(p * np.log(p)).sum(axis=1) / math.log(p.shape[1])
+
+
+@dataclass
+class CalibrationState:
+    """Everything fitted, as plain data (saved as JSON)."""
+
+    method: Method = "temperature"
+    temperature: float = 1.0
+    isotonic: list[dict[str, list[float]]] | None = None   # per label: {"x": [...], "y": [...]}
+    bins: list[ReliabilityBin] = field(default_factory=list)
+    ece_before: float | None = None
+    ece_after: float | None = None
+    n_samples: int = 0
+    fitted_at: float | None = None
+    resets: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["bins"] = [asdict(b) for b in self.bins]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "calibration state") -> "CalibrationState":
+        if not isinstance(data, dict):
+            raise ValueError(f"{source}: expected a mapping")
+        method = data.get("method", "temperature")
+        if method not in ("temperature", "isotonic"):
+            raise ValueError(f"{source}: method: expected 'temperature' or 'isotonic', got {method!r}")
+        try:
+            temperature = float(data.get("temperature", 1.0))
+        except (TypeError, ValueError):
+            raise ValueError(f"{source}: temperature: expected a number") from None
+        if not (temperature > 0 and math.isfinite(temperature)):
+            raise ValueError(f"{source}: temperature: must be a positive number (got {temperature})")
+        isotonic = data.get("isotonic")
+        if isotonic is not None:
+            if not (isinstance(isotonic, list) and len(isotonic) == 3
+                    and all(isinstance(m, dict) and len(m.get("x", [])) == len(m.get("y", [])) > 0
+                            for m in isotonic)):
+                raise ValueError(f"{source}: isotonic: expected three maps with equal-length x and y lists")
+        bins = [ReliabilityBin(**b) for b in data.get("bins") or []]
+        return cls(method=method, temperature=temperature, isotonic=isotonic, bins=bins,
+                   ece_before=data.get("ece_before"), ece_after=data.get("ece_after"),
+                   n_samples=int(data.get("n_samples", 0)), fitted_at=data.get("fitted_at"),
+                   resets=int(data.get("resets", 0)))
+
+
+class Calibrator:
+    """Applies and (re)fits the calibration; thread-safe; the hook holds one."""
+
+    def __init__(self, state: CalibrationState | None = None, *, bins: int = 10, min_samples: int = 200,
+                 drift_ece: float = 0.25, window: int = 500):
+        self.state = state or CalibrationState()
+        self.bins = bins
+        self.min_samples = min_samples
+        self.drift_ece = drift_ece
+        self._buffer: deque[tuple[np.ndarray, int]] = deque(maxlen=max(window, min_samples))
+        self._lock = threading.Lock()
+
+    # ----- applying ---------------------------------------------------------
+    def apply(self, raw: np.ndarray) -> np.ndarray:
+        """Calibrated (n, 3) probabilities from fused (entail, neutral, contradict) scores."""
+        probs = normalise(raw)
+        state = self.state
+        if state.method == "isotonic" and state.isotonic:
+            mapped = np.stack([np.interp(probs[:, k], m["x"], m["y"]) for k, m in enumerate(state.isotonic)],
+                              axis=1)
+            return normalise(mapped)
+        if state.temperature == 1.0:
+            return probs
+        return apply_temperature(probs, state.temperature)
+
+    # ----- fitting ----------------------------------------------------------
+    def fit(self, raw: np.ndarray, labels: Sequence[int], method: Method | None = None) -> CalibrationState:
+        """Fit on labelled pairs; record the margin ECE before and after on the same pairs."""
+        labels = np.asarray(labels, dtype=np.int64)
+        if len(labels) == 0:
+            raise ValueError("calibration: no labelled pairs to fit on")
+        if np.any((labels < 0) | (labels > 2)):
+            raise ValueError("calibration: labels must be 0 (entailment), 1 (neutral) or 2 (contradiction)")
+        probs = normalise(raw)
+        method = method or self.state.method
+        before, _ = margin_ece(probs, labels, self.bins)
+        state = CalibrationState(method=method, n_samples=int(len(labels)), fitted_at=time.time(),
+                                 resets=self.state.resets, ece_before=before)
+        state.temperature = fit_temperature(probs, labels)
+        if method == "isotonic":
+            from sklearn.isotonic import IsotonicRegression
+
+            maps = []
+            for k in range(3):
+                iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+                iso.fit(probs[:, k], (labels == k).astype(float))
+                maps.append({"x": [float(v) for v in iso.X_thresholds_], "y": [float(v) for v in iso.y_thresholds_]})
+            state.isotonic = maps
+        with self._lock:
+            self.state = state
+        state.ece_after, state.bins = margin_ece(self.apply(probs), labels, self.bins)
+        return state
+
+    def reset(self) -> None:
+        """Back to identity (T = 1), keeping the count of resets."""
+        with self._lock:
+            self.state = CalibrationState(method=self.state.method, resets=self.state.resets + 1)
+            self._buffer.clear()
+
+    # ----- online feedback ----------------------------------------------------
+    def observe(self, raw: Sequence[float], label: int, *, allow_refit: bool = True) -> str | None:
+        """Record one labelled outcome; returns ``'reset'``, ``'refit'`` or ``None``.
+
+        ``allow_refit=False`` (backlog) keeps collecting but defers the re-fit, so the
+        cached temperature stays in use.
+        """
+        with self._lock:
+            self._buffer.append((np.asarray(raw, dtype=np.float64), int(label)))
+            size = len(self._buffer)
+        if size < self.min_samples:
+            return None
+        raws = np.stack([r for r, _ in self._buffer])
+        labels = np.array([lab for _, lab in self._buffer])
+        current, _ = margin_ece(self.apply(raws), labels, self.bins)
+        if current > self.drift_ece and self.state.n_samples:
+            self.reset()
+            return "reset"
+        if allow_refit and not self.state.n_samples:  # never fitted, or reset after drift
+            self.fit(raws, labels)
+            return "refit"
+        return None
+
+    @property
+    def buffered(self) -> int:
+        return len(self._buffer)
+
+    # ----- persistence --------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(json.dumps(self.state.to_dict(), indent=2), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path, **kwargs: Any) -> "Calibrator":
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not valid JSON: {exc.msg}") from exc
+        return cls(CalibrationState.from_dict(data, str(path)), **kwargs)

@@ -1,0 +1,99 @@
+"""Stage 9: the hook's JSONL log (spec section 17), one line per proposition.
+
+Lines carry the spec's fields -- tick, chain_id, p_id, entail, contradict,
+uncertainty, types, drift_facets, coherence_chain, contradiction_density,
+blocked -- with floats rounded to four places ("compress fields if large") and
+lists capped. Other events (``error`` from the crash fail-safe,
+``quarantine`` / ``release`` / ``calibration``) are lines with an ``event`` key
+instead of ``p_id``. The file rotates to ``<name>.1`` past ``max_bytes`` so a
+long-running loop never fills the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from cns_core.coherence.schemas import HookResult
+
+__all__ = ["LOG_FIELDS", "CoherenceLog", "read_log"]
+
+LOG_FIELDS: tuple[str, ...] = ("tick", "chain_id", "p_id", "entail", "contradict", "uncertainty", "types",
+                               "drift_facets", "coherence_chain", "contradiction_density", "blocked")
+_MAX_LIST = 16
+
+
+def _r(value: float) -> float:
+    return round(float(value), 4)
+
+
+class CoherenceLog:
+    """Appends JSON lines to one file; thread-safe; keeps the handle open between writes."""
+
+    def __init__(self, path: str | Path, max_bytes: int = 50_000_000):
+        self.path = Path(path)
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._handle = None
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+        with self._lock:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = open(self.path, "a", encoding="utf-8")
+            self._handle.write(text)
+            self._handle.flush()
+            if self.max_bytes and self._handle.tell() > self.max_bytes:
+                self._handle.close()
+                self.path.replace(self.path.with_name(self.path.name + ".1"))
+                self._handle = None
+
+    def write_result(self, result: HookResult) -> None:
+        """One line per proposition (a chain with no proposition still gets one line, p_id null)."""
+        m = result.chain_metrics
+        shared = {"coherence_chain": _r(m.coherence_chain), "contradiction_density": _r(m.contradiction_density),
+                  "blocked": bool(result.blocked)}
+        records = [{"tick": result.tick, "chain_id": result.chain_id, "p_id": tag.p_id, "entail": _r(tag.entail),
+                    "contradict": _r(tag.contradict), "uncertainty": _r(tag.uncertainty),
+                    "types": list(tag.contradiction_types)[:_MAX_LIST],
+                    "drift_facets": list(tag.drift_facets)[:_MAX_LIST], **shared}
+                   for tag in result.prop_tags]
+        if not records:
+            records = [{"tick": result.tick, "chain_id": result.chain_id, "p_id": None, "entail": 0.0,
+                        "contradict": 0.0, "uncertainty": 1.0, "types": [], "drift_facets": [], **shared}]
+        if result.degraded:
+            for r in records:
+                r["degraded"] = list(result.degraded)
+        self._write(records)
+
+    def write_event(self, event: str, tick: int, chain_id: str | None = None, **fields: Any) -> None:
+        """A non-proposition line: ``{"event": ..., "tick": ..., "chain_id": ..., "time": ..., ...}``."""
+        record = {"event": event, "tick": tick, "chain_id": chain_id, "time": round(time.time(), 3)}
+        record.update({k: (str(v)[:2000] if isinstance(v, str) else v) for k, v in fields.items()})
+        self._write([record])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+
+def read_log(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The records of a log file, skipping (not failing on) a torn last line."""
+    path = Path(path)
+    if not path.is_file():
+        return
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                continue
