@@ -228,6 +228,8 @@ def _format_pydantic_error(err: dict[str, Any]) -> str:
         message = "must be a string"
     elif kind.startswith("float") or kind.startswith("int"):
         message = f"must be a number (got {err.get('input')!r})"
+    elif kind == "too_short":
+        message = f"must hold at least {err['ctx']['min_length']} item(s)"
     elif kind in {"list_type", "dict_type", "model_type"}:
         message = f"must be a {'list' if kind == 'list_type' else 'mapping'}"
     else:
