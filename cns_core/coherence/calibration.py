@@ -5,8 +5,9 @@ probabilities: a weighted max is not normalised and its scale depends on the
 fusion weights. Calibration turns them into probabilities whose margin
 (entail - contradict) can be trusted by the reward hint and the blocking rule.
 
-* **temperature** (default): ``softmax(log(p) / T)`` with ``T`` fitted by
-  minimising the negative log-likelihood on labelled pairs.
+* **temperature** (default): ``softmax(log(p) / T + b)`` with ``T`` (and the
+  per-label offsets ``b``, unless ``class_bias: false``) fitted by minimising
+  the negative log-likelihood on labelled pairs.
 * **isotonic** (option): one monotone map per label (scikit-learn's
   ``IsotonicRegression``), stored as breakpoints and applied with ``np.interp``
   so the saved state is plain JSON.
@@ -58,39 +59,48 @@ def normalise(scores: np.ndarray) -> np.ndarray:
     return p / p.sum(axis=1, keepdims=True)
 
 
-def apply_temperature(probs: np.ndarray, temperature: float) -> np.ndarray:
-    """``softmax(log(p) / T)``: T > 1 softens, T < 1 sharpens, T = 1 leaves ``p`` unchanged."""
+def apply_temperature(probs: np.ndarray, temperature: float, bias: Sequence[float] | None = None) -> np.ndarray:
+    """``softmax(log(p) / T + b)``: T > 1 softens, T < 1 sharpens; ``b`` shifts mass between labels.
+
+    With T = 1 and no bias ``p`` comes back unchanged.
+    """
     logits = np.log(normalise(probs)) / max(temperature, 1e-3)
+    if bias is not None:
+        logits = logits + np.asarray(bias, dtype=np.float64)
     logits -= logits.max(axis=1, keepdims=True)
     out = np.exp(logits)
     return out / out.sum(axis=1, keepdims=True)
 
 
-def _nll(probs: np.ndarray, labels: np.ndarray, temperature: float) -> float:
-    p = apply_temperature(probs, temperature)
+def _nll(probs: np.ndarray, labels: np.ndarray, temperature: float, bias: Sequence[float] | None = None) -> float:
+    p = apply_temperature(probs, temperature, bias)
     return float(-np.mean(np.log(np.clip(p[np.arange(len(labels)), labels], EPS, None))))
 
 
-def fit_temperature(probs: np.ndarray, labels: Sequence[int], low: float = 0.05, high: float = 20.0) -> float:
-    """The temperature minimising NLL, by golden-section search on log T (NLL is unimodal in it)."""
+def fit_temperature(probs: np.ndarray, labels: Sequence[int], *, class_bias: bool = False,
+                    low: float = 0.05, high: float = 20.0) -> tuple[float, list[float] | None]:
+    """Temperature (and, with ``class_bias``, log-offsets of entailment and contradiction against
+    neutral) minimising the negative log-likelihood of the labels.
+
+    The bias is the "bias-corrected temperature scaling" of the calibration literature: the
+    hook's weighted-max fusion moves mass between labels (a high token overlap lifts entailment
+    for pairs that are only related), which one temperature cannot undo.
+    """
+    from scipy.optimize import minimize
+
     labels = np.asarray(labels, dtype=np.int64)
     probs = normalise(probs)
-    a, b = math.log(low), math.log(high)
-    ratio = (math.sqrt(5) - 1) / 2
-    c, d = b - ratio * (b - a), a + ratio * (b - a)
-    fc, fd = _nll(probs, labels, math.exp(c)), _nll(probs, labels, math.exp(d))
-    for _ in range(60):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - ratio * (b - a)
-            fc = _nll(probs, labels, math.exp(c))
-        else:
-            a, c, fc = c, d, fd
-            d = a + ratio * (b - a)
-            fd = _nll(probs, labels, math.exp(d))
-        if b - a < 1e-4:
-            break
-    return float(math.exp((a + b) / 2))
+
+    def objective(x: np.ndarray) -> float:
+        bias = (x[1], 0.0, x[2]) if class_bias else None
+        return _nll(probs, labels, float(np.exp(x[0])), bias)
+
+    start = np.zeros(3 if class_bias else 1)
+    bounds = [(np.log(low), np.log(high))] + ([(-10.0, 10.0)] * 2 if class_bias else [])
+    best = minimize(objective, start, method="L-BFGS-B", bounds=bounds)
+    x = best.x if best.fun <= objective(start) else start
+    bias = [float(x[1]), 0.0, float(x[2])] if class_bias else None
+    return float(np.exp(x[0])), bias
 
 
 @dataclass(frozen=True)
@@ -141,6 +151,7 @@ class CalibrationState:
 
     method: Method = "temperature"
     temperature: float = 1.0
+    bias: list[float] | None = None                       # log-offsets per label (neutral 0), or none
     isotonic: list[dict[str, list[float]]] | None = None   # per label: {"x": [...], "y": [...]}
     bins: list[ReliabilityBin] = field(default_factory=list)
     ece_before: float | None = None
@@ -173,8 +184,15 @@ class CalibrationState:
                     and all(isinstance(m, dict) and len(m.get("x", [])) == len(m.get("y", [])) > 0
                             for m in isotonic)):
                 raise ValueError(f"{source}: isotonic: expected three maps with equal-length x and y lists")
-        bins = [ReliabilityBin(**b) for b in data.get("bins") or []]
-        return cls(method=method, temperature=temperature, isotonic=isotonic, bins=bins,
+        bias = data.get("bias")
+        if bias is not None and not (isinstance(bias, list) and len(bias) == 3
+                                     and all(isinstance(b, (int, float)) and math.isfinite(b) for b in bias)):
+            raise ValueError(f"{source}: bias: expected three finite numbers or null")
+        try:
+            bins = [ReliabilityBin(**b) for b in data.get("bins") or []]
+        except TypeError:
+            raise ValueError(f"{source}: bins: expected a list of {{low, high, count, predicted, observed}}") from None
+        return cls(method=method, temperature=temperature, bias=bias, isotonic=isotonic, bins=bins,
                    ece_before=data.get("ece_before"), ece_after=data.get("ece_after"),
                    n_samples=int(data.get("n_samples", 0)), fitted_at=data.get("fitted_at"),
                    resets=int(data.get("resets", 0)))
@@ -184,9 +202,10 @@ class Calibrator:
     """Applies and (re)fits the calibration; thread-safe; the hook holds one."""
 
     def __init__(self, state: CalibrationState | None = None, *, bins: int = 10, min_samples: int = 200,
-                 drift_ece: float = 0.25, window: int = 500):
+                 drift_ece: float = 0.25, window: int = 500, class_bias: bool = True):
         self.state = state or CalibrationState()
         self.bins = bins
+        self.class_bias = class_bias
         self.min_samples = min_samples
         self.drift_ece = drift_ece
         self._buffer: deque[tuple[np.ndarray, int]] = deque(maxlen=max(window, min_samples))
@@ -201,9 +220,9 @@ class Calibrator:
             mapped = np.stack([np.interp(probs[:, k], m["x"], m["y"]) for k, m in enumerate(state.isotonic)],
                               axis=1)
             return normalise(mapped)
-        if state.temperature == 1.0:
+        if state.temperature == 1.0 and not state.bias:
             return probs
-        return apply_temperature(probs, state.temperature)
+        return apply_temperature(probs, state.temperature, state.bias)
 
     # ----- fitting ----------------------------------------------------------
     def fit(self, raw: np.ndarray, labels: Sequence[int], method: Method | None = None) -> CalibrationState:
@@ -218,7 +237,6 @@ class Calibrator:
         before, _ = margin_ece(probs, labels, self.bins)
         state = CalibrationState(method=method, n_samples=int(len(labels)), fitted_at=time.time(),
                                  resets=self.state.resets, ece_before=before)
-        state.temperature = fit_temperature(probs, labels)
         if method == "isotonic":
             from sklearn.isotonic import IsotonicRegression
 
@@ -228,6 +246,8 @@ class Calibrator:
                 iso.fit(probs[:, k], (labels == k).astype(float))
                 maps.append({"x": [float(v) for v in iso.X_thresholds_], "y": [float(v) for v in iso.y_thresholds_]})
             state.isotonic = maps
+        else:
+            state.temperature, state.bias = fit_temperature(probs, labels, class_bias=self.class_bias)
         with self._lock:
             self.state = state
         state.ece_after, state.bins = margin_ece(self.apply(probs), labels, self.bins)

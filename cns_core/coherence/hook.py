@@ -182,7 +182,8 @@ class CoherenceHook:
             cal, "state_file", "coherence_calibration.json")
         self.calibration_error: str | None = None
         cal_kwargs = dict(bins=int(cal.get("bins", 10)), min_samples=int(cal.get("min_samples", 200)),
-                          drift_ece=float(cal.get("drift_ece", 0.25)), window=int(cal.get("window", 500)))
+                          drift_ece=float(cal.get("drift_ece", 0.25)), window=int(cal.get("window", 500)),
+                          class_bias=bool(cal.get("class_bias", True)))
         if calibrator is None and self.calibration_path.is_file():
             try:
                 calibrator = Calibrator.load(self.calibration_path, **cal_kwargs)
