@@ -1,0 +1,830 @@
+"""Episodic memory on ChromaDB: engrams, their critic scores, pending critiques, a quarantine.
+
+An *engram* is one answered turn. Its Chroma id is the turn's ``query_id`` so the
+judge's score can land on it later (``update_engram_score``). Three collections
+live side by side: ``<name>`` (engrams), ``<name>_pending`` (critiques that
+arrived before their engram; persisted so no score is lost, even across a
+restart) and ``<name>_quarantine`` (turns the coherence hook blocked).
+
+Chroma cannot sort, and a full metadata read of 100,000 engrams takes seconds,
+so the browser pages by time with *counting probes*: it narrows a time window
+until it holds just the wanted page, then reads only that band. Every engram
+carries ``critic_rank = score * 1e10 + timestamp`` (ungraded: score -1) so that
+score filters, time ranges and the score order become one indexed range per
+score value instead of an expensive intersection.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import numbers
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import urlparse
+
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from cns_core.config import ConfigError, env_override, load_config, state_dir
+from cns_core.models import get_embedder
+from cns_core.models.errors import ModelUnavailableError
+
+__all__ = [
+    "CNSEmbeddingFunction",
+    "Engram",
+    "EngramFilters",
+    "MemoryService",
+    "MemoryStoreError",
+    "UnknownEngramError",
+    "ORDERS",
+    "UNGRADED",
+    "CRITIC_PREFIX",
+    "memory_settings",
+    "validate_score",
+]
+
+log = logging.getLogger(__name__)
+
+UNGRADED = -1                      # critic_score of an engram no judge has scored yet
+CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
+ORDERS = ("newest", "oldest", "score", "relevance")
+_RANK_BASE = 1e10                  # critic_rank = score * base + timestamp; timestamps stay below it
+_SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
+_W_MAX = 2e10                      # a time window this wide holds every engram
+_GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
+_RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start", "critic_rank"})
+_NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
+
+
+class MemoryStoreError(RuntimeError):
+    """The Chroma store cannot be opened or reached; the message says which and how to fix it."""
+
+
+class UnknownEngramError(ValueError):
+    """An id names no engram (or no quarantined turn)."""
+
+
+def memory_settings() -> dict[str, Any]:
+    """``config/memory.yaml`` with ``CNS_CHROMA_URL``, ``CNS_CHROMA_PATH``, ``CNS_MEMORY_COLLECTION`` applied."""
+    cfg = load_config("memory")
+    cfg["url"] = env_override(cfg.get("url"), "CNS_CHROMA_URL")
+    cfg["path"] = env_override(cfg.get("path"), "CNS_CHROMA_PATH")
+    cfg["collection"] = env_override(cfg.get("collection", "engrams"), "CNS_MEMORY_COLLECTION")
+    cfg.setdefault("browse", {})
+    return cfg
+
+
+# --------------------------------------------------------------------------- embedding function
+
+@register_embedding_function
+class CNSEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Chroma's view of :func:`cns_core.models.get_embedder` (registered, so a collection reopens with it).
+
+    Chroma's default function downloads a model; ours is the bundled offline one.
+    """
+
+    def __init__(self, backend: str | None = None):
+        self.backend = backend or get_embedder().name
+
+    def __call__(self, input: Documents) -> Embeddings:
+        embedder = get_embedder()
+        if embedder.name != self.backend:
+            raise ModelUnavailableError(
+                "memory embedding", f"the collection was built with the {self.backend!r} embedder but "
+                f"{embedder.name!r} is configured", "Use the same embedding.backend as when the memory was written.")
+        return list(embedder.encode(list(input)))
+
+    @staticmethod
+    def name() -> str:
+        return "cns-studio"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"backend": self.backend}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "CNSEmbeddingFunction":
+        CNSEmbeddingFunction.validate_config(config)
+        return CNSEmbeddingFunction(config["backend"])
+
+    @staticmethod
+    def validate_config(config: dict[str, Any]) -> None:
+        if not isinstance(config.get("backend"), str) or not config["backend"]:
+            raise ValueError(f"embedding function config {config!r}: 'backend' must be a non-empty string")
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine", "l2", "ip"]
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+def validate_score(score: Any, field_name: str = "score") -> int:
+    """``score`` as an int 1-5, or ValueError naming the field (bools and 2.5 are refused)."""
+    if isinstance(score, bool) or not isinstance(score, numbers.Integral):
+        raise ValueError(f"{field_name}: expected an integer 1-5, got {score!r}")
+    if not 1 <= int(score) <= 5:
+        raise ValueError(f"{field_name}: expected an integer 1-5, got {int(score)}")
+    return int(score)
+
+
+def _text(value: Any, field_name: str, *, empty_ok: bool = False) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{field_name}: expected a string, got {type(value).__name__}")
+    if not empty_ok and not value.strip():
+        raise ValueError(f"{field_name}: must not be empty")
+    return value
+
+
+def _timestamp(value: Any, field_name: str = "timestamp") -> float:
+    if isinstance(value, datetime):
+        value = value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        raise ValueError(f"{field_name}: expected seconds since the epoch, got {value!r}")
+    if not 0 <= float(value) < _RANK_BASE:
+        raise ValueError(f"{field_name}: {value!r} is outside 0 .. {_RANK_BASE:.0f} seconds since the epoch")
+    return float(value)
+
+
+def _flat_metadata(meta: Mapping[str, Any], field_name: str = "metadata") -> dict[str, Any]:
+    """Chroma metadata must be flat str/int/float/bool; None values are dropped."""
+    out: dict[str, Any] = {}
+    for key, value in meta.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"{field_name}: keys must be non-empty strings, got {key!r}")
+        if value is None:
+            continue
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{field_name}.{key}: {value!r} is not a finite number")
+        if not isinstance(value, (str, bool, int, float)):
+            raise ValueError(f"{field_name}.{key}: expected str, int, float or bool, got {type(value).__name__}")
+        out[key] = value
+    return out
+
+
+def _critic_key(key: str) -> str:
+    return key if key.startswith(CRITIC_PREFIX) else CRITIC_PREFIX + key
+
+
+def _rank(score: int, timestamp: float) -> float:
+    return score * _RANK_BASE + timestamp
+
+
+def _tighter(a: tuple[float | None, bool], b: tuple[float | None, bool], *, lower: bool) -> tuple[float | None, bool]:
+    """The tighter of two (bound, strict) pairs; None is no bound."""
+    if a[0] is None:
+        return b
+    if b[0] is None:
+        return a
+    if a[0] == b[0]:
+        return a[0], a[1] or b[1]
+    return (max if lower else min)(a, b, key=lambda x: x[0])
+
+
+def _and(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+# --------------------------------------------------------------------------- data
+
+@dataclass(frozen=True)
+class Engram:
+    """One stored turn as the memory returns it."""
+
+    id: str
+    query: str
+    answer: str
+    session_id: str
+    timestamp: float
+    critic_score: int | None
+    feedback: str
+    metadata: dict[str, Any]
+    distance: float | None = None
+
+    @property
+    def graded(self) -> bool:
+        return self.critic_score is not None
+
+    @classmethod
+    def from_chroma(cls, id_: str, document: str | None, meta: Mapping[str, Any] | None,
+                    distance: float | None = None) -> "Engram":
+        meta = dict(meta or {})
+        document = document or ""
+        start = meta.get("answer_start")
+        query = str(meta.get("query", ""))
+        answer = document[int(start):] if isinstance(start, int) and 0 <= start <= len(document) else document
+        score = meta.get("critic_score", UNGRADED)
+        return cls(id=id_, query=query, answer=answer, session_id=str(meta.get("session_id", "")),
+                   timestamp=float(meta.get("timestamp", 0.0)),
+                   critic_score=int(score) if isinstance(score, int) and score >= 1 else None,
+                   feedback=str(meta.get("critic_feedback", "")), metadata=meta, distance=distance)
+
+
+@dataclass(frozen=True)
+class EngramFilters:
+    """What the engram browser may filter on; every field is optional.
+
+    ``contains`` is a case-insensitive substring of the query or answer (pushed into
+    Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning.
+    """
+
+    min_score: int | None = None
+    max_score: int | None = None
+    ungraded_only: bool = False
+    since: float | None = None
+    until: float | None = None
+    contains: str | None = None
+    similar_to: str | None = None
+    session_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("min_score", "max_score"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, validate_score(value, name))
+        if self.min_score and self.max_score and self.min_score > self.max_score:
+            raise ValueError(f"min_score {self.min_score} is above max_score {self.max_score}")
+        if self.ungraded_only and (self.min_score or self.max_score):
+            raise ValueError("ungraded_only cannot be combined with min_score/max_score")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _timestamp(value, name))
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError(f"since {self.since} is after until {self.until}")
+        for name in ("contains", "similar_to", "session_id"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name}: expected a string, got {type(value).__name__}")
+            if isinstance(value, str) and not value.strip():
+                object.__setattr__(self, name, None)
+
+    @property
+    def buckets(self) -> tuple[int, ...] | None:
+        """The score values these filters keep, or None for all of them."""
+        if self.ungraded_only:
+            return (UNGRADED,)
+        if self.min_score or self.max_score:
+            lo, hi = self.min_score or 1, self.max_score or 5
+            return tuple(s for s in _SCORE_BUCKETS if lo <= s <= hi)
+        return None
+
+    def where_document(self) -> dict[str, Any] | None:
+        if not self.contains:
+            return None
+        return {"$regex": "(?i)" + re.escape(self.contains)}
+
+
+# --------------------------------------------------------------------------- the service
+
+def _client(path: str | Path | None, url: str | None):
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if url:
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ConfigError(f"memory url {url!r}: expected http(s)://host:port")
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        try:
+            return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
+                                       settings=settings)
+        except Exception as exc:  # connection refused, wrong server, version mismatch
+            raise MemoryStoreError(f"cannot reach the Chroma server at {url} ({type(exc).__name__}: {exc}). "
+                                   "Start it (chroma run) or unset CNS_CHROMA_URL / memory.url.") from exc
+    folder = Path(path) if path else state_dir() / "chroma"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(folder), settings=settings)
+    except Exception as exc:
+        raise MemoryStoreError(f"cannot open the Chroma store at {folder} ({type(exc).__name__}: {exc})") from exc
+
+
+class MemoryService:
+    """Engrams in Chroma with scores, pending critiques and a quarantine (see the module doc)."""
+
+    def __init__(self, path: str | Path | None = None, url: str | None = None, collection: str | None = None,
+                 *, config: Mapping[str, Any] | None = None):
+        cfg = dict(config) if config is not None else memory_settings()
+        self.url = url or cfg.get("url") or None
+        self.path = None if self.url else Path(path or cfg.get("path") or state_dir() / "chroma")
+        name = collection or cfg.get("collection") or "engrams"
+        if not _NAME_RE.match(name):
+            raise ConfigError(f"memory collection {name!r}: use 3-62 letters, digits, '.', '_' or '-'")
+        self.name = name
+        browse = dict(cfg.get("browse") or {})
+        self.max_limit = int(browse.get("max_limit", 500))
+        self.semantic_k = int(browse.get("semantic_k", 200))
+        self.band_slack = int(browse.get("band_slack", 64))
+        self.first_step_s = float(browse.get("first_step_s", 60.0))
+        self.write_batch = int(cfg.get("write_batch", 256))
+        self._space = str(cfg.get("space", "cosine"))
+        self._client = _client(self.path, self.url)
+        self._ef = CNSEmbeddingFunction()
+        self._engrams = self._open(name)
+        self._pending = self._open(f"{name}_pending")
+        self._quarantine = self._open(f"{name}_quarantine")
+
+    def _open(self, name: str):
+        try:
+            return self._client.get_or_create_collection(
+                name, embedding_function=self._ef, configuration={"hnsw": {"space": self._space}})
+        except ValueError as exc:
+            raise MemoryStoreError(f"collection {name!r} cannot be opened with the CNS embedding function: {exc}. "
+                                   "Point memory.collection at a new name or remove the old store.") from exc
+        except Exception as exc:
+            raise MemoryStoreError(f"cannot open collection {name!r} ({type(exc).__name__}: {exc})") from exc
+
+    def __repr__(self) -> str:
+        where = self.url or self.path
+        return f"MemoryService({where}, collection={self.name!r})"
+
+    # ---------------------------------------------------------------- low-level reads
+
+    @staticmethod
+    def _get(col, ids: Sequence[str] | None = None, where=None, where_document=None,
+             include: Sequence[str] = ("metadatas", "documents")) -> dict[str, list]:
+        """A Chroma ``get`` in chunks (SQLite caps the variables of one statement)."""
+        out: dict[str, list] = {"ids": [], "metadatas": [], "documents": []}
+
+        def take(part: Mapping[str, Any]) -> int:
+            n = len(part["ids"])
+            out["ids"].extend(part["ids"])
+            for key in ("metadatas", "documents"):
+                out[key].extend(part.get(key) or [None] * n)
+            return n
+
+        if ids is not None:
+            for start in range(0, len(ids), _GET_CHUNK):
+                take(col.get(ids=list(ids[start:start + _GET_CHUNK]), where=where,
+                             where_document=where_document, include=list(include)))
+            return out
+        offset = 0
+        while take(col.get(where=where, where_document=where_document, include=list(include),
+                           limit=_GET_CHUNK, offset=offset)) == _GET_CHUNK:
+            offset += _GET_CHUNK
+        return out
+
+    def _count_where(self, col, where, where_document=None) -> int:
+        if where is None and where_document is None:
+            return col.count()
+        return len(self._get(col, where=where, where_document=where_document, include=())["ids"])
+
+    # ---------------------------------------------------------------- writing engrams
+
+    def _prepare(self, turn: Mapping[str, Any], label: str) -> tuple[str, str, dict[str, Any]]:
+        query = _text(turn.get("query"), f"{label}query")
+        answer = _text(turn.get("answer", ""), f"{label}answer", empty_ok=True)
+        session_id = _text(turn.get("session_id", ""), f"{label}session_id", empty_ok=True)
+        query_id = turn.get("query_id") or str(uuid.uuid4())
+        query_id = _text(query_id, f"{label}query_id")
+        ts = turn.get("timestamp")
+        ts = time.time() if ts is None else _timestamp(ts, f"{label}timestamp")
+        extra = _flat_metadata(turn.get("metadata") or {}, f"{label}metadata")
+        bad = sorted(k for k in extra if k in _RESERVED or k.startswith(CRITIC_PREFIX))
+        if bad:
+            raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
+        meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
+                "answer_start": len(query) + 2, "critic_score": UNGRADED, "critic_rank": _rank(UNGRADED, ts)}
+        return query_id, f"{query}\n\n{answer}", meta
+
+    def write_episodic(self, query: str, answer: str, session_id: str, query_id: str | None = None,
+                       *, timestamp: float | None = None, **meta: Any) -> str:
+        """Store one turn with id ``query_id`` (uuid4 when absent) and return the id.
+
+        Writing an id that exists replaces the turn's text and metadata but keeps its
+        ``critic_*`` keys (a replayed turn must not erase its score); a critique
+        parked for this id is applied now.
+        """
+        return self.write_episodic_many([{"query": query, "answer": answer, "session_id": session_id,
+                                          "query_id": query_id, "timestamp": timestamp, "metadata": meta}])[0]
+
+    def write_episodic_many(self, turns: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Batch form of :meth:`write_episodic`: one embedding pass and a few Chroma calls per batch.
+
+        Each turn is a mapping with query, answer, session_id and optional query_id,
+        timestamp and metadata. Bad turns raise before anything is written.
+        """
+        prepared: dict[str, tuple[str, dict[str, Any]]] = {}
+        order: list[str] = []
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Mapping):
+                raise ValueError(f"turn {i}: expected a mapping, got {type(turn).__name__}")
+            qid, doc, meta = self._prepare(turn, f"turn {i}: ")
+            prepared[qid] = (doc, meta)
+            order.append(qid)
+        ids = list(prepared)
+        for start in range(0, len(ids), self.write_batch):
+            self._write_batch(ids[start:start + self.write_batch], prepared)
+        return order
+
+    def _write_batch(self, ids: list[str], prepared: dict[str, tuple[str, dict[str, Any]]]) -> None:
+        old = self._get(self._engrams, ids)
+        old_by_id = {i: (d, m or {}) for i, d, m in zip(old["ids"], old["documents"], old["metadatas"])}
+        parked = self._get(self._pending, ids)
+        parked_by_id = {i: m or {} for i, m in zip(parked["ids"], parked["metadatas"])}
+        new_ids, new_docs, new_metas, same_ids, same_metas = [], [], [], [], []
+        for qid in ids:
+            doc, meta = prepared[qid]
+            meta = dict(meta)
+            if qid in old_by_id:
+                meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(CRITIC_PREFIX)})
+            if qid in parked_by_id:
+                meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
+            meta["critic_rank"] = _rank(int(meta.get("critic_score", UNGRADED)), meta["timestamp"])
+            if qid in old_by_id and old_by_id[qid][0] == doc:
+                same_ids.append(qid)
+                same_metas.append(meta)
+            else:
+                new_ids.append(qid)
+                new_docs.append(doc)
+                new_metas.append(meta)
+        if new_ids:
+            self._engrams.upsert(ids=new_ids, documents=new_docs, metadatas=new_metas)
+        if same_ids:
+            self._engrams.update(ids=same_ids, metadatas=same_metas)
+        if parked_by_id:
+            self._pending.delete(ids=list(parked_by_id))
+
+    # ---------------------------------------------------------------- scores and pending critiques
+
+    @staticmethod
+    def _critique_meta(score: Any, feedback: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+        out = {_critic_key(k): v for k, v in _flat_metadata(meta, "critique").items()}
+        out.update({"critic_score": validate_score(score), "critic_feedback": _text(feedback, "feedback", empty_ok=True),
+                    "critic_graded_at": time.time()})
+        return out
+
+    def update_engram_score(self, query_id: str, score: int, feedback: str = "", **meta: Any) -> bool:
+        """Merge ``critic_score`` (int 1-5), ``critic_feedback`` and ``critic_<key>`` for each extra
+        key into the engram's metadata; no key is dropped.
+
+        Returns False (and logs) when no engram has this id yet; bad scores raise ValueError.
+        """
+        applied = self.apply_scores([{"query_id": query_id, "score": score, "feedback": feedback, **meta}])[0]
+        if not applied:
+            log.warning("memory: no engram %s; its score was not applied", query_id)
+        return applied
+
+    def apply_scores(self, critiques: Sequence[Mapping[str, Any]]) -> list[bool]:
+        """Batch form of :meth:`update_engram_score`: one read and one write; later items win."""
+        merged: dict[str, dict[str, Any]] = {}
+        for i, item in enumerate(critiques):
+            extra = {k: v for k, v in item.items() if k not in ("query_id", "score", "feedback")}
+            qid = _text(item.get("query_id"), f"critique {i}: query_id")
+            try:
+                merged[qid] = self._critique_meta(item.get("score"), item.get("feedback", ""), extra)
+            except ValueError as exc:
+                raise ValueError(f"critique {i} ({qid}): {exc}") from None
+        if not merged:
+            return []
+        found = self._get(self._engrams, list(merged), include=("metadatas",))
+        ids, metas = [], []
+        for qid, meta in zip(found["ids"], found["metadatas"]):
+            meta = {**(meta or {}), **merged[qid]}
+            meta["critic_rank"] = _rank(meta["critic_score"], float(meta.get("timestamp", 0.0)))
+            ids.append(qid)
+            metas.append(meta)
+        if ids:
+            self._engrams.update(ids=ids, metadatas=metas)
+        applied = set(ids)
+        return [item["query_id"] in applied for item in critiques]
+
+    def park_critique(self, query_id: str, score: int, feedback: str = "", **meta: Any) -> None:
+        """Keep a critique whose engram is not written yet; :meth:`write_episodic` applies it."""
+        self.park_critiques([{"query_id": query_id, "score": score, "feedback": feedback, **meta}])
+
+    def park_critiques(self, critiques: Sequence[Mapping[str, Any]]) -> None:
+        parked: dict[str, dict[str, Any]] = {}
+        for i, item in enumerate(critiques):
+            qid = _text(item.get("query_id"), f"critique {i}: query_id")
+            extra = {k: v for k, v in item.items() if k not in ("query_id", "score", "feedback")}
+            parked[qid] = self._critique_meta(item.get("score"), item.get("feedback", ""), extra)
+            parked[qid].update({"query_id": qid, "parked_at": time.time()})
+        ids, metas = list(parked), list(parked.values())
+        if ids:
+            self._pending.upsert(ids=ids, embeddings=[self._placeholder()] * len(ids), metadatas=metas,
+                                 documents=[m["critic_feedback"] for m in metas])
+
+    def record_critiques(self, critiques: Sequence[Mapping[str, Any]]) -> list[str]:
+        """Apply each critique to its engram, or park it when the engram is not there yet.
+
+        Returns "applied" or "pending" per critique. This is what MemoryAgent calls.
+        """
+        applied = self.apply_scores(critiques)
+        waiting = [c for c, ok in zip(critiques, applied) if not ok]
+        if waiting:
+            self.park_critiques(waiting)
+            log.info("memory: %d critique(s) arrived before their engrams; parked", len(waiting))
+        return ["applied" if ok else "pending" for ok in applied]
+
+    def pending_critiques(self) -> list[dict[str, Any]]:
+        """Every parked critique's metadata (score, feedback, query_id, parked_at, ...)."""
+        return [m for m in self._get(self._pending, include=("metadatas",))["metadatas"] if m]
+
+    def apply_pending(self) -> int:
+        """Apply parked critiques whose engrams now exist (after a crash between write and apply)."""
+        parked = self._get(self._pending, include=("metadatas",))
+        if not parked["ids"]:
+            return 0
+        present = set(self._get(self._engrams, parked["ids"], include=())["ids"])
+        items = []
+        for qid, meta in zip(parked["ids"], parked["metadatas"]):
+            if qid in present and meta:
+                items.append({k: v for k, v in meta.items() if k.startswith(CRITIC_PREFIX)} | {"query_id": qid})
+        if not items:
+            return 0
+        found = self._get(self._engrams, [i["query_id"] for i in items], include=("metadatas",))
+        metas = []
+        by_id = {i["query_id"]: i for i in items}
+        for qid, meta in zip(found["ids"], found["metadatas"]):
+            merged = {**(meta or {}), **{k: v for k, v in by_id[qid].items() if k != "query_id"}}
+            merged["critic_rank"] = _rank(int(merged["critic_score"]), float(merged.get("timestamp", 0.0)))
+            metas.append(merged)
+        self._engrams.update(ids=found["ids"], metadatas=metas)
+        self._pending.delete(ids=found["ids"])
+        return len(found["ids"])
+
+    def _placeholder(self) -> list[float]:
+        """Pending critiques and quarantined turns are never searched by meaning: a fixed unit vector."""
+        dim = int(getattr(get_embedder(), "dim", 384))
+        return [1.0] + [0.0] * (dim - 1)
+
+    # ---------------------------------------------------------------- reading
+
+    def get(self, ids: Sequence[str]) -> list[Engram]:
+        """The engrams with these ids, in the order asked; unknown ids are left out."""
+        if isinstance(ids, str):
+            raise ValueError("ids: expected a list of ids, got one string")
+        ids = [_text(i, "ids[]") for i in ids]
+        found = self._get(self._engrams, list(dict.fromkeys(ids)))
+        by_id = {i: Engram.from_chroma(i, d, m) for i, d, m in zip(found["ids"], found["documents"], found["metadatas"])}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def search_episodic(self, text: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Engram]:
+        """The ``k`` engrams nearest in meaning to ``text`` (optionally filtered by a Chroma ``where``)."""
+        _text(text, "text")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k: expected a positive integer, got {k!r}")
+        clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
+        return self._nearest(text, k, _and(clauses), None)
+
+    def _nearest(self, text: str, k: int, where, where_document) -> list[Engram]:
+        total = self._engrams.count()
+        if total == 0:
+            return []
+        res = self._engrams.query(query_texts=[text], n_results=min(k, total), where=where,
+                                  where_document=where_document, include=["metadatas", "documents", "distances"])
+        return [Engram.from_chroma(i, d, m, dist) for i, d, m, dist in
+                zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
+
+    # ---------------------------------------------------------------- browsing
+
+    @staticmethod
+    def _range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None,
+                       lo_strict: bool = False, hi_strict: bool = False) -> list[dict[str, Any]]:
+        """Filters plus a time window ``lo .. hi`` as Chroma clauses.
+
+        With a score filter the time bounds go on ``critic_rank``: one indexed range per
+        kept score value, which Chroma answers in time proportional to the rows inside.
+        """
+        low = _tighter((filters.since, False), (lo, lo_strict), lower=True)
+        high = _tighter((filters.until, False), (hi, hi_strict), lower=False)
+        clauses: list[dict[str, Any]] = [{"session_id": filters.session_id}] if filters.session_id else []
+        buckets = filters.buckets
+        if buckets is None:
+            if low[0] is not None:
+                clauses.append({"timestamp": {"$gt" if low[1] else "$gte": low[0]}})
+            if high[0] is not None:
+                clauses.append({"timestamp": {"$lt" if high[1] else "$lte": high[0]}})
+            return clauses
+        if low[0] is not None and low[0] < 0:      # timestamps are >= 0: keep the range inside its bucket
+            low = (None, False)
+        if high[0] is not None and high[0] >= _RANK_BASE:
+            high = (None, False)
+        ranges = []
+        for s in buckets:
+            base = s * _RANK_BASE
+            lo_clause = {"$gt" if low[1] else "$gte": base + (low[0] if low[0] is not None else 0.0)}
+            hi_clause = ({"$lt" if high[1] else "$lte": base + high[0]} if high[0] is not None
+                         else {"$lt": base + _RANK_BASE})
+            ranges.append({"$and": [{"critic_rank": lo_clause}, {"critic_rank": hi_clause}]})
+        clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
+        return clauses
+
+    def count(self, filters: EngramFilters | None = None) -> int:
+        """How many engrams ``browse`` can page through with these filters."""
+        filters = filters or EngramFilters()
+        where = _and(self._range_clauses(filters, None, None))
+        n = self._count_where(self._engrams, where, filters.where_document())
+        return min(n, self.semantic_k) if filters.similar_to else n
+
+    def browse(self, filters: EngramFilters | None = None, offset: int = 0, limit: int = 50,
+               order: str = "newest") -> list[Engram]:
+        """One page of engrams: ``order`` is newest | oldest | score (best first, then newest,
+        ungraded last) | relevance (needs ``filters.similar_to``)."""
+        filters = filters or EngramFilters()
+        if not isinstance(filters, EngramFilters):
+            raise ValueError(f"filters: expected EngramFilters, got {type(filters).__name__}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset: expected an integer >= 0, got {offset!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= self.max_limit:
+            raise ValueError(f"limit: expected an integer 1-{self.max_limit}, got {limit!r}")
+        if order not in ORDERS:
+            raise ValueError(f"order: expected one of {', '.join(ORDERS)}, got {order!r}")
+        if order == "relevance" and not filters.similar_to:
+            raise ValueError("order 'relevance' needs a semantic text search (filters.similar_to)")
+        if filters.similar_to:
+            return self._browse_semantic(filters, offset, limit, order)
+        if order == "score":
+            return self._browse_by_score(filters, offset, limit)
+        return _TimePager(self, filters, order == "newest").page(offset, limit)
+
+    def _browse_semantic(self, filters: EngramFilters, offset: int, limit: int, order: str) -> list[Engram]:
+        where = _and(self._range_clauses(filters, None, None))
+        hits = self._nearest(filters.similar_to or "", self.semantic_k, where, filters.where_document())
+        if order == "newest":
+            hits.sort(key=lambda e: (-e.timestamp, e.id))
+        elif order == "oldest":
+            hits.sort(key=lambda e: (e.timestamp, e.id))
+        elif order == "score":
+            hits.sort(key=lambda e: (-(e.critic_score or 0), -e.timestamp, e.id))
+        return hits[offset:offset + limit]
+
+    def _browse_by_score(self, filters: EngramFilters, offset: int, limit: int) -> list[Engram]:
+        out: list[Engram] = []
+        for s in filters.buckets or _SCORE_BUCKETS:
+            bucket = EngramFilters(min_score=s if s > 0 else None, max_score=s if s > 0 else None,
+                                   ungraded_only=s == UNGRADED, since=filters.since, until=filters.until,
+                                   contains=filters.contains, session_id=filters.session_id)
+            pager = _TimePager(self, bucket, newest_first=True)
+            rows = pager.page(offset, limit - len(out))
+            out.extend(rows)
+            if len(out) >= limit:
+                break
+            offset = max(0, offset - pager.total())
+        return out
+
+    # ---------------------------------------------------------------- quarantine
+
+    def write_quarantined(self, query: str, answer: str, session_id: str, query_id: str | None = None,
+                          *, timestamp: float | None = None, reason: str = "", **meta: Any) -> str:
+        """Keep a turn the coherence hook blocked, out of the engrams, until released or discarded."""
+        qid, doc, m = self._prepare({"query": query, "answer": answer, "session_id": session_id,
+                                     "query_id": query_id, "timestamp": timestamp, "metadata": meta}, "")
+        m.update({"type": "quarantined", "quarantine_reason": _text(reason, "reason", empty_ok=True),
+                  "quarantined_at": time.time()})
+        self._quarantine.upsert(ids=[qid], documents=[doc], metadatas=[m], embeddings=[self._placeholder()])
+        return qid
+
+    def count_quarantined(self) -> int:
+        return self._quarantine.count()
+
+    def list_quarantined(self, offset: int = 0, limit: int = 100) -> list[Engram]:
+        """Quarantined turns, most recently blocked first (the quarantine stays small)."""
+        got = self._get(self._quarantine)
+        rows = [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        rows.sort(key=lambda e: (-float(e.metadata.get("quarantined_at", 0.0)), e.id))
+        return rows[offset:offset + limit]
+
+    def release_quarantined(self, query_id: str) -> str:
+        """Move a quarantined turn into the engrams (a critique parked for it is applied)."""
+        got = self._get(self._quarantine, [_text(query_id, "query_id")])
+        if not got["ids"]:
+            raise UnknownEngramError(f"query_id {query_id!r}: no quarantined turn has this id")
+        engram = Engram.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
+        keep = {k: v for k, v in engram.metadata.items()
+                if k not in _RESERVED and not k.startswith(CRITIC_PREFIX) and k != "quarantined_at"}
+        keep["released_at"] = time.time()
+        self.write_episodic_many([{"query": engram.query, "answer": engram.answer, "session_id": engram.session_id,
+                                   "query_id": engram.id, "timestamp": engram.timestamp, "metadata": keep}])
+        self._quarantine.delete(ids=[engram.id])
+        return engram.id
+
+    def discard_quarantined(self, query_id: str) -> None:
+        """Drop a quarantined turn for good."""
+        if not self._get(self._quarantine, [_text(query_id, "query_id")], include=())["ids"]:
+            raise UnknownEngramError(f"query_id {query_id!r}: no quarantined turn has this id")
+        self._quarantine.delete(ids=[query_id])
+
+
+@dataclass
+class _TimePager:
+    """Pages engrams in time order without reading them all (Chroma has no ORDER BY).
+
+    ``g(w)`` counts the engrams within ``w`` seconds of an anchor, walking back in
+    time for newest-first (forward for oldest-first). It is monotone, and a count
+    costs in proportion to the rows it matches, so we probe small windows, widen
+    them geometrically, and narrow by interpolation until one window ends just
+    before the page and another just after it; then only that band is read.
+    """
+
+    memory: MemoryService
+    filters: EngramFilters
+    newest_first: bool
+    _probes: dict[float, int] = field(default_factory=dict)
+    _anchor: float | None = None
+
+    def _edge(self, w: float) -> float:
+        return self.anchor - w if self.newest_first else self.anchor + w
+
+    @property
+    def anchor(self) -> float:
+        if self._anchor is None:
+            f = self.filters
+            if self.newest_first:
+                self._anchor = f.until if f.until is not None else time.time()
+            elif f.since is not None:
+                self._anchor = f.since
+            else:  # the first stored row is a good guess at the oldest (engrams arrive in time order)
+                first = self.memory._engrams.get(limit=1, include=["metadatas"])
+                metas = first.get("metadatas") or []
+                self._anchor = float((metas[0] or {}).get("timestamp", time.time())) if metas else time.time()
+        return self._anchor
+
+    def _window(self, w: float) -> list[dict[str, Any]]:
+        if w >= _W_MAX:
+            return self.memory._range_clauses(self.filters, None, None)
+        if self.newest_first:
+            return self.memory._range_clauses(self.filters, self._edge(w), None)
+        return self.memory._range_clauses(self.filters, None, self._edge(w))
+
+    def g(self, w: float) -> int:
+        w = min(w, _W_MAX)
+        if w <= -_W_MAX:
+            return 0
+        if w not in self._probes:
+            self._probes[w] = self.memory._count_where(self.memory._engrams, _and(self._window(w)),
+                                                       self.filters.where_document())
+        return self._probes[w]
+
+    def total(self) -> int:
+        return self.g(_W_MAX)
+
+    def find(self, lo: int, hi: int, need_at_least: bool) -> float:
+        """A width ``w`` with ``lo <= g(w) <= hi``; failing that (ties), the bracket end that keeps
+        ``g >= lo`` (``need_at_least``) or ``g <= hi``."""
+        step = max(self.memory.first_step_s, 1e-3)
+        for i in range(60):
+            if any(lo <= n <= hi for n in self._probes.values()):
+                return next(w for w, n in self._probes.items() if lo <= n <= hi)
+            small = [w for w, n in self._probes.items() if n < lo]
+            big = [w for w, n in self._probes.items() if n > hi]
+            b = max(small) if small else None    # widest window still too small
+            a = min(big) if big else None        # narrowest window already too big
+            if b is None and a is None:
+                nxt = 0.0
+            elif a is None:                      # widen geometrically, faster when the window is sparse
+                if b >= _W_MAX:
+                    return _W_MAX
+                n_b = self._probes[b]
+                grow = 8.0 if n_b == 0 else min(64.0, max(2.0, 1.5 * lo / n_b))
+                nxt = b + max(step, abs(b)) * (grow - 1)
+            elif b is None:                      # even the anchor window is too big: walk past it
+                if a <= -_W_MAX:
+                    return a if need_at_least else -_W_MAX
+                nxt = max(-_W_MAX, a - max(step, abs(a)) * 7)
+            else:                                # interpolate, with a plain halving every third step
+                if a - b <= 1e-4:
+                    return a if need_at_least else b
+                n_b, n_a = self._probes[b], self._probes[a]
+                t = 0.5 if i % 3 == 2 else ((lo + hi) / 2 - n_b) / max(n_a - n_b, 1)
+                nxt = b + (a - b) * min(0.999, max(0.001, t))
+            self.g(min(nxt, _W_MAX))
+        small = [w for w, n in self._probes.items() if n < lo]
+        big = [w for w, n in self._probes.items() if n > hi]
+        if need_at_least:
+            return min(big) if big else _W_MAX
+        return max(small) if small else -_W_MAX
+
+    def page(self, offset: int, limit: int) -> list[Engram]:
+        need = offset + limit
+        slack = self.memory.band_slack
+        w_end = self.find(need, need + slack, need_at_least=True)
+        if offset == 0:
+            w_start, before = None, 0
+        else:
+            w_start = self.find(max(0, offset - slack), offset, need_at_least=False)
+            before = 0 if w_start <= -_W_MAX else self.g(w_start)
+            if before >= self.g(w_end):
+                return []
+        lo_edge = None if w_end >= _W_MAX else self._edge(w_end)
+        hi_edge = None if w_start is None or w_start <= -_W_MAX else self._edge(w_start)
+        if self.newest_first:
+            clauses = self.memory._range_clauses(self.filters, lo_edge, hi_edge, hi_strict=True)
+        else:
+            clauses = self.memory._range_clauses(self.filters, hi_edge, lo_edge, lo_strict=True)
+        got = self.memory._get(self.memory._engrams, where=_and(clauses), where_document=self.filters.where_document())
+        rows = [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=self.newest_first)
+        return rows[offset - before:offset - before + limit]
