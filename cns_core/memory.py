@@ -579,6 +579,30 @@ class MemoryService:
         clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
         return self._nearest(text, k, _and(clauses), None)
 
+    def search_episodic_many(self, texts: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None,
+                             embeddings: Any = None) -> list[list[Engram]]:
+        """:meth:`search_episodic` for several texts in ONE Chroma query (the coherence hook asks per chain).
+
+        ``embeddings`` (one row per text, from the configured embedder) saves embedding the texts again.
+        The engram collection holds only episodic turns (pending critiques and the quarantine live
+        in their own collections), so no type filter is added: a metadata filter makes Chroma's
+        query about three times slower.
+        """
+        texts = [_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"k: expected a positive integer, got {k!r}")
+        if embeddings is not None and len(embeddings) != len(texts):
+            raise ValueError(f"embeddings: expected {len(texts)} rows, got {len(embeddings)}")
+        total = self._engrams.count()
+        if total == 0 or not texts:
+            return [[] for _ in texts]
+        query: dict[str, Any] = ({"query_embeddings": [[float(x) for x in row] for row in embeddings]}
+                                 if embeddings is not None else {"query_texts": texts})
+        res = self._engrams.query(**query, n_results=min(k, total), where=dict(where) if where else None,
+                                  include=["metadatas", "documents", "distances"])
+        return [[Engram.from_chroma(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)]
+                for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"])]
+
     def _nearest(self, text: str, k: int, where, where_document) -> list[Engram]:
         total = self._engrams.count()
         if total == 0:

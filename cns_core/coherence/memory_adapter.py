@@ -13,6 +13,10 @@ from cns_core.coherence.quarantine import QuarantinedChain
 
 __all__ = ["MemoryQuarantine"]
 
+# metadata keys the memory service sets itself (it refuses them from callers)
+_SET_BY_MEMORY = frozenset({"type", "query", "session_id", "timestamp", "answer_start", "critic_rank",
+                            "quarantine_reason", "quarantined_at"})
+
 
 def _field(record: Any, name: str, default: Any = None) -> Any:
     if isinstance(record, Mapping):
@@ -48,11 +52,13 @@ class MemoryQuarantine:
         return [self._item(r) for r in self.memory.list_quarantined()]
 
     def add(self, item: QuarantinedChain) -> None:
-        meta = {k: v for k, v in item.payload.get("metadata", {}).items() if isinstance(v, (str, int, float, bool))}
-        meta.update(quarantine_subjects=",".join(item.subjects), quarantine_reason=item.reason[:500])
-        self.memory.write_quarantined(query=str(meta.pop("query", "")), answer=item.text,
-                                      session_id=str(meta.pop("session_id", "coherence")),
-                                      query_id=item.chain_id, **meta)
+        meta = {k: v for k, v in item.payload.get("metadata", {}).items()
+                if isinstance(v, (str, int, float, bool)) and k not in _SET_BY_MEMORY
+                and not k.startswith("critic_")}
+        meta["quarantine_subjects"] = ",".join(item.subjects)
+        query = item.payload.get("query") or item.payload.get("metadata", {}).get("query") or item.chain_id
+        self.memory.write_quarantined(str(query), item.text, str(item.payload.get("session_id", "coherence")),
+                                      item.chain_id, reason=item.reason[:500], **meta)
 
     def update(self, item: QuarantinedChain) -> None:
         """Re-check counts are not kept in the memory's quarantine (its records stay as written)."""

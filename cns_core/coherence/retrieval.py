@@ -141,73 +141,46 @@ class FunctionRetriever:
                 for text in texts]
 
 
-def _distance_to_similarity(distance: float, space: str) -> float:
-    if space == "cosine":
-        return 1.0 - distance
-    if space == "ip":
-        return -distance
-    return 1.0 - distance / 2.0          # squared L2 between unit vectors = 2 - 2 cos
-
-
 class EngramRetriever:
-    """Semantic search in the engram memory (ChromaDB), one query for the whole chain.
+    """Semantic search in the engram memory (ChromaDB through :class:`cns_core.memory.MemoryService`).
 
-    ``memory`` is a :class:`cns_core.memory.MemoryService` (anything with a Chroma
-    ``collection``; without one, its ``search_episodic(text, k, where)`` is called
-    per text). ``where`` narrows the search (default: episodic engrams, so
-    quarantined chains never count as evidence).
+    The service's batched search (``search_episodic_many``, one Chroma query with every
+    proposition's vector) is used when it has one, else ``search_episodic`` per text.
+    The service always keeps to episodic engrams, so quarantined chains never count as
+    evidence; ``where`` narrows further (``{"self": True}`` for self statements).
     """
 
     def __init__(self, memory: Any, *, source: str = "semantic", where: Mapping[str, Any] | None = None,
-                 default_trust: float = 0.8, min_similarity: float = 0.0):
+                 default_trust: float = 0.8):
         self.memory = memory
         self.source = source
-        self.where = dict(where) if where is not None else {"type": "episodic"}
+        self.where = dict(where) if where else None
         self.default_trust = default_trust
-        self.min_similarity = min_similarity
 
-    def _node(self, engram_id: str, document: str | None, meta: Mapping[str, Any] | None,
-              similarity: float) -> EvidenceNode:
-        meta = meta or {}
-        text = meta.get("answer") if isinstance(meta.get("answer"), str) and meta.get("answer") else document
-        recency = meta.get("timestamp")
-        return EvidenceNode(id=str(engram_id), text=str(text or ""), source=self.source, similarity=similarity,
-                            recency=float(recency) if isinstance(recency, (int, float)) else None,
+    def node(self, hit: Any, rank: int = 0) -> EvidenceNode:
+        """An engram (``cns_core.memory.Engram`` or a mapping of the same fields) as evidence."""
+        get = hit.get if isinstance(hit, Mapping) else (lambda name, default=None: getattr(hit, name, default))
+        meta = get("metadata") or {}
+        text = get("answer") or get("document") or get("text") or ""
+        distance = get("distance")
+        similarity = 1.0 - float(distance) if isinstance(distance, (int, float)) else float(get("similarity", 0.0))
+        timestamp = get("timestamp", meta.get("timestamp"))
+        facet = meta.get("facet")
+        return EvidenceNode(id=str(get("id", f"engram:{rank}")), text=str(text), source=self.source,
+                            similarity=similarity,
+                            recency=float(timestamp) if isinstance(timestamp, (int, float)) else None,
                             trust=engram_trust(meta, self.default_trust),
-                            facet=meta.get("facet") if isinstance(meta.get("facet"), str) else None)
+                            facet=facet if isinstance(facet, str) and facet else None)
 
     def retrieve(self, texts: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[EvidenceNode]]:
         if k <= 0 or not texts:
             return [[] for _ in texts]
-        collection = getattr(self.memory, "collection", None)
-        if collection is not None and vectors is not None:
-            if collection.count() == 0:
-                return [[] for _ in texts]
-            space = (getattr(collection, "metadata", None) or {}).get("hnsw:space", "l2")
-            res = collection.query(query_embeddings=np.asarray(vectors, dtype=np.float32).tolist(),
-                                   n_results=k, where=self.where or None,
-                                   include=["documents", "metadatas", "distances"])
-            out = []
-            for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"]):
-                nodes = [self._node(i, d, m, _distance_to_similarity(float(dist), space))
-                         for i, d, m, dist in zip(ids, docs, metas, dists)]
-                out.append([n for n in nodes if n.similarity >= self.min_similarity])
-            return out
-        out = []
-        for text in texts:
-            hits = self.memory.search_episodic(text, k, where=self.where or None)
-            out.append([self._hit(h, rank) for rank, h in enumerate(hits)])
-        return out
-
-    def _hit(self, hit: Any, rank: int) -> EvidenceNode:
-        if isinstance(hit, Mapping):
-            meta = hit.get("metadata") or hit.get("meta") or {}
-            sim = hit.get("similarity")
-            if sim is None and hit.get("distance") is not None:
-                sim = 1.0 - float(hit["distance"])
-            return self._node(hit.get("id", f"engram:{rank}"), hit.get("document", hit.get("text")), meta,
-                              float(sim or 0.0))
-        return as_evidence(hit, self.source, rank)
+        many = getattr(self.memory, "search_episodic_many", None)
+        if callable(many):
+            found = many(list(texts), k, where=self.where, embeddings=vectors)
+        else:
+            found = [self.memory.search_episodic(text, k, where=self.where) for text in texts]
+        return [[self.node(hit, rank) for rank, hit in enumerate(hits)] for hits in found]
 
 
 class RecentEngramRetriever:
@@ -217,14 +190,23 @@ class RecentEngramRetriever:
 
     def __init__(self, memory: Any, default_trust: float = 0.8):
         self.memory = memory
-        self._nodes = EngramRetriever(memory, source="temporal", default_trust=default_trust)
+        self._engrams = EngramRetriever(memory, source="temporal", default_trust=default_trust)
 
     def retrieve(self, texts: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[EvidenceNode]]:
         if k <= 0 or not texts:
             return [[] for _ in texts]
-        rows = self.memory.browse({}, 0, k, "newest")
-        nodes = [self._nodes._hit(row, i) for i, row in enumerate(rows)]
+        rows = self.memory.browse(None, 0, k, "newest")
+        nodes = [self._engrams.node(row, i) for i, row in enumerate(rows)]
+        if vectors is not None and nodes:  # similarity to each proposition, for the model's top-m choice
+            from cns_core.models import get_embedder
+
+            sims = np.asarray(vectors) @ np.asarray(get_embedder().encode([n.text for n in nodes])).T
+            return [[_similar(n, float(s)) for n, s in zip(nodes, row)] for row in sims]
         return [list(nodes) for _ in texts]
+
+
+def _similar(node: EvidenceNode, similarity: float) -> EvidenceNode:
+    return EvidenceNode(node.id, node.text, node.source, similarity, node.recency, node.trust, node.facet)
 
 
 @dataclass
@@ -246,11 +228,14 @@ class MemoryAPI:
                    self_=FunctionRetriever(retrieve_self, "self") if retrieve_self else None)
 
     @classmethod
-    def from_memory(cls, memory: Any, *, temporal: bool = False, default_trust: float = 0.8) -> "MemoryAPI":
-        """The engram store as semantic evidence, engrams marked ``self`` as self evidence."""
+    def from_memory(cls, memory: Any, *, temporal: bool = False, self_: bool = False,
+                    default_trust: float = 0.8) -> "MemoryAPI":
+        """The engram store as semantic evidence; optionally the latest engrams as temporal
+        neighbours and engrams marked ``self: true`` as self evidence (each costs a query)."""
         return cls(semantic=(EngramRetriever(memory, default_trust=default_trust),),
                    temporal=RecentEngramRetriever(memory, default_trust) if temporal else None,
-                   self_=EngramRetriever(memory, source="self", where={"self": True}, default_trust=default_trust))
+                   self_=EngramRetriever(memory, source="self", where={"self": True}, default_trust=default_trust)
+                   if self_ else None)
 
     @property
     def needs_vectors(self) -> bool:

@@ -1,0 +1,236 @@
+"""Latency of the coherence hook per chain of 10 propositions, retrieval over 10,000 engrams.
+
+    .venv/bin/python benchmarks/coherence.py                 # builds a 10k-engram store in a temp folder
+    .venv/bin/python benchmarks/coherence.py --store .cns/bench-chroma   # build once, reuse next time
+
+Everything runs in one process, side by side, on fresh chains (texts the embedder has
+not seen, as a new thought chain would be):
+
+* ``heuristics``: stages 0-9 without the model pass, evidence from the real ChromaDB
+  store through MemoryService (the engram path of production);
+* ``model``: the same with the NLI model pass (the configured backend, offline lexical
+  by default) over the top-m evidence, one batched call per chain;
+* ``heuristics, pre-embedded`` / ``model, pre-embedded``: the same chains once their
+  propositions are embedded (upstream selection usually has the vectors already), i.e.
+  the hook's own cost without the sentence encoder;
+* ``SNO matrix``: retrieval from an in-memory matrix of the same 10,000 vectors instead
+  of Chroma (how SNO claims and evidence are searched);
+* the engram search itself: one batched Chroma query per chain against one query per
+  proposition.
+
+The latency budget is lifted for the measurement (so no chain silently drops its model
+pass); p50 / p95 / max are printed per mode with the ratios between them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import numpy as np  # noqa: E402
+
+PEOPLE = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ivan", "Jia", "Kofi", "Lena",
+          "Marco", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yara"]
+PROJECTS = ["Apollo", "Borealis", "Cobalt", "Delta", "Ember", "Falcon", "Granite", "Helios", "Iris", "Juniper",
+            "Kepler", "Lumen", "Meridian", "Nimbus", "Orion", "Pioneer", "Quartz", "Raven", "Sequoia", "Titan"]
+CITIES = ["Lisbon", "Oslo", "Nairobi", "Lima", "Hanoi", "Dublin", "Accra", "Porto", "Quito", "Tallinn", "Seoul",
+          "Denver", "Krakow", "Manila", "Rabat", "Perth"]
+DEVICES = ["server", "door", "valve", "window", "gate", "printer", "router", "pump", "heater", "camera"]
+STATES = [("open", "closed"), ("on", "off"), ("locked", "unlocked"), ("full", "empty"), ("active", "inactive")]
+TRAITS = ["careful", "honest", "patient", "punctual", "friendly", "reliable", "quiet", "curious"]
+EVENTS = ["the audit", "the launch", "the merger", "the review", "the demo", "the release", "the hiring freeze"]
+TOPICS = ["pricing", "security", "hiring", "logistics", "marketing", "compliance", "research", "support"]
+
+
+def _fact(rng: random.Random) -> str:
+    kind = rng.randrange(7)
+    if kind == 0:
+        return f"The {rng.choice(PROJECTS)} budget is {rng.randrange(2, 90)} thousand dollars."
+    if kind == 1:
+        return f"{rng.choice(PEOPLE)} moved to {rng.choice(CITIES)} in {rng.randrange(1995, 2025)}."
+    if kind == 2:
+        return f"The {rng.choice(PROJECTS)} {rng.choice(DEVICES)} is {rng.choice(rng.choice(STATES))}."
+    if kind == 3:
+        return f"{rng.choice(PEOPLE)} is {rng.choice(TRAITS)} about {rng.choice(TOPICS)}."
+    if kind == 4:
+        return f"The {rng.choice(PROJECTS)} team finished {rng.choice(EVENTS)} before {rng.choice(EVENTS)}."
+    if kind == 5:
+        return f"{rng.choice(PEOPLE)} leads {rng.choice(TOPICS)} for {rng.choice(PROJECTS)} with {rng.randrange(3, 40)} people."
+    return f"{rng.choice(PEOPLE)} does not work on {rng.choice(TOPICS)} for {rng.choice(PROJECTS)}."
+
+
+def _twist(fact: str, rng: random.Random) -> str:
+    """A variant of a stored fact: negated, a number changed, a state swapped, or reworded."""
+    choice = rng.randrange(4)
+    if choice == 0 and " is " in fact:
+        return fact.replace(" is ", " is not ", 1)
+    if choice == 1:
+        digits = [w for w in fact.rstrip(".").split() if w.isdigit()]
+        if digits:
+            return fact.replace(digits[0], str(int(digits[0]) * 3 + 7), 1)
+    if choice == 2:
+        for a, b in STATES:
+            if f" {a}." in fact:
+                return fact.replace(f" {a}.", f" {b}.")
+    return fact.replace("The ", "Our ", 1) if fact.startswith("The ") else f"Reportedly, {fact[0].lower()}{fact[1:]}"
+
+
+def build_store(path: Path, n: int, seed: int):
+    from cns_core.memory import MemoryService
+
+    memory = MemoryService(path=path, collection="bench_engrams")
+    have = memory.count()
+    if have >= n:
+        print(f"store: {path} already holds {have} engrams")
+        return memory
+    rng = random.Random(seed)
+    facts: list[str] = []
+    seen: set[str] = set()
+    while len(facts) < n - have:
+        f = _fact(rng)
+        if f not in seen:
+            seen.add(f)
+            facts.append(f)
+    start = time.perf_counter()
+    turns = [{"query": f"What do we know about item {have + i}?", "answer": f, "session_id": "bench",
+              "query_id": f"e{have + i}", "timestamp": 1.7e9 + have + i} for i, f in enumerate(facts)]
+    memory.write_episodic_many(turns)
+    print(f"store: wrote {len(turns)} engrams in {time.perf_counter() - start:.1f} s ({path})")
+    return memory
+
+
+def make_chains(memory, count: int, size: int, seed: int) -> list[list[str]]:
+    """Chains of ``size`` propositions: half twist stored facts (so contradictions are found), half new."""
+    rng = random.Random(seed)
+    stored = [e.answer for e in memory.get([f"e{rng.randrange(memory.count())}" for _ in range(count * size)])]
+    chains, used = [], set()
+    for c in range(count):
+        chain = []
+        while len(chain) < size:
+            text = _twist(stored[rng.randrange(len(stored))], rng) if rng.random() < 0.5 else _fact(rng)
+            text = f"{text[:-1]} in phase {seed}-{c}-{len(chain)}."     # fresh text: never in a cache
+            if text not in used:
+                used.add(text)
+                chain.append(text)
+        chains.append(chain)
+    return chains
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float]:
+    arr = np.asarray(values)
+    return float(np.percentile(arr, 50)), float(np.percentile(arr, 95)), float(arr.max())
+
+
+def run_mode(hook, chains: list[list[str]], pre_embed: bool) -> tuple[list[float], dict[str, int]]:
+    times, degraded = [], {}
+    for i, chain in enumerate(chains):
+        if pre_embed:
+            hook.embedder.encode(chain)
+        start = time.perf_counter()
+        result = hook.check_chain(f"bench-{i}", propositions=chain)
+        times.append((time.perf_counter() - start) * 1000)
+        for d in result.degraded:
+            degraded[d] = degraded.get(d, 0) + 1
+        if result.error:
+            raise RuntimeError(f"chain {i}: {result.error}")
+    return times, degraded
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engrams", type=int, default=10_000, help="engrams in the store (default 10000)")
+    parser.add_argument("--chains", type=int, default=60, help="chains measured per mode (default 60)")
+    parser.add_argument("--size", type=int, default=10, help="propositions per chain (default 10)")
+    parser.add_argument("--store", type=Path, default=None, help="keep the store here and reuse it")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    from cns_core.coherence import CoherenceHook, CoherenceSettings
+    from cns_core.coherence.retrieval import EngramRetriever, MatrixRetriever, MemoryAPI
+    from cns_core.models import get_embedder
+
+    tmp = None
+    if args.store is None:
+        tmp = tempfile.TemporaryDirectory(prefix="cns-bench-")
+        store = Path(tmp.name) / "chroma"
+    else:
+        store = args.store
+    os.environ.setdefault("CNS_STATE_DIR", str(Path(tmp.name if tmp else store.parent) / "state"))
+    import torch
+
+    print(f"machine: {os.cpu_count()} cpu(s), torch threads {torch.get_num_threads()}, "
+          f"cuda {'yes' if torch.cuda.is_available() else 'no'}")
+    memory = build_store(store, args.engrams, args.seed)
+    settings = CoherenceSettings.from_config()
+    settings = replace(settings, latency=replace(settings.latency, budget_ms=1e9, model_timeout_ms=1e9))
+    engrams = MemoryAPI(semantic=(EngramRetriever(memory),))
+    heuristic = CoherenceHook(settings, mem_api=engrams, model=False, log=False).warm_up()
+    modelled = CoherenceHook(settings, mem_api=engrams, log=False).warm_up()
+    if not modelled.model.ready:
+        print(f"model: unavailable ({modelled.model.unavailable})")
+        return 2
+    print(f"model: {getattr(modelled.model.backend, 'name', '?')}; engrams: {memory.count()}; "
+          f"chains: {args.chains} x {args.size} propositions per mode")
+
+    # the SNO path: the same 10,000 vectors as an in-memory matrix
+    got = memory._engrams.get(include=["embeddings", "documents"], limit=args.engrams)
+    matrix = MatrixRetriever(got["ids"], got["documents"], np.asarray(got["embeddings"]), source="semantic")
+    sno_hook = CoherenceHook(settings, mem_api=MemoryAPI(semantic=(matrix,)), model=False, log=False)
+
+    modes = [("heuristics", heuristic, False), ("model", modelled, False),
+             ("heuristics, pre-embedded", heuristic, True), ("model, pre-embedded", modelled, True),
+             ("SNO matrix heuristics, pre-embedded", sno_hook, True)]
+    rows = {}
+    for k, (name, hook, pre) in enumerate(modes):
+        chains = make_chains(memory, args.chains, args.size, seed=args.seed * 100 + k)
+        run_mode(hook, chains[:3], pre)  # warm the code paths
+        times, degraded = run_mode(hook, chains[3:], pre)
+        rows[name] = percentiles(times)
+        note = f"  degraded: {degraded}" if degraded else ""
+        p50, p95, worst = rows[name]
+        print(f"{name:38s} p50 {p50:7.2f} ms   p95 {p95:7.2f} ms   max {worst:7.2f} ms{note}")
+
+    # the engram search alone: one batched query against one query per proposition
+    chains = make_chains(memory, 20, args.size, seed=args.seed * 100 + 99)
+    embedder = get_embedder()
+    batched, single = [], []
+    retriever = EngramRetriever(memory)
+    for chain in chains:
+        vectors = embedder.encode(chain)
+        start = time.perf_counter()
+        retriever.retrieve(chain, vectors, settings.retrieval.k_sem)
+        batched.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        for text in chain:
+            memory.search_episodic(text, settings.retrieval.k_sem)
+        single.append((time.perf_counter() - start) * 1000)
+    b, s = percentiles(batched), percentiles(single)
+    print(f"{'engram search, batched (per chain)':38s} p50 {b[0]:7.2f} ms   p95 {b[1]:7.2f} ms")
+    print(f"{'engram search, one query per prop':38s} p50 {s[0]:7.2f} ms   p95 {s[1]:7.2f} ms")
+    print(f"ratio model / heuristics p95: {rows['model'][1] / rows['heuristics'][1]:.2f}")
+    print(f"ratio pre-embedded / fresh heuristics p95: {rows['heuristics, pre-embedded'][1] / rows['heuristics'][1]:.2f}")
+    print(f"ratio one-query-per-prop / batched search p95: {s[1] / max(b[1], 1e-9):.2f}")
+    targets = [("heuristics p95 < 20 ms", rows["heuristics"][1] < 20),
+               ("model p95 < 100 ms", rows["model"][1] < 100),
+               ("heuristics pre-embedded p95 < 20 ms", rows["heuristics, pre-embedded"][1] < 20),
+               ("model pre-embedded p95 < 100 ms", rows["model, pre-embedded"][1] < 100)]
+    for name, ok in targets:
+        print(f"target {name}: {'met' if ok else 'NOT met'}")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
