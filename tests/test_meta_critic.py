@@ -1,0 +1,259 @@
+"""The Meta-Critic over the REAL critic pipeline: the spec's section 8 scenarios and failures."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+from cns_core.critics import CRITIC_CLASSES, default_critics
+from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.meta import PRIORITY_ORDER, MetaCritic, expected_gain, quality_band
+from cns_core.pipeline import CriticPipeline
+from cns_core.scoring import load_profiles, normalise, weigh
+from cns_core.sno import SNO, load_snos
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def example(name: str) -> SNO:
+    return load_snos(EXAMPLES / f"{name}.yaml")[0]
+
+
+def sno(ident: str, claims: list[tuple[str, str]], supports: list[tuple[str, str]],
+        evidence: list[dict] = ()) -> SNO:
+    return SNO(id=ident, hypothesis=claims[0][0],
+               claims=[{"id": cid, "text": text} for cid, text in claims],
+               relations=[{"source": s, "target": t, "kind": "support"} for s, t in supports],
+               evidence=list(evidence))
+
+
+# Spec 8.1 "detects conflicts": logically sound (modus ponens), no evidence at all.
+MODUS_PONENS = sno("modus-ponens",
+                   [("h", "Therefore the street is wet."), ("c1", "If it rains, the street gets wet."),
+                    ("c2", "It is raining.")],
+                   [("c1", "h"), ("c2", "h")])
+
+# Spec 8.1 "improvement_plan": a claim with one weak piece of evidence (validity 0.4).
+NEEDS_WORK = sno("walking-mood",
+                 [("h", "Walking every day improves mood in older adults."),
+                  ("c1", "Older adults who walk daily report feeling happier.")],
+                 [("c1", "h")],
+                 [{"id": "e1", "text": "A small survey found that some walkers said they felt happier.",
+                   "source": "Local newsletter", "validity": 0.4}])
+
+
+@pytest.fixture(scope="module")
+def pipeline() -> CriticPipeline:
+    return CriticPipeline()
+
+
+@pytest.fixture(scope="module")
+def meta(pipeline) -> MetaCritic:
+    return MetaCritic(pipeline=pipeline)
+
+
+@pytest.fixture(scope="module")
+def grounded() -> SNO:
+    return example("grounded_exercise_bp")
+
+
+# ----- spec 8.1 -------------------------------------------------------------------------------
+
+def test_evaluate_aggregates_all_five_critics(meta, grounded):
+    ev = meta.evaluate(grounded)
+    assert set(ev.critic_scores) == set(CRITIC_NAMES) and ev.failed == {}
+    default = load_profiles()["default"]
+    assert ev.score == pytest.approx(weigh(ev.results, default).trust_score, abs=1e-4)
+    assert 0.0 <= ev.score <= 1.0 and ev.context == "default"
+    assert ev.band == quality_band(ev.score, meta.config)
+    lo, hi = ev.confidence_band
+    assert lo <= ev.score <= hi
+    contributions = {n: default[n] * ev.critic_scores[n] for n in CRITIC_NAMES}
+    assert ev.dominant_critic == max(contributions, key=contributions.get)
+    assert ev.critic_scores[ev.weakest_dimension] == min(ev.critic_scores.values())
+    assert ev.sno_hash == grounded.content_hash()
+
+
+def test_sound_but_ungrounded_sno_gives_a_grounding_logic_conflict(meta):
+    ev = meta.evaluate(MODUS_PONENS)
+    assert ev.critic_scores["grounding"] == 0.0
+    assert "no_evidence" in [i.code for i in ev.issues["grounding"]]
+    [conflict] = [c for c in ev.conflicts if c.involves("grounding", "logic")]
+    assert conflict.critics == ("logic", "grounding")
+    assert conflict.interpretation == "Coherent but ungrounded - needs evidence"
+    assert conflict.delta == pytest.approx(ev.critic_scores["logic"], abs=1e-4)
+    assert ev.weakest_dimension == "grounding"
+
+
+def test_suggestions_mention_evidence(meta):
+    ev = meta.evaluate(MODUS_PONENS)
+    assert any("evidence" in s.lower() for s in ev.suggestions)
+    assert meta.config.suggestions["no_evidence"] in ev.suggestions
+    assert "Address: Coherent but ungrounded - needs evidence" in ev.suggestions
+    assert len(ev.suggestions) == len(set(ev.suggestions))
+
+
+def test_scientific_context_weights_grounding_more(meta, pipeline, grounded):
+    default = meta.evaluate(grounded, "default")
+    runs_before = {n: s.count for n, s in pipeline.statistics().items()}
+    scientific = meta.evaluate(grounded, "scientific")
+    assert {n: s.count for n, s in pipeline.statistics().items()} == runs_before   # no critic re-ran
+    assert scientific.critic_scores == default.critic_scores
+    assert scientific.weights["grounding"] > default.weights["grounding"]
+    assert scientific.weighted.contributions["grounding"] > default.weighted.contributions["grounding"]
+    # Without evidence, weighing grounding more must cost score.
+    assert meta.evaluate(MODUS_PONENS, "scientific").score < meta.evaluate(MODUS_PONENS, "default").score
+
+
+def test_every_context_is_a_profile_and_unknown_ones_are_refused(meta, grounded):
+    profiles = load_profiles()
+    assert set(meta.contexts) == {"default", "scientific", "philosophical", "empirical", "analytical"}
+    for ctx in meta.contexts:
+        ev = meta.evaluate(grounded, ctx)
+        assert ev.context == ctx
+        assert ev.weights == pytest.approx(normalise(profiles[ctx]))
+    with pytest.raises(ValueError, match="analytical"):
+        meta.evaluate(grounded, "poetic")
+    custom = meta.evaluate(grounded, {"logic": 1.0})
+    assert custom.context == "custom" and custom.score == pytest.approx(custom.critic_scores["logic"], abs=1e-4)
+
+
+def test_quality_gate_passes_a_strong_sno_and_fails_a_poor_one(meta, grounded):
+    assert meta.passes_quality_gate(grounded)
+    assert not meta.passes_quality_gate(MODUS_PONENS)
+    decision = meta.quality_gate(MODUS_PONENS)
+    assert not decision.passed and decision.threshold == 0.7 and "below" in decision.reason
+    assert not meta.passes_quality_gate(grounded, threshold=0.99)
+    with pytest.raises(ValueError, match="threshold"):
+        meta.passes_quality_gate(grounded, threshold=1.5)
+
+
+def test_improvement_plan_ordered_by_priority_with_measured_impact(meta):
+    plan = meta.improvement_plan(NEEDS_WORK)
+    assert plan, "a one-claim SNO on weak evidence must leave something to improve"
+    keys = [(PRIORITY_ORDER[s.priority], -s.expected_impact) for s in plan]
+    assert keys == sorted(keys)
+    results = meta.evaluate(NEEDS_WORK).results
+    default = load_profiles()["default"]
+    for step in plan:
+        assert step.current_score < step.target_score
+        assert step.expected_impact == pytest.approx(
+            expected_gain(results, default, step.critic, step.target_score), abs=1e-4)
+        assert step.action
+
+
+@pytest.mark.parametrize("name,weakest", [
+    ("contradicted_vitamin_c", "grounding"), ("circular_forecasts", "logic"),
+    ("correlation_coffee", "causal"), ("novel_fungal_signals", "grounding"), ("loaded_homework", "bias"),
+])
+def test_examples_name_their_weakest_dimension(meta, name, weakest):
+    ev = meta.evaluate(example(name))
+    assert ev.weakest_dimension == weakest
+    assert any(c.lower == weakest for c in ev.conflicts)
+
+
+def test_every_issue_code_the_critics_emit_has_its_own_advice(meta):
+    codes: set[str] = set()
+    for cls in CRITIC_CLASSES.values():
+        module = importlib.import_module(cls.__module__)
+        codes |= set(re.findall(r'Issue\(\s*"([a-z_]+)"', Path(module.__file__).read_text()))
+        codes |= set(getattr(module, "ISSUE_CODES", ()) or getattr(module, "_MESSAGES", {}))
+    assert len(codes) >= 15
+    assert sorted(codes - set(meta.config.suggestions)) == []
+
+
+# ----- cache and statistics -------------------------------------------------------------------
+
+def test_result_cache_keyed_by_content_hash_and_context_with_ttl(pipeline, grounded):
+    now = [0.0]
+    meta = MetaCritic(pipeline=pipeline, clock=lambda: now[0])
+    first = meta.evaluate(grounded)
+    assert meta.evaluate(grounded) is first
+    retitled = grounded.model_copy(update={"title": "Another title", "id": "other-id"})
+    assert meta.evaluate(retitled) is first              # same content hash
+    assert meta.evaluate(grounded, "scientific") is not first
+    now[0] = meta.config.cache_ttl_s + 1.0
+    fresh = meta.evaluate(grounded)
+    assert fresh is not first and fresh.score == first.score
+    stats = meta.statistics()
+    assert (stats["evaluations"], stats["cache_hits"]) == (3, 2)
+    assert set(stats["critics"]) == set(CRITIC_NAMES)
+    assert all(s.count + s.cache_hits >= 1 for s in stats["critics"].values())
+
+
+# ----- failing critics ------------------------------------------------------------------------
+
+class ExplodingCritic:
+    """A causal critic whose model blows up."""
+
+    name = "causal"
+    requires = frozenset()
+
+    def config_key(self) -> str:
+        return "exploding"
+
+    def evaluate(self, sno, context):
+        raise RuntimeError("causal model exploded")
+
+
+class StuckCritic:
+    """A bias critic that hangs until released (the test releases it afterwards)."""
+
+    name = "bias"
+    requires = frozenset()
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def config_key(self) -> str:
+        return "stuck"
+
+    def evaluate(self, sno, context):
+        self.release.wait(60)
+        return CriticResult(critic="bias", score=1.0, confidence=1.0, explanation="too late")
+
+
+def _with(replacement) -> list:
+    return [replacement if c.name == replacement.name else c for c in default_critics()]
+
+
+def test_a_raising_critic_is_reported_and_the_rest_aggregates(grounded):
+    meta = MetaCritic(pipeline=CriticPipeline(_with(ExplodingCritic())))
+    ev = meta.evaluate(grounded)
+    assert set(ev.failed) == {"causal"} and "causal model exploded" in ev.failed["causal"]
+    assert set(ev.critic_scores) == {"grounding", "logic", "novelty", "bias"}
+    assert ev.weighted.left_out == ("causal",) and not ev.complete
+    assert ev.weights["causal"] == 0.0
+    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=1e-4)
+    assert ev.confidence_band[1] - ev.confidence_band[0] >= 0.10 - 1e-6   # causal's 0.10 is unknown
+    assert not any(c.involves("causal", x) for c in ev.conflicts for x in CRITIC_NAMES)
+    assert meta.statistics()["failures"] == {"causal": 1}
+    # causal carries 0.10 of the weight, within the gate's 0.25 allowance
+    assert meta.passes_quality_gate(grounded)
+
+
+def test_a_timed_out_critic_is_reported_and_the_rest_aggregates():
+    stuck = StuckCritic()
+    meta = MetaCritic(pipeline=CriticPipeline(_with(stuck), timeout_s=3.0))
+    try:
+        ev = meta.evaluate(MODUS_PONENS)
+    finally:
+        stuck.release.set()
+    assert set(ev.failed) == {"bias"} and "timed out" in ev.failed["bias"]
+    assert set(ev.critic_scores) == {"grounding", "logic", "novelty", "causal"}
+    assert ev.to_dict()["failed"] == {"bias": ev.failed["bias"]}
+    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=1e-4)
+
+
+def test_gate_refuses_to_vouch_when_heavy_critics_failed(grounded):
+    class BrokenGrounding(ExplodingCritic):
+        name = "grounding"
+
+    meta = MetaCritic(pipeline=CriticPipeline(_with(BrokenGrounding())))
+    decision = meta.quality_gate(grounded)
+    assert not decision.passed and "grounding" in decision.reason
+    assert decision.score >= 0.7        # the remaining critics alone would have passed it
