@@ -201,6 +201,12 @@ def test_coverage_is_asymmetric():
     assert tc.coverage(premise, tc.tokenize("the a is")) == 1.0
 
 
+def test_stem_share_on_precomputed_sets():
+    assert tc.stem_share({"boy", "play", "park"}, {"boy", "play"}) == 1.0
+    assert tc.stem_share({"boy"}, {"boy", "girl"}) == 0.5
+    assert tc.stem_share(set(), set()) == 1.0
+
+
 def test_jaccard_ignores_stopwords_and_inflection():
     assert tc.jaccard(tc.tokenize("The dogs are running"), tc.tokenize("A dog runs")) == 1.0
     assert tc.jaccard(tc.tokenize("cats"), tc.tokenize("dogs")) == 0.0

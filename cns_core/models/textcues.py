@@ -47,6 +47,7 @@ __all__ = [
     "quantifier_classes",
     "quantifier_conflict",
     "coverage",
+    "stem_share",
     "jaccard",
 ]
 
@@ -397,10 +398,15 @@ def coverage(reference_tokens: Sequence[str], tokens: Sequence[str]) -> float:
     Asymmetric on purpose: a hypothesis fully covered by its premise (coverage 1.0)
     is likely entailed even when the premise says more. 1.0 when ``tokens`` has no content.
     """
-    wanted = content_stems(tokens)
-    if not wanted:
-        return 1.0
-    return len(wanted & content_stems(reference_tokens)) / len(wanted)
+    return stem_share(content_stems(reference_tokens), content_stems(tokens))
+
+
+def stem_share(reference: set[str] | frozenset[str], wanted: set[str] | frozenset[str]) -> float:
+    """Share of the stems ``wanted`` found in ``reference`` (1.0 when nothing is wanted).
+
+    :func:`coverage` on precomputed stem sets, for callers that keep them per text.
+    """
+    return len(wanted & reference) / len(wanted) if wanted else 1.0
 
 
 def jaccard(a_tokens: Sequence[str], b_tokens: Sequence[str]) -> float:
