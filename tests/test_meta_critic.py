@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 import threading
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cns_core.config import ConfigError, load_config
 from cns_core.critics import CRITIC_CLASSES, default_critics
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
 from cns_core.meta import PRIORITY_ORDER, MetaCritic, expected_gain, quality_band
@@ -181,8 +183,15 @@ def test_result_cache_keyed_by_content_hash_and_context_with_ttl(pipeline, groun
     assert fresh is not first and fresh.score == first.score
     stats = meta.statistics()
     assert (stats["evaluations"], stats["cache_hits"]) == (3, 2)
+    uncached = MetaCritic(pipeline=pipeline, config=dataclasses.replace(meta.config, cache_ttl_s=0.0))
+    assert uncached.evaluate(grounded) is not uncached.evaluate(grounded)
     assert set(stats["critics"]) == set(CRITIC_NAMES)
     assert all(s.count + s.cache_hits >= 1 for s in stats["critics"].values())
+
+
+def test_bad_config_handed_in_is_refused_with_its_key(pipeline):
+    with pytest.raises(ConfigError, match="conflict_threshold"):
+        MetaCritic(pipeline=pipeline, config=load_config("meta") | {"conflict_threshold": -0.1})
 
 
 # ----- failing critics ------------------------------------------------------------------------

@@ -295,6 +295,18 @@ def test_assess_aggregates_and_reports_failures():
     assert ev.to_dict()["failed"] == {"bias": "TimeoutError: exceeded 0.2 s"}
 
 
+def test_meta_verdict_as_a_critic_result():
+    rs = results(grounding=0.1, logic=0.9, novelty=0.6, causal=0.7, bias=0.9)
+    ev = assess(rs, DEFAULT, CFG)
+    as_result = ev.as_critic_result()
+    lo, hi = ev.confidence_band
+    assert (as_result.critic, as_result.score, as_result.ok) == ("meta", ev.score, True)
+    assert as_result.confidence == pytest.approx(1 - (hi - lo), abs=1e-4)
+    assert as_result.issue_codes == ("critic_conflict",)
+    assert len(as_result.issues) == len(ev.conflicts) and as_result.sub_scores == ev.critic_scores
+    assert ev.band.name in as_result.explanation
+
+
 def test_assess_names_critics_missing_from_results():
     ev = assess(results(grounding=0.8, logic=0.8), DEFAULT, CFG)
     assert set(ev.failed) == {"novelty", "causal", "bias"}

@@ -59,6 +59,27 @@ class MetaEvaluation:
         """Every issue as ``(critic, issue)``, critics in canonical order."""
         return [(name, issue) for name, issues in self.issues.items() for issue in issues]
 
+    def as_critic_result(self) -> CriticResult:
+        """The verdict in the critics' own result type (the spec's Meta "implements the Critic
+        behaviour"), so an agent or table can list it beside the five critics.
+
+        Confidence is ``1 - width of the confidence band``; each conflict becomes a
+        ``critic_conflict`` issue naming the two critics.
+        """
+        lo, hi = self.confidence_band
+        conflicts = tuple(Issue("critic_conflict", f"{c.higher} {c.high_score:.2f} over {c.lower} "
+                                f"{c.low_score:.2f}: {c.interpretation}", c.critics) for c in self.conflicts)
+        failed = f"; failed: {', '.join(self.failed)}" if self.failed else ""
+        return CriticResult(
+            critic="meta", score=self.score, confidence=round(max(0.0, 1.0 - (hi - lo)), 4),
+            explanation=(f"{self.band.name} ({self.band.action}); {len(self.critic_scores)} critics, "
+                         f"{len(self.conflicts)} conflict(s), weakest: {self.weakest_dimension}{failed}"),
+            sub_scores=dict(self.critic_scores),
+            evidence={"confidence_band": self.confidence_band, "dominant_critic": self.dominant_critic,
+                      "weakest_dimension": self.weakest_dimension, "suggestions": list(self.suggestions),
+                      "failed": dict(self.failed), "weights": dict(self.weights), "context": self.context},
+            issues=tuple(issue for _, issue in self.all_issues) + conflicts)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data (results reduced to their scores, issues and errors)."""
         return {
