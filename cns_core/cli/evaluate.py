@@ -149,6 +149,13 @@ def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command; returns 1 when any file could not be read or validated."""
     from tqdm import tqdm
 
+    if getattr(args, "out", None) or getattr(args, "workers", 1) > 1 or any(Path(p).is_dir() for p in args.files):
+        if args.weights or args.json:
+            raise ValueError("folders, --workers and --out write one table row per SNO with every profile; "
+                             "--weights and --json apply to single files")
+        from cns_core.batch import run_batch   # a corpus: worker processes, a results table, resumable
+
+        return run_batch(args)
     if args.weights:
         weights: str | dict[str, float] = parse_weights(args.weights)
     else:
@@ -188,7 +195,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "evaluate", help="score SNO files with the five critics",
         description="Score SNO files (JSON or YAML, one SNO or a list each) with the five critics and print "
                     "the Trust Score per SNO.")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml)")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml) or folders of them")
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--profile", help="weight profile from config/profiles.yaml (default: default)")
     choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
@@ -197,5 +204,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--population", choices=("batch", "none"), default="batch",
                         help="novelty against the other SNOs given (batch) or against none")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds each critic may take (default 30)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes for a corpus (cns_core.batch)")
+    parser.add_argument("--out", metavar="FILE", help="results table (.parquet or .csv); resumes from it if present")
     parser.set_defaults(func=run)
     return parser

@@ -1,0 +1,416 @@
+"""Batch evaluation of a corpus of SNO files: worker processes, one results table, resumable.
+
+Why processes: the critics are Python and numpy bound, so threads share one core;
+each worker process builds its own :class:`CriticPipeline` (and models) once.
+
+The table has one row per SNO (``file``, ``sno_id``, ``title``, ``content_hash``,
+``config_fingerprint``, ``trust_<profile>`` for every weight profile,
+``score_<critic>`` (NaN when the critic failed), ``conflicts`` (JSON list of
+``{higher, lower, delta}`` from the Meta-Critic's :func:`detect_conflicts`),
+``n_conflicts``, ``failures`` (JSON ``{critic: reason}``), ``issues`` (JSON
+``{critic: [codes]}``), sizes, and ``error`` for a file that could not be read.
+
+**Resuming**: a row already in the output with the same content hash and the same
+configuration fingerprint is not evaluated again (unless a critic failed in it). The fingerprint covers every
+critic's ``config_key()``, the NLI and embedding settings (and the fitted lexical
+NLI parameters), the weight profiles, and, because Novelty is measured against
+the other SNOs of the batch, the batch's population: adding an SNO to the folder
+changes every SNO's novelty, so the whole folder is evaluated again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from cns_core.config import config_dir, load_config
+from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
+from cns_core.meta.conflicts import detect_conflicts, ok_scores
+from cns_core.scoring import load_profiles, weigh
+from cns_core.sno import SNO, SNOValidationError, load_snos
+
+__all__ = [
+    "BASE_COLUMNS",
+    "BatchReport",
+    "SNO_SUFFIXES",
+    "collect_files",
+    "config_fingerprint",
+    "evaluate_corpus",
+    "evaluation_row",
+    "read_results",
+    "write_results",
+    "run_batch",
+]
+
+SNO_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
+RESULT_SUFFIXES: tuple[str, ...] = (".parquet", ".csv")
+BASE_COLUMNS: tuple[str, ...] = ("file", "sno_id", "title", "content_hash", "config_fingerprint", "error")
+_JSON_COLUMNS = ("conflicts", "failures", "issues")
+
+
+@dataclass
+class BatchReport:
+    """What a batch run did; ``frame`` holds every row of the output (kept, reused and new)."""
+
+    frame: pd.DataFrame
+    out: Path | None = None
+    evaluated: int = 0
+    skipped: int = 0
+    bad_files: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    fingerprint: str = ""
+
+    @property
+    def rate(self) -> float:
+        """SNOs evaluated per second of wall time (0 when nothing was evaluated)."""
+        return self.evaluated / self.elapsed_s if self.evaluated and self.elapsed_s > 0 else 0.0
+
+
+# ----- inputs -------------------------------------------------------------------
+
+def collect_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given, plus every SNO file (.json/.yaml/.yml) under given folders, sorted per folder."""
+    files: list[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SNO_SUFFIXES))
+        else:
+            files.append(path)
+    return list(dict.fromkeys(files))
+
+
+def _load(files: Sequence[Path]) -> tuple[list[tuple[str, SNO]], dict[str, str]]:
+    items, errors = [], {}
+    for path in files:
+        try:
+            items.extend((str(path), sno) for sno in load_snos(path))
+        except SNOValidationError as exc:
+            errors[str(path)] = "; ".join(exc.problems)
+    return items, errors
+
+
+# ----- configuration ------------------------------------------------------------
+
+def _population_key(snos: Sequence[SNO]) -> str:
+    """What the novelty population is made of: every SNO's id and hypothesis (order-free)."""
+    if len(snos) < 2:
+        return ""
+    parts = sorted(f"{s.id}\x00{s.hypothesis_text}\x00{bool(s.embedding)}" for s in snos)
+    return hashlib.blake2b("\x01".join(parts).encode("utf-8"), digest_size=12).hexdigest()
+
+
+def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Mapping[str, float]],
+                       population_key: str = "") -> str:
+    """A short hash of everything besides the SNO that changes a row (see the module docstring)."""
+    from cns_core.models.nli import nli_settings
+
+    backend, nli_cfg = nli_settings()
+    params = ""
+    params_file = (nli_cfg.get("lexical") or {}).get("params_file")
+    if backend == "lexical" and params_file and (config_dir() / params_file).is_file():
+        params = hashlib.blake2b((config_dir() / params_file).read_bytes(), digest_size=12).hexdigest()
+    payload = {"critics": dict(critic_keys), "nli": [backend, nli_cfg], "lexical_params": params,
+               "embedding": load_config("models").get("embedding", {}),
+               "embedding_backend": os.environ.get("CNS_EMBEDDING_BACKEND", ""),
+               "profiles": {k: dict(v) for k, v in profiles.items()}, "population": population_key}
+    blob = json.dumps(payload, sort_keys=True, default=str)
+    return hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
+
+
+# ----- rows ---------------------------------------------------------------------
+
+def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fingerprint: str,
+                   profiles: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """One table row from a pipeline's critic results (pure: no critic is run)."""
+    row: dict[str, Any] = {"file": file, "sno_id": sno.id, "title": sno.title, "content_hash": sno.content_hash(),
+                           "config_fingerprint": fingerprint, "error": ""}
+    for name, weights in profiles.items():
+        row[f"trust_{name}"] = weigh(results, weights).trust_score
+    for name in (*CRITIC_NAMES, *sorted(set(results) - set(CRITIC_NAMES))):
+        result = results.get(name)
+        row[f"score_{name}"] = result.score if result is not None and result.ok else math.nan
+    conflicts = detect_conflicts(ok_scores(results))
+    row["conflicts"] = json.dumps([{"higher": c.higher, "lower": c.lower, "delta": c.delta} for c in conflicts])
+    row["n_conflicts"] = len(conflicts)
+    row["failures"] = json.dumps({n: r.error or "failed" for n, r in results.items() if not r.ok})
+    row["issues"] = json.dumps({n: list(r.issue_codes) for n, r in results.items() if r.issue_codes})
+    row["n_claims"], row["n_relations"], row["n_evidence"] = len(sno.claims), len(sno.relations), len(sno.evidence)
+    return row
+
+
+def _error_row(file: str, error: str, sno: SNO | None = None, fingerprint: str = "") -> dict[str, Any]:
+    return {"file": file, "sno_id": sno.id if sno else "", "title": sno.title if sno else "",
+            "content_hash": sno.content_hash() if sno else "", "config_fingerprint": fingerprint, "error": error}
+
+
+# ----- results files ------------------------------------------------------------
+
+def _check_suffix(path: Path) -> None:
+    if path.suffix.lower() not in RESULT_SUFFIXES:
+        raise ValueError(f"--out {path}: use a .parquet or .csv file (got {path.suffix or 'no suffix'!r})")
+
+
+def read_results(path: str | Path) -> pd.DataFrame:
+    """A results table written by :func:`write_results`; errors name the file and what is wrong."""
+    path = Path(path)
+    _check_suffix(path)
+    try:
+        if path.suffix.lower() == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            frame = pd.read_csv(path, dtype={c: str for c in (*BASE_COLUMNS, *_JSON_COLUMNS)},
+                                keep_default_na=False, na_values={c: [""] for c in ("n_conflicts",)})
+    except FileNotFoundError:
+        raise ValueError(f"{path}: results file not found") from None
+    except Exception as exc:  # pyarrow / parser errors have many types
+        raise ValueError(f"{path}: not a readable results table ({type(exc).__name__}: {exc})") from None
+    missing = [c for c in BASE_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: not a CNS results table: missing column(s) {', '.join(missing)}")
+    for column in (*BASE_COLUMNS, *_JSON_COLUMNS):
+        if column in frame.columns:
+            frame[column] = frame[column].fillna("").astype(str)
+    for column in frame.columns:
+        if column.startswith(("score_", "trust_")):
+            frame[column] = pd.to_numeric(frame[column], errors="coerce")
+    return frame
+
+
+def write_results(frame: pd.DataFrame, path: str | Path) -> Path:
+    """Write atomically (a temporary file renamed over the old one), so a crash never leaves half a table."""
+    path = Path(path)
+    _check_suffix(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    if path.suffix.lower() == ".parquet":
+        frame.to_parquet(tmp, index=False)
+    else:
+        frame.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def _ordered(rows: list[dict[str, Any]], profiles: Iterable[str]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return pd.DataFrame(columns=list(BASE_COLUMNS))
+    first = [*BASE_COLUMNS, *(f"trust_{p}" for p in profiles), *(f"score_{c}" for c in CRITIC_NAMES),
+             "n_conflicts", *_JSON_COLUMNS, "n_claims", "n_relations", "n_evidence"]
+    columns = [c for c in first if c in frame.columns] + [c for c in frame.columns if c not in first]
+    frame = frame[columns]
+    for column in (*BASE_COLUMNS, *_JSON_COLUMNS):
+        if column in frame.columns:
+            frame[column] = frame[column].fillna("").astype(str)
+    return frame.sort_values(["file", "sno_id"], kind="stable").reset_index(drop=True)
+
+
+# ----- workers ------------------------------------------------------------------
+
+_WORKER: dict[str, Any] = {}
+
+
+def _limit_threads(threads: int) -> None:
+    """One worker per core: keep each worker's BLAS/torch pool from fighting the others."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(threads)
+
+
+def _init_worker(context: CriticContext, fingerprint: str, profiles: dict[str, dict[str, float]],
+                 timeout_s: float, threads: int | None) -> None:
+    if threads is not None:
+        _limit_threads(threads)
+    from cns_core.pipeline import CriticPipeline
+
+    _WORKER.update(pipeline=CriticPipeline(timeout_s=timeout_s), context=context, fingerprint=fingerprint,
+                   profiles=profiles)
+    _warm_up()
+
+
+def _warm_up() -> None:
+    """Load the models before the first SNO, so loading never counts against a critic's time limit."""
+    from cns_core.models import get_embedder, get_nli_backend
+
+    try:
+        get_embedder().encode(["warm up"])
+        get_nli_backend().predict([("warm up", "warm up")])
+    except Exception:  # a missing backend makes the critics fail with their own reason
+        pass
+
+
+def _evaluate_one(file: str, data: dict[str, Any]) -> dict[str, Any]:
+    """Runs in a worker (or in-process for one worker); never raises for one bad SNO."""
+    sno = SNO.model_validate(data)
+    try:
+        results = _WORKER["pipeline"].run_critics(sno, _WORKER["context"])
+        return evaluation_row(results, sno, file, _WORKER["fingerprint"], _WORKER["profiles"])
+    except Exception as exc:
+        return _error_row(file, f"evaluation failed: {type(exc).__name__}: {exc}", sno, _WORKER["fingerprint"])
+
+
+def _population(snos: Sequence[SNO], population: str) -> CriticContext:
+    if population == "none" or len(snos) < 2:
+        return CriticContext()
+    from cns_core.cli.evaluate import population_context
+
+    context = population_context(snos)
+    # The workers get the embedder from their own pipeline; the population is known by key.
+    context.embedder = None
+    context.extra["population_fingerprint"] = _population_key(snos)
+    return context
+
+
+# ----- the batch ----------------------------------------------------------------
+
+def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | None = None, *, workers: int = 1,
+                    profiles: Sequence[str] | None = None, population: str = "batch", timeout_s: float = 30.0,
+                    progress: bool = True, save_every: int = 25) -> BatchReport:
+    """Evaluate every SNO under ``paths`` (files or folders), resuming from ``out`` when it exists.
+
+    ``workers`` > 1 runs that many worker processes; 1 runs in this process.
+    ``profiles`` picks the weight profiles to report (default: all in profiles.yaml).
+    """
+    started = time.perf_counter()
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1 (got {workers})")
+    if population not in ("batch", "none"):
+        raise ValueError(f"population must be 'batch' or 'none' (got {population!r})")
+    out_path = Path(out) if out is not None else None
+    if out_path is not None:
+        _check_suffix(out_path)
+    known = load_profiles()
+    chosen = list(profiles) if profiles else list(known)
+    unknown = [p for p in chosen if p not in known]
+    if unknown:
+        raise ValueError(f"unknown weight profile(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    weight_sets = {p: known[p] for p in chosen}
+
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files = collect_files(paths)
+    items, load_errors = _load(files)
+
+    from cns_core.critics import default_critics
+
+    critic_keys = {c.name: c.config_key() for c in default_critics()}
+    snos = [s for _, s in items]
+    fingerprint = config_fingerprint(critic_keys, weight_sets, _population_key(snos) if population == "batch" else "")
+
+    existing = read_results(out_path) if out_path is not None and out_path.exists() else None
+    done: dict[tuple[str, str], dict[str, Any]] = {}
+    if existing is not None:
+        for row in existing.to_dict("records"):
+            # rows with a failed critic (a timeout, a model down) are tried again
+            if not row["error"] and row.get("failures", "{}") in ("{}", "") and row["config_fingerprint"] == fingerprint:
+                done.setdefault((row["content_hash"], fingerprint), row)
+
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    todo: list[tuple[str, SNO]] = []
+    for file, sno in items:
+        hit = done.get((sno.content_hash(), fingerprint))
+        if hit is not None:   # same content and configuration: reuse, under this file's name
+            rows[(file, sno.id)] = {**hit, "file": file, "sno_id": sno.id, "title": sno.title}
+        else:
+            todo.append((file, sno))
+    skipped = len(rows)
+    for file, error in load_errors.items():
+        rows[(file, "")] = _error_row(file, error)
+
+    # Rows of files not in this run stay; rows of this run's files are replaced.
+    inputs = {str(f) for f in files}
+    kept = [] if existing is None else [
+        r for r in existing.to_dict("records") if r["file"] not in inputs and (r["file"], r["sno_id"]) not in rows]
+
+    def save() -> None:
+        if out_path is not None:
+            write_results(_ordered(kept + list(rows.values()), chosen), out_path)
+
+    try:
+        if todo:
+            _run(todo, snos, rows, population, fingerprint, weight_sets, timeout_s, workers, progress, save,
+                 save_every)
+    finally:   # an interrupted run keeps every row finished so far
+        save()
+    frame = _ordered(kept + list(rows.values()), chosen)
+    return BatchReport(frame=frame, out=out_path, evaluated=len(todo), skipped=skipped,
+                       bad_files=sorted(load_errors), elapsed_s=time.perf_counter() - started, fingerprint=fingerprint)
+
+
+def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str], dict[str, Any]],
+         population: str, fingerprint: str, weight_sets: dict[str, dict[str, float]], timeout_s: float,
+         workers: int, progress: bool, save: Any, save_every: int) -> None:
+    from tqdm import tqdm
+
+    context = _population(snos, population)
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    since_save = 0
+    with tqdm(total=len(todo), desc="evaluating", unit="SNO", file=sys.stderr, disable=not progress) as bar:
+        def collect(row: dict[str, Any]) -> None:
+            nonlocal since_save
+            rows[(row["file"], row["sno_id"])] = row
+            bar.update(1)
+            since_save += 1
+            if since_save >= save_every:
+                save()
+                since_save = 0
+
+        if workers == 1:
+            _init_worker(context, fingerprint, weight_sets, timeout_s, None)
+            for file, sno in todo:
+                collect(_evaluate_one(file, sno.model_dump(mode="json")))
+            return
+        spawn = multiprocessing.get_context("spawn")   # fork after torch threads start can hang
+        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_init_worker,
+                                 initargs=(context, fingerprint, weight_sets, timeout_s, threads)) as pool:
+            futures = {pool.submit(_evaluate_one, file, sno.model_dump(mode="json")): (file, sno)
+                       for file, sno in todo}
+            try:
+                for future in as_completed(futures):
+                    file, sno = futures[future]
+                    try:
+                        collect(future.result())
+                    except BrokenProcessPool as exc:
+                        collect(_error_row(file, f"worker process died: {exc}", sno, fingerprint))
+            except KeyboardInterrupt:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+
+# ----- command line -------------------------------------------------------------
+
+def run_batch(args: Any) -> int:
+    """``cns evaluate PATH... --workers N --out FILE`` (called by cns_core.cli.evaluate)."""
+    report = evaluate_corpus(args.files, getattr(args, "out", None), workers=getattr(args, "workers", 1),
+                             profiles=[args.profile] if getattr(args, "profile", None) else None,
+                             population=getattr(args, "population", "batch"),
+                             timeout_s=getattr(args, "timeout", 30.0), progress=True)
+    frame = report.frame
+    for file in report.bad_files:
+        error = frame.loc[(frame["file"] == file) & (frame["sno_id"] == ""), "error"].iloc[0]
+        print(f"{file}: {error}", file=sys.stderr)
+    failed = frame[(frame["error"] != "") & (frame["sno_id"] != "")]
+    for row in failed.itertuples():
+        print(f"{row.file}: {row.sno_id}: {row.error}", file=sys.stderr)
+    if report.out is None:
+        trust = f"trust_{args.profile}" if getattr(args, "profile", None) else "trust_default"
+        ok = frame[frame["error"] == ""]
+        for row in ok.to_dict("records"):
+            print(f"{row[trust]:.3f}  {row['sno_id']}  {row['file']}")
+    rate = f" in {report.elapsed_s:.1f} s ({report.rate:.1f} SNO/s)" if report.evaluated else ""
+    target = f" -> {report.out}" if report.out else ""
+    print(f"evaluated {report.evaluated} SNO(s), skipped {report.skipped} already evaluated, "
+          f"{len(report.bad_files)} bad file(s){rate}{target}")
+    return 1 if report.bad_files or not failed.empty else 0
