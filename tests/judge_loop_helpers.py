@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["free_port", "chroma_server_url", "lean_torch"]
+__all__ = ["free_port", "chroma_server_url", "lean_torch", "bus_config", "proxy", "fake_ollama", "ollama",
+           "judge_settings", "warm_embedder", "wait_for"]
 
 
 def free_port() -> int:
@@ -78,3 +79,68 @@ def lean_torch():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture
+def bus_config():
+    """Bus settings on free loopback ports (journal included)."""
+    from cns_core.agents.bus import bus_settings
+
+    return bus_settings(pub_port=free_port(), sub_port=free_port(), journal_port=free_port(), ready_timeout_s=5.0)
+
+
+@pytest.fixture
+def proxy(bus_config, state_dir):
+    """A running bus proxy (and journal, under the test's state dir)."""
+    from cns_core.agents.bus import BusProxy
+
+    with BusProxy(bus_config) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def fake_ollama():
+    """One fake Ollama server per test module; tests set ``mode`` and it is reset after each."""
+    from fake_ollama import FakeOllama
+
+    with FakeOllama() as server:
+        yield server
+
+
+@pytest.fixture
+def ollama(fake_ollama):
+    fake_ollama.mode = "good"
+    fake_ollama.delay = 2.0
+    fake_ollama.requests.clear()
+    yield fake_ollama
+    fake_ollama.mode = "good"
+
+
+@pytest.fixture
+def judge_settings(ollama):
+    """The configured judge settings pointed at the fake server, with a short timeout."""
+    import dataclasses
+
+    from cns_core.agents.prometheus import critic_settings
+
+    return dataclasses.replace(critic_settings(), url=ollama.url, timeout=1.0)
+
+
+@pytest.fixture(scope="module")
+def warm_embedder(lean_torch):
+    """Load MiniLM once, before agents start (its first load takes seconds)."""
+    from cns_core.models import get_embedder
+
+    get_embedder().encode(["warm up"])
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
+    """Poll ``predicate`` until it returns something truthy; fail the test with ``what`` on timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,106 @@
+"""CriticAgent: grades every ``response.generation`` 1-5 with a Prometheus judge and publishes
+``critique.result``.
+
+Per turn: RECEIVE (validate, build the prompt) -> START_GRADE (the Ollama call) ->
+PUBLISH -> RESET. Any failure (bad turn, timeout, model missing, HTTP error,
+output without a valid final score) goes FAIL -> ERROR, where a critique with
+``score: null`` and the reason is published, then RESET. The thread never dies
+of a judge problem.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from pydantic import ValidationError
+
+from cns_core.agents.base import Agent
+from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
+from cns_core.agents.judge_parse import parse_verdict
+from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
+from cns_core.agents.ollama import OllamaClient, OllamaError
+from cns_core.agents.prometheus import JudgeSettings, build_messages, critic_settings
+from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, StateMachine
+
+__all__ = ["CriticAgent"]
+
+log = logging.getLogger(__name__)
+
+
+class CriticAgent(Agent):
+    """Subscribes to ``response.generation``; publishes one ``critique.result`` per valid turn."""
+
+    name = "critic"
+    subjects = (RESPONSE,)
+
+    def __init__(self, bus: BusConfig | None = None, *, settings: JudgeSettings | None = None,
+                 client: OllamaClient | None = None):
+        super().__init__(bus)
+        self.settings = settings or critic_settings()
+        self.client = client or OllamaClient(self.settings.url, self.settings.timeout)
+        self.machine = StateMachine(CRITIC_MACHINE)
+        self.graded = 0
+        self.failed = 0
+
+    def grade(self, turn: TurnMessage) -> CritiqueMessage:
+        """Judge one turn; never raises. Leaves the machine in PUBLISHING (score) or ERROR (null score)."""
+        machine = self.machine
+        base = dict(query_id=turn.query_id, session_id=turn.session_id, query=turn.query, answer=turn.answer,
+                    judge_model=self.settings.model)
+        start = time.monotonic()
+        try:
+            messages = build_messages(turn.query, turn.answer, self.settings, rubric=turn.rubric,
+                                      reference=turn.reference)
+        except ValueError as exc:
+            machine.fire(CriticAction.FAIL)
+            return CritiqueMessage(**base, error=f"bad_turn: {exc}")
+        machine.fire(CriticAction.START_GRADE)
+        try:
+            result = self.client.chat(self.settings.model, messages, temperature=self.settings.temperature,
+                                      num_ctx=self.settings.num_ctx, timeout=self.settings.timeout)
+        except OllamaError as exc:
+            machine.fire(CriticAction.FAIL)
+            return CritiqueMessage(**base, latency_s=time.monotonic() - start, error=f"{exc.reason}: {exc}")
+        # Only the judge's own output is parsed: the prompt's template and the answer never are.
+        verdict = parse_verdict(result.content)
+        if not verdict.ok:
+            machine.fire(CriticAction.FAIL)
+            return CritiqueMessage(**base, feedback=verdict.feedback, latency_s=result.latency_s,
+                                   error=f"unparseable: {verdict.error}")
+        machine.fire(CriticAction.PUBLISH)
+        return CritiqueMessage(**base, score=verdict.score, feedback=verdict.feedback, latency_s=result.latency_s)
+
+    def handle(self, envelope: Envelope) -> None:
+        machine = self.machine
+        machine.fire(CriticAction.RECEIVE)
+        try:
+            turn = TurnMessage.model_validate(envelope.payload)
+        except ValidationError as exc:
+            machine.fire(CriticAction.FAIL)
+            log.warning("critic: dropped %s %s: %s", envelope.subject, envelope.message_id, describe_errors(exc))
+            qid = envelope.payload.get("query_id")
+            if isinstance(qid, str) and qid:
+                self._publish(CritiqueMessage(query_id=qid, error=f"bad_turn: {describe_errors(exc)}"))
+            machine.fire(CriticAction.RESET)
+            return
+        critique = self.grade(turn)
+        if critique.score is None:
+            self.failed += 1
+            log.warning("critic: no score for %s (%s)", turn.query_id, critique.error)
+        elif not self._publish(critique):
+            machine.fire(CriticAction.FAIL)
+        else:
+            self.graded += 1
+        if critique.score is None:
+            self._publish(critique)
+        machine.fire(CriticAction.RESET)
+
+    def _publish(self, critique: CritiqueMessage) -> bool:
+        try:
+            assert self.publisher is not None
+            self.publisher.publish(CRITIQUE, critique.model_dump())
+            return True
+        except Exception as exc:
+            log.error("critic: could not publish the critique of %s: %s", critique.query_id, exc)
+            return False

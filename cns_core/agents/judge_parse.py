@@ -1,0 +1,72 @@
+"""Reading a judge's verdict: the score from the END of its output, the feedback before it.
+
+Pure functions, table-tested. The score is the *last* score marker in the judge's
+own output: ``[RESULT] 4`` (Prometheus' format, also ``[RESULT] Score: 4``),
+``Score: 4`` (also ``###Score: 4`` and ``**Score:** 4``) or ``4/5``. Only the
+judge's output is parsed, never the prompt, so neither the template's own
+``[RESULT]`` nor an answer that contains ``[RESULT] 5`` can set the grade; and
+when the judge quotes such an answer, its own final marker still comes last.
+A last marker holding 0, 6, 2.5 or nothing is a failure, not a reason to look
+further back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Verdict", "parse_verdict", "parse_score"]
+
+_NUMBER = r"(?P<n>[-+]?\d+(?:[.,]\d+)?)"
+_MARKERS = re.compile(
+    r"\[RESULT\]\s*\(?\s*(?:score\s*[:=]?\s*)?" + _NUMBER.replace("?P<n>", "?P<result>")
+    + r"|score\**\s*[:=]\s*\**\s*\(?\s*" + _NUMBER.replace("?P<n>", "?P<score>")
+    + r"|(?<![\d.,/])" + _NUMBER.replace("?P<n>", "?P<ratio>") + r"\s*/\s*5(?![\d.,])",
+    re.IGNORECASE)
+_BARE_RESULT = re.compile(r"\[RESULT\]", re.IGNORECASE)
+_LABEL = re.compile(r"^\s*(?:#+\s*)?feedback\s*:\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A parsed judge output: ``score`` is an int 1-5, or None with ``error`` saying why."""
+
+    score: int | None
+    feedback: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.score is not None
+
+
+def _feedback(text: str) -> str:
+    """The text before the score, without a leading "Feedback:" or the marker's own "###"/"**"."""
+    return _LABEL.sub("", text).rstrip(" \t\r\n#*").strip()
+
+
+def parse_verdict(output: str) -> Verdict:
+    """Score and feedback from a judge's output (see the module doc for the rules)."""
+    if not isinstance(output, str) or not output.strip():
+        return Verdict(None, "", "the judge returned no text")
+    matches = list(_MARKERS.finditer(output))
+    if not matches:
+        return Verdict(None, _feedback(output), "no score marker ([RESULT] n, Score: n or n/5) in the judge output")
+    last = matches[-1]
+    trailing_result = [m for m in _BARE_RESULT.finditer(output) if m.start() > last.start()]
+    if trailing_result:
+        return Verdict(None, _feedback(output[:trailing_result[-1].start()]),
+                       "the judge's final [RESULT] carries no score")
+    token = next(v for v in last.group("result", "score", "ratio") if v is not None)
+    feedback = _feedback(output[:last.start()])
+    if not re.fullmatch(r"[-+]?\d+", token):
+        return Verdict(None, feedback, f"score {token!r} is not a whole number 1-5")
+    score = int(token)
+    if not 1 <= score <= 5:
+        return Verdict(None, feedback, f"score {score} is outside 1-5")
+    return Verdict(score, feedback)
+
+
+def parse_score(output: str) -> int | None:
+    """Just the score (None when the output has no valid final score)."""
+    return parse_verdict(output).score

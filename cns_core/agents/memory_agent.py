@@ -1,0 +1,222 @@
+"""MemoryAgent: writes an engram for every ``response.generation`` and merges every
+``critique.result`` score into it, losing none.
+
+* Batches: what is queued is handled together (one embedding pass, a few Chroma
+  calls); in a batch turns are written before critiques are applied.
+* The race: a critique whose engram is not written yet is parked in the memory's
+  persisted pending collection and applied when the engram arrives.
+* Restarts: after each batch the id of its last message is saved (a checkpoint
+  file in the state folder). On start the agent asks the bus journal for every
+  message after it, so what arrived while it was down is handled too. Handling
+  is idempotent (a rewritten turn keeps its score), so overlaps are harmless.
+* The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
+  block a turn (it then goes to the quarantine) and may add flat metadata; a hook
+  that raises is logged and the turn is written as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pydantic import ValidationError
+
+from cns_core.agents.base import Agent
+from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
+from cns_core.agents.journal import JournalUnavailable, journal_tail, replay
+from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
+from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
+from cns_core.config import state_dir
+from cns_core.memory import MemoryService
+
+__all__ = ["MemoryAgent", "PreWriteHook"]
+
+log = logging.getLogger(__name__)
+
+PreWriteHook = Callable[[str, str, str, dict[str, Any]], Any]
+_SEEN = 200_000          # message ids remembered to skip duplicates (replay overlapping live traffic)
+
+
+class MemoryAgent(Agent):
+    """Subscribes to ``response.generation`` and ``critique.result``; owns the episodic store."""
+
+    name = "memory"
+    subjects = (RESPONSE, CRITIQUE)
+    max_batch = 256
+
+    def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
+                 pre_write_hook: PreWriteHook | None = None, checkpoint: str | Path | None = None,
+                 replay_on_start: bool = True, retries: int = 2):
+        super().__init__(bus)
+        self.memory = memory
+        self.pre_write_hook = pre_write_hook
+        self.checkpoint_path = Path(checkpoint) if checkpoint else state_dir() / "memory_agent.checkpoint.json"
+        self.replay_on_start = replay_on_start
+        self.retries = retries
+        self.machine = StateMachine(MEMORY_MACHINE)
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self.written = 0
+        self.quarantined = 0
+        self.scores_applied = 0
+        self.scores_parked = 0
+        self.replayed = 0
+        self._hold_checkpoint = False   # set when a batch failed: a restart must replay it
+
+    # ---------------------------------------------------------------- start-up
+
+    def before_subscribe(self) -> None:
+        if self.memory is None:
+            self.memory = MemoryService()
+        if self._read_checkpoint() is None and self.bus.journal_enabled:
+            try:   # first start: remember where the journal is, before we subscribe
+                self._write_checkpoint({"after_seq": journal_tail(self.bus, timeout=1.0)})
+            except JournalUnavailable as exc:
+                log.info("memory: %s; starting without a replay position", exc)
+
+    def after_ready(self) -> None:
+        assert self.memory is not None
+        applied = self.memory.apply_pending()
+        if applied:
+            log.info("memory: applied %d parked critique(s) whose engrams exist", applied)
+        position = self._read_checkpoint()
+        if not self.replay_on_start or position is None or not self.bus.journal_enabled:
+            return
+        batch: list[Envelope] = []
+        try:
+            for _, envelope in replay(self.bus, after_seq=position.get("after_seq"),
+                                      after_message_id=position.get("after_message_id"), subjects=self.subjects):
+                batch.append(envelope)
+                if len(batch) >= self.max_batch:
+                    self.replayed += len(batch)
+                    self.handle_batch(batch)
+                    batch = []
+        except JournalUnavailable as exc:
+            log.warning("memory: cannot catch up on missed messages: %s", exc)
+        if batch:
+            self.replayed += len(batch)
+            self.handle_batch(batch)
+        if self.replayed:
+            log.info("memory: caught up on %d message(s) from the journal", self.replayed)
+
+    def _read_checkpoint(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.checkpoint_path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("memory: unreadable checkpoint %s (%s); replaying from the journal start", 
+                        self.checkpoint_path, exc)
+            return {"after_seq": 0}
+        return data if isinstance(data, dict) else {"after_seq": 0}
+
+    def _write_checkpoint(self, position: dict[str, Any]) -> None:
+        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(position))
+        os.replace(tmp, self.checkpoint_path)
+
+    # ---------------------------------------------------------------- handling
+
+    def handle_batch(self, envelopes: Sequence[Envelope]) -> None:
+        fresh = [e for e in envelopes if e.message_id not in self._seen]
+        turns: list[TurnMessage] = []
+        critiques: list[CritiqueMessage] = []
+        for env in fresh:
+            try:
+                if env.subject == RESPONSE:
+                    turns.append(TurnMessage.model_validate(env.payload))
+                elif env.subject == CRITIQUE:
+                    critique = CritiqueMessage.model_validate(env.payload)
+                    if critique.score is None:
+                        log.info("memory: critique of %s has no score (%s); nothing to merge",
+                                 critique.query_id, critique.error)
+                    else:
+                        critiques.append(critique)
+            except ValidationError as exc:
+                log.warning("memory: dropped %s %s: %s", env.subject, env.message_id, describe_errors(exc))
+        if turns:
+            self._step(MemoryAction.WRITE, self._write, turns, [e for e in fresh if e.subject == RESPONSE])
+        if critiques:
+            self._step(MemoryAction.UPDATE_SCORE, self._score, critiques)
+        for env in fresh:
+            self._seen[env.message_id] = None
+        while len(self._seen) > _SEEN:
+            self._seen.popitem(last=False)
+        if envelopes and not self._hold_checkpoint:
+            self._write_checkpoint({"after_message_id": envelopes[-1].message_id})
+
+    def _step(self, action: MemoryAction, work: Callable[..., None], *args: Any) -> None:
+        """One state-machine step with retries; a batch that keeps failing is logged, not fatal."""
+        for attempt in range(self.retries + 1):
+            self.machine.fire(action)
+            try:
+                work(*args)
+                self.machine.fire(MemoryAction.DONE)
+                return
+            except Exception as exc:
+                self.machine.fire(MemoryAction.FAIL)
+                self.machine.fire(MemoryAction.RESET)
+                if attempt == self.retries:
+                    self.failures += 1
+                    self._hold_checkpoint = True
+                    log.exception("memory: %s failed after %d attempt(s): %s; the checkpoint stays before this "
+                                  "batch so a restart replays it", action.value, attempt + 1, exc)
+                    return
+                time.sleep(0.2 * (attempt + 1))
+
+    def _write(self, turns: list[TurnMessage], envelopes: list[Envelope]) -> None:
+        assert self.memory is not None
+        stamp = {}
+        for env in envelopes:
+            if "query_id" in env.payload:
+                stamp[str(env.payload["query_id"])] = env.timestamp
+        rows = []
+        for turn in turns:
+            meta: dict[str, Any] = dict(turn.metadata)
+            if turn.model:
+                meta["model"] = turn.model
+            if turn.reference:
+                meta["has_reference"] = True
+            blocked, meta = self._run_hook(turn, meta)
+            if blocked is not None:
+                self.memory.write_quarantined(turn.query, turn.answer, turn.session_id, turn.query_id,
+                                              timestamp=stamp.get(turn.query_id), reason=blocked, **meta)
+                self.quarantined += 1
+                continue
+            rows.append({"query": turn.query, "answer": turn.answer, "session_id": turn.session_id,
+                         "query_id": turn.query_id, "timestamp": stamp.get(turn.query_id), "metadata": meta})
+        if rows:
+            self.memory.write_episodic_many(rows)
+            self.written += len(rows)
+
+    def _run_hook(self, turn: TurnMessage, meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        """(reason if blocked else None, metadata to store)."""
+        if self.pre_write_hook is None:
+            return None, meta
+        try:
+            result = self.pre_write_hook(turn.query_id, turn.query, turn.answer, dict(meta))
+            extra = getattr(result, "metadata", None) or {}
+            if not isinstance(extra, dict):
+                raise TypeError(f"hook metadata must be a dict, got {type(extra).__name__}")
+            extra = {str(k): v for k, v in extra.items()
+                     if isinstance(v, (str, int, float, bool)) and not str(k).startswith("critic_")
+                     and str(k) not in ("type", "query", "session_id", "timestamp", "answer_start")}
+            merged = {**meta, **extra}
+            if bool(getattr(result, "blocked", False)):
+                reason = getattr(result, "reason", None) or extra.get("reason") or "blocked by the coherence hook"
+                return str(reason), merged
+            return None, merged
+        except Exception:
+            log.exception("memory: pre-write hook failed for %s; writing the turn as usual", turn.query_id)
+            return None, meta
+
+    def _score(self, critiques: list[CritiqueMessage]) -> None:
+        assert self.memory is not None
+        outcome = self.memory.record_critiques([c.memory_fields() for c in critiques])
+        self.scores_applied += outcome.count("applied")
+        self.scores_parked += outcome.count("pending")

@@ -1,0 +1,129 @@
+"""Prometheus absolute-grading prompts, built from ``config/critic.yaml``.
+
+The prompt texts and the default rubric live in the config (Prometheus 2's own
+templates, with and without a reference answer); this module only fills them in.
+A rubric is either the structured form (``criteria`` plus ``score1_description``
+.. ``score5_description``, as in Prometheus' data) or a ready-made text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from cns_core.config import ConfigError, env_override, load_config
+
+__all__ = ["JudgeSettings", "GeneratorSettings", "critic_settings", "generator_settings", "render_rubric", "validate_rubric",
+           "build_prompt", "build_messages", "RUBRIC_KEYS"]
+
+RUBRIC_KEYS = ("criteria",) + tuple(f"score{i}_description" for i in range(1, 6))
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Everything CriticAgent needs to call the judge."""
+
+    url: str
+    model: str
+    temperature: float
+    num_ctx: int
+    timeout: float
+    rubric: Mapping[str, str] | str
+    system: str
+    rubric_template: str
+    prompt: str
+    prompt_with_reference: str
+
+
+@dataclass(frozen=True)
+class GeneratorSettings:
+    url: str
+    model: str
+    temperature: float
+    num_ctx: int
+    timeout: float
+    system: str
+
+
+def _number(cfg: Mapping[str, Any], key: str, cast: type, default: Any, section: str = "critic.yaml") -> Any:
+    value = cfg.get(key, default)
+    try:
+        out = cast(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{section}: {key}: expected a {cast.__name__}, got {value!r}") from None
+    if out < 0 if key == "temperature" else out <= 0:
+        raise ConfigError(f"{section}: {key}: {value!r} is out of range")
+    return out
+
+
+def critic_settings(config: Mapping[str, Any] | None = None) -> JudgeSettings:
+    """Judge settings from ``config/critic.yaml`` (``CNS_OLLAMA_URL``, ``CNS_CRITIC_MODEL`` override)."""
+    cfg = dict(config) if config is not None else load_config("critic")
+    prompts = cfg.get("prompts") or {}
+    missing = [k for k in ("system", "rubric", "absolute", "absolute_with_reference") if not prompts.get(k)]
+    if missing:
+        raise ConfigError(f"critic.yaml: prompts.{missing[0]} is missing")
+    rubric = cfg.get("rubric")
+    validate_rubric(rubric, "critic.yaml: rubric")
+    return JudgeSettings(
+        url=str(env_override(cfg.get("ollama_url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
+        model=str(env_override(cfg.get("model", ""), "CNS_CRITIC_MODEL")),
+        temperature=_number(cfg, "temperature", float, 0.0), num_ctx=_number(cfg, "num_ctx", int, 4096),
+        timeout=_number(cfg, "grade_timeout", float, 30.0), rubric=rubric, system=str(prompts["system"]),
+        rubric_template=str(prompts["rubric"]), prompt=str(prompts["absolute"]),
+        prompt_with_reference=str(prompts["absolute_with_reference"]))
+
+
+def generator_settings(config: Mapping[str, Any] | None = None) -> GeneratorSettings:
+    """GeneratorAgent's settings (the ``generator`` section; ``CNS_GENERATOR_MODEL`` overrides the model)."""
+    cfg = dict(config) if config is not None else load_config("critic")
+    gen = dict(cfg.get("generator") or {})
+    return GeneratorSettings(
+        url=str(env_override(cfg.get("ollama_url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
+        model=str(env_override(gen.get("model", ""), "CNS_GENERATOR_MODEL")),
+        temperature=_number(gen, "temperature", float, 0.7, "critic.yaml generator"),
+        num_ctx=_number(gen, "num_ctx", int, 4096, "critic.yaml generator"),
+        timeout=_number(gen, "timeout", float, 60.0, "critic.yaml generator"), system=str(gen.get("system", "")))
+
+
+def validate_rubric(rubric: Any, field: str = "rubric") -> Mapping[str, str] | str:
+    """A rubric text, or a mapping with every key of :data:`RUBRIC_KEYS` as text; ValueError otherwise."""
+    if isinstance(rubric, str):
+        if not rubric.strip():
+            raise ValueError(f"{field}: must not be empty")
+        return rubric
+    if not isinstance(rubric, Mapping):
+        raise ValueError(f"{field}: expected text or a mapping with {', '.join(RUBRIC_KEYS)}")
+    missing = [k for k in RUBRIC_KEYS if not isinstance(rubric.get(k), str) or not rubric[k].strip()]
+    if missing:
+        raise ValueError(f"{field}: {', '.join(missing)} missing or not text")
+    return rubric
+
+
+def render_rubric(rubric: Mapping[str, str] | str, settings: JudgeSettings) -> str:
+    validate_rubric(rubric)
+    if isinstance(rubric, str):
+        return rubric
+    return settings.rubric_template.format(**{k: rubric[k] for k in RUBRIC_KEYS})
+
+
+def build_prompt(instruction: str, response: str, settings: JudgeSettings, *,
+                 rubric: Mapping[str, str] | str | None = None, reference: str | None = None) -> str:
+    """The Prometheus absolute-grading prompt; the reference-answer variant when ``reference`` is given."""
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise ValueError("instruction: must be non-empty text")
+    if not isinstance(response, str):
+        raise ValueError("response: must be text")
+    rubric_text = render_rubric(settings.rubric if rubric is None else rubric, settings)
+    if reference is not None and reference.strip():
+        return settings.prompt_with_reference.format(instruction=instruction, response=response,
+                                                     reference_answer=reference, rubric=rubric_text)
+    return settings.prompt.format(instruction=instruction, response=response, rubric=rubric_text)
+
+
+def build_messages(instruction: str, response: str, settings: JudgeSettings, *,
+                   rubric: Mapping[str, str] | str | None = None, reference: str | None = None) -> list[dict[str, str]]:
+    """Chat messages for ``/api/chat``: Prometheus' system prompt, then the grading prompt."""
+    return [{"role": "system", "content": settings.system},
+            {"role": "user", "content": build_prompt(instruction, response, settings, rubric=rubric,
+                                                     reference=reference)}]

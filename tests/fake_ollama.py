@@ -1,0 +1,176 @@
+"""A real HTTP server on 127.0.0.1 that answers like Ollama (``/api/chat``, ``/api/tags``).
+
+It plays three roles, chosen from the request the way a real model would see it:
+
+* a Prometheus judge (the user message starts with ``###Task Description``): it
+  answers ``Feedback: ... [RESULT] n`` with ``n = fake_grade(response)``, or the
+  score a ``[fake-score:N]`` marker in the response asks for;
+* a MiniCheck grounding model (``Document: ... Claim: ...``): ``Yes`` when every
+  content word of the claim is in the document, else ``No`` (with log-probs when asked);
+* a chat model for anything else: ``Answer: <the question>``.
+
+``mode`` (server-wide) or a ``[fake-ollama:MODE]`` marker in the prompt selects a
+failure: ``slow`` (sleeps ``delay`` seconds first), ``error`` (HTTP 500),
+``noscore`` (judge output without a score), ``quote`` (judge feedback quoting
+``[RESULT] 5`` then its own score), ``garbage`` (200 with non-JSON). A model
+outside ``models`` gets Ollama's 404 "not found, try pulling it first".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeOllama", "fake_grade", "JUDGE_MODEL", "GENERATOR_MODEL", "MINICHECK_MODEL"]
+
+JUDGE_MODEL = "prometheus:7b"
+GENERATOR_MODEL = "llama3.2:3b"
+MINICHECK_MODEL = "bespoke-minicheck:7b"
+_MODE = re.compile(r"\[fake-ollama:(\w+)\]")
+_SCORE = re.compile(r"\[fake-score:(\d+)\]")
+_RESPONSE = re.compile(r"###Response to evaluate:\n(.*?)\n\n###", re.S)
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = {"the", "a", "an", "is", "are", "was", "of", "in", "on", "to", "and", "it", "its", "by", "at", "for"}
+
+
+def fake_grade(response: str) -> int:
+    """The fake judge's deterministic score for a response (1-5)."""
+    marker = _SCORE.search(response)
+    if marker:
+        return int(marker.group(1))
+    return zlib.crc32(response.encode()) % 5 + 1
+
+
+class FakeOllama:
+    """Start with :meth:`start` (or as a context manager); ``url`` is where it listens."""
+
+    def __init__(self, models: tuple[str, ...] = (JUDGE_MODEL, GENERATOR_MODEL, MINICHECK_MODEL),
+                 mode: str = "good", delay: float = 2.0):
+        self.models = set(models)
+        self.mode = mode
+        self.delay = delay
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "start() the fake server first"
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> "FakeOllama":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _send(self, status: int, body: bytes, content_type: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def do_GET(self) -> None:
+                if self.path == "/api/tags":
+                    names = sorted(fake.models)
+                    self._send(200, json.dumps({"models": [{"name": n, "model": n} for n in names]}).encode())
+                else:
+                    self._send(404, b"404 page not found", "text/plain")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except ValueError:
+                    self._send(400, json.dumps({"error": "invalid JSON"}).encode())
+                    return
+                with fake._lock:
+                    fake.requests.append(body)
+                if self.path != "/api/chat":
+                    self._send(404, b"404 page not found", "text/plain")
+                    return
+                status, payload = fake.answer(body)
+                if isinstance(payload, bytes):
+                    self._send(status, payload, "text/plain")
+                else:
+                    self._send(status, json.dumps(payload).encode())
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="fake-ollama", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeOllama":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ behaviour
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes]:
+        model = str(body.get("model", ""))
+        messages = body.get("messages") or []
+        prompt = str(messages[-1].get("content", "")) if messages else ""
+        marker = _MODE.search(prompt)
+        mode = marker.group(1) if marker else self.mode
+        if mode == "slow":
+            time.sleep(self.delay)
+        if mode == "unknown_model" or model not in self.models:
+            return 404, {"error": f'model "{model}" not found, try pulling it first'}
+        if mode == "error":
+            return 500, {"error": "llama runner process has terminated: exit status 2"}
+        if mode == "garbage":
+            return 200, b"<html>proxy error</html>"
+        content, logprobs = self._content(prompt, mode, body)
+        out: dict[str, Any] = {"model": model, "created_at": "2025-01-01T00:00:00Z",
+                               "message": {"role": "assistant", "content": content}, "done": True,
+                               "done_reason": "stop", "total_duration": 1000}
+        if logprobs is not None:
+            out["logprobs"] = logprobs
+        return 200, out
+
+    def _content(self, prompt: str, mode: str, body: dict[str, Any]) -> tuple[str, list | None]:
+        if prompt.startswith("###Task Description"):
+            match = _RESPONSE.search(prompt)
+            response = match.group(1) if match else ""
+            if mode == "noscore":
+                return "Feedback: The response is hard to judge against this rubric.", None
+            score = fake_grade(response)
+            if mode == "quote":
+                return (f"Feedback: The response ends with the text '[RESULT] 5', which is not a grade. "
+                        f"[RESULT] {score}"), None
+            return f"Feedback: The response addresses the instruction; judged by the rubric. [RESULT] {score}", None
+        if prompt.startswith("Document:"):
+            document, _, claim = prompt.partition("\nClaim:")
+            doc_words = set(_WORD.findall(document.lower()))
+            claim_words = [w for w in _WORD.findall(claim.lower()) if w not in _STOP]
+            yes = bool(claim_words) and all(w in doc_words for w in claim_words)
+            p_yes = 0.9 if yes else 0.15
+            logprobs = None
+            if body.get("logprobs"):
+                top = [{"token": "Yes", "logprob": math.log(p_yes)}, {"token": "No", "logprob": math.log(1 - p_yes)}]
+                top.sort(key=lambda t: -t["logprob"])
+                logprobs = [{"token": top[0]["token"], "logprob": top[0]["logprob"], "top_logprobs": top}]
+            return ("Yes" if yes else "No"), logprobs
+        return f"Answer: {prompt.strip()}", None
