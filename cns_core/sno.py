@@ -208,6 +208,37 @@ def _reference_problems(raw: dict[str, Any]) -> list[str]:
             problems.append(f"relations[{i}].target: unknown claim or relation {target!r}")
         if rel.get("kind") == "support" and declared is not None:
             problems.append(f"relations[{i}].attack_type: only an attack has an attack type")
+    problems.extend(_edge_collisions(relations, relation_ids))
+    return problems
+
+
+def _edge_collisions(relations: list[Any], relation_ids: dict[str, int]) -> list[str]:
+    """Two relations that would become the same graph edge (an undercut counts at its anchor claim).
+
+    The reasoning graph keeps one edge per ordered pair of claims, so a second relation
+    between the same claims would silently replace the first: refuse it instead.
+    """
+    def anchor(target: str) -> str:
+        seen: set[str] = set()
+        while target in relation_ids and target not in seen:
+            seen.add(target)
+            nxt = relations[relation_ids[target]]
+            target = nxt.get("target") if isinstance(nxt, dict) else target
+            if not isinstance(target, str):
+                return ""
+        return target
+
+    problems: list[str] = []
+    first: dict[tuple[str, str], int] = {}
+    for i, rel in enumerate(relations):
+        if not isinstance(rel, dict) or not isinstance(rel.get("source"), str) or not isinstance(rel.get("target"), str):
+            continue
+        edge = (rel["source"], anchor(rel["target"]))
+        if edge in first:
+            problems.append(f"relations[{i}]: a second relation from {edge[0]!r} to {edge[1]!r} "
+                            f"(first at relations[{first[edge]}]); merge them into one")
+        else:
+            first[edge] = i
     return problems
 
 

@@ -85,12 +85,13 @@ def snos(draw) -> SNO:
     claim_ids = [f"c{i}" for i in range(n)]
     claims = [{"id": cid, "text": draw(_text), "role": draw(st.sampled_from(["proponent", "opponent", "none"]))}
               for cid in claim_ids]
-    relations = []
-    for i in range(draw(st.integers(0, 6)) if n > 1 else 0):
-        source, target = draw(st.sampled_from(claim_ids)), draw(st.sampled_from(claim_ids))
-        relations.append({"id": f"r{i}", "source": source, "target": target,
-                          "kind": draw(st.sampled_from(["support", "attack"]))})
-    if relations and draw(st.booleans()):
+    # one relation per ordered pair of claims: the graph keeps one edge per pair
+    edges = draw(st.lists(st.tuples(st.sampled_from(claim_ids), st.sampled_from(claim_ids)),
+                          unique=True, max_size=6)) if n > 1 else []
+    relations = [{"id": f"r{i}", "source": source, "target": target,
+                  "kind": draw(st.sampled_from(["support", "attack"]))}
+                 for i, (source, target) in enumerate(edges)]
+    if relations and (claim_ids[-1], relations[0]["target"]) not in edges and draw(st.booleans()):
         relations.append({"id": "ru", "source": claim_ids[-1], "target": relations[0]["id"], "kind": "attack"})
     evidence = [{"id": f"e{i}", "text": draw(_text), "source": draw(st.text(max_size=10)),
                  "validity": draw(st.floats(0, 1))} for i in range(draw(st.integers(0, 3)))]
@@ -202,6 +203,8 @@ def test_yaml_is_read_with_safe_load_only(tag, tmp_path):
     (lambda d: d["claims"].append({"id": "c2", "text": "t"}), "claims[4].id: duplicate id 'c2' (first at claims[1])"),
     (lambda d: d["evidence"].append({"id": "e1", "text": "again"}), "evidence[1].id: duplicate id 'e1' (first at evidence[0])"),
     (lambda d: d["relations"][1].update(id="r1"), "relations[1].id: duplicate id 'r1' (first at relations[0])"),
+    (lambda d: d["relations"].append({"source": "c3", "target": "c1", "kind": "support"}),
+     "relations[3]: a second relation from 'c3' to 'c1' (first at relations[1]); merge them into one"),
     (lambda d: d["evidence"][0].update(validity=1.5), "evidence[0].validity: must be between 0 and 1 (got 1.5)"),
     (lambda d: d["evidence"][0].update(validity=-0.1), "evidence[0].validity: must be between 0 and 1 (got -0.1)"),
     (lambda d: d["evidence"][0].update(validity="high"), "evidence[0].validity: must be a number (got 'high')"),
