@@ -209,6 +209,7 @@ class Calibrator:
         self.min_samples = min_samples
         self.drift_ece = drift_ece
         self._buffer: deque[tuple[np.ndarray, int]] = deque(maxlen=max(window, min_samples))
+        self._fresh = 0          # outcomes since the last fit or reset
         self._lock = threading.Lock()
 
     # ----- applying ---------------------------------------------------------
@@ -258,29 +259,45 @@ class Calibrator:
         with self._lock:
             self.state = CalibrationState(method=self.state.method, resets=self.state.resets + 1)
             self._buffer.clear()
+            self._fresh = 0
 
     # ----- online feedback ----------------------------------------------------
     def observe(self, raw: Sequence[float], label: int, *, allow_refit: bool = True) -> str | None:
         """Record one labelled outcome; returns ``'reset'``, ``'refit'`` or ``None``.
 
-        ``allow_refit=False`` (backlog) keeps collecting but defers the re-fit, so the
-        cached temperature stays in use.
+        A fitted state is judged on the outcomes that arrived since it was fitted: once
+        ``min_samples`` of them show a margin ECE above ``drift_ece`` the temperature is
+        reset to 1.0 and the buffer emptied. An unfitted (or reset) state is fitted once the
+        buffer holds ``min_samples`` outcomes -- unless ``allow_refit=False`` (backlog),
+        which keeps collecting and leaves the cached calibration in use.
         """
         with self._lock:
             self._buffer.append((np.asarray(raw, dtype=np.float64), int(label)))
-            size = len(self._buffer)
-        if size < self.min_samples:
+            self._fresh += 1
+            size, fresh = len(self._buffer), min(self._fresh, len(self._buffer))
+        if not self.state.n_samples:
+            if allow_refit and size >= self.min_samples:
+                raws, labels = self._arrays(size)
+                self.fit(raws, labels)
+                with self._lock:
+                    self._fresh = 0
+                return "refit"
             return None
-        raws = np.stack([r for r, _ in self._buffer])
-        labels = np.array([lab for _, lab in self._buffer])
-        current, _ = margin_ece(self.apply(raws), labels, self.bins)
-        if current > self.drift_ece and self.state.n_samples:
+        if fresh < self.min_samples:
+            return None
+        raws, labels = self._arrays(fresh)
+        recent, _ = margin_ece(self.apply(raws), labels, self.bins)
+        with self._lock:
+            self._fresh = 0
+        if recent > self.drift_ece:
             self.reset()
             return "reset"
-        if allow_refit and not self.state.n_samples:  # never fitted, or reset after drift
-            self.fit(raws, labels)
-            return "refit"
         return None
+
+    def _arrays(self, last: int) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            items = list(self._buffer)[-last:]
+        return np.stack([r for r, _ in items]), np.array([lab for _, lab in items])
 
     @property
     def buffered(self) -> int:

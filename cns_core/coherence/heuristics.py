@@ -14,7 +14,9 @@ well the two texts line up once the cue words are set aside:
 * **numeric**: some number of the new text is farther than ``delta_num``
   (relative) from every number of the evidence, about the same content;
 * **temporal**: the same two events in opposite order ("X before Y" / "Y before X");
-* **quantifier**: all/some against none of the same content.
+* **quantifier**: a polarity flip that is a quantifier's (all/some against none,
+  always against never) is also typed ``quantifier``; alone, a quantifier clash
+  ("not all" / "no") is not a contradiction and does not count.
 
 A negation that meets an antonym cancels out ("is not sitting" / "is standing"
 agree). Alignment below ``align_low`` gives a cue no weight, above
@@ -37,6 +39,7 @@ from cns_core.models.textcues import (
     numeric_mismatch,
     quantifier_conflict,
     stem,
+    stem_share,
     temporal_conflict,
     temporal_relations,
     tokenize,
@@ -110,11 +113,6 @@ class HeuristicScore:
     alignment: float        # coverage of the new text's content by the evidence
 
 
-def _share(covered_by: frozenset[str] | set[str], wanted: frozenset[str] | set[str]) -> float:
-    """Share of ``wanted`` found in ``covered_by`` (1.0 when nothing is wanted), as textcues.coverage."""
-    return len(wanted & covered_by) / len(wanted) if wanted else 1.0
-
-
 def _ramp(value: float, low: float, high: float) -> float:
     if value >= high:
         return 1.0
@@ -125,7 +123,7 @@ def _ramp(value: float, low: float, high: float) -> float:
 
 def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSettings) -> HeuristicScore:
     """Heuristic seed for "new text" against "evidence" (``old``): the spec's entail_h and contr_h."""
-    alignment = _share(old.stems, new.stems)
+    alignment = stem_share(old.stems, new.stems)
     if not (new.stems & old.stems):
         return HeuristicScore(0.0, 0.0, (), alignment)
     strength = settings.cue_strength
@@ -136,22 +134,21 @@ def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSett
     if new.negated != old.negated:
         if not antonyms:  # "not sitting" vs "standing" agree
             affirmed, denied = (old, new) if new.negated else (new, old)
-            cues["negation"] = _ramp(_share(affirmed.stems, denied.stems), settings.align_low, settings.align_high)
+            cues["negation"] = _ramp(stem_share(affirmed.stems, denied.stems), settings.align_low, settings.align_high)
     elif antonyms:
         rest_new, rest_old = new.stems - swapped, old.stems - swapped
-        rest = min(_share(rest_old, rest_new), _share(rest_new, rest_old))
+        rest = min(stem_share(rest_old, rest_new), stem_share(rest_new, rest_old))
         cues["antonym"] = _ramp(rest, settings.align_low, settings.align_high)
     if new.numbers and old.numbers and numeric_mismatch(old.numbers, new.numbers, delta=settings.delta_num):
         # compare what the numbers count, not the numbers
         words_new, words_old = new.word_stems, old.word_stems
-        cues["numeric"] = _ramp(min(_share(words_old, words_new), _share(words_new, words_old)),
+        cues["numeric"] = _ramp(min(stem_share(words_old, words_new), stem_share(words_new, words_old)),
                                 settings.align_low, settings.align_high)
     if new.timed and old.timed and temporal_conflict(new.tokens, old.tokens):
         cues["temporal"] = 1.0
-    if quantifier_conflict(new.tokens, old.tokens) and "negation" not in cues:
-        cues["quantifier"] = _ramp(min(_share(old.stems, new.stems), _share(new.stems, old.stems)),
-                                   settings.align_low, settings.align_high)
-    contradict = min(1.0, sum(strength.get(t, 1.0) * v for t, v in cues.items()))
+    if cues.get("negation") and quantifier_conflict(new.tokens, old.tokens):
+        cues["quantifier"] = cues["negation"]  # "no X" / "all X": the denial is a quantifier's
+    contradict = min(1.0, sum(strength.get(t, 1.0) * v for t, v in cues.items() if t != "quantifier"))
     types = tuple(t for t in CUE_TYPES if cues.get(t, 0.0) > 0.0)
     # a polarity flip or a swapped antonym means the overlap is not support, even when weakly aligned
     flipped = new.negated != old.negated or bool(antonyms)

@@ -70,6 +70,7 @@ class PreWriteVerdict:
 
     blocked: bool
     metadata: dict[str, Any]
+    reason: str | None = None
     result: HookResult | None = field(default=None, repr=False, compare=False)
 
 
@@ -628,6 +629,16 @@ class CoherenceHook:
         return c
 
     # ----- adapters -------------------------------------------------------------
+    def attach_memory(self, memory: Any) -> "CoherenceHook":
+        """Use a MemoryService: its engrams as semantic evidence and its quarantine for blocked chains."""
+        from cns_core.coherence.memory_adapter import MemoryQuarantine
+
+        self.memory = memory
+        self.mem_api = MemoryAPI.from_memory(memory, default_trust=self.settings.retrieval.engram_default_trust)
+        if MemoryQuarantine.supports(memory):
+            self.quarantine = MemoryQuarantine(memory)
+        return self
+
     def as_pre_write_hook(self, memory: Any = None) -> Callable[[str, str, str, Mapping[str, Any]], PreWriteVerdict]:
         """The MemoryAgent's ``pre_write_hook(query_id, query, answer, metadata)``.
 
@@ -637,7 +648,9 @@ class CoherenceHook:
         with the subjects in its metadata. A chain that passes is new evidence: quarantined
         chains about the same subjects are re-checked and released into memory.
         """
-        memory = memory if memory is not None else self.memory
+        if memory is not None and memory is not self.memory:
+            self.attach_memory(memory)
+        memory = self.memory
 
         def pre_write_hook(query_id: str, query: str, answer: str, metadata: Mapping[str, Any] | None = None
                            ) -> PreWriteVerdict:
@@ -655,12 +668,13 @@ class CoherenceHook:
             tags = result.tags_metadata()
             if result.error:
                 tags["coherence_error"] = result.error[:300]
+            reason = None
             if result.blocked and result.quarantine is not None:
                 tags["quarantine_subjects"] = ",".join(result.quarantine.subjects)
-                tags["quarantine_reason"] = result.quarantine.reason[:500]
+                reason = result.quarantine.reason[:500]
             elif memory is not None and (answer or "").strip():
                 self.on_new_evidence(answer, evidence_id=str(query_id))
-            return PreWriteVerdict(result.blocked, tags, result)
+            return PreWriteVerdict(result.blocked, tags, reason, result)
 
         return pre_write_hook
 

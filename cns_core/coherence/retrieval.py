@@ -67,21 +67,22 @@ def as_evidence(item: Any, source: str, rank: int = 0) -> EvidenceNode:
 
     Accepted: an EvidenceNode, a mapping with ``id`` and ``text`` (``similarity``/``score``,
     ``trust``, ``recency``, ``facet`` optional), a ``(id, text[, similarity])`` tuple, or a string.
+    Without a similarity the item counts as fully relevant: the caller's retrieval chose it.
     """
     if isinstance(item, EvidenceNode):
         return item
     if isinstance(item, str):
-        return EvidenceNode(id=f"{source}:{rank}", text=item, source=source, similarity=0.0)
+        return EvidenceNode(id=f"{source}:{rank}", text=item, source=source, similarity=1.0)
     if isinstance(item, Mapping):
         text = item.get("text", item.get("document"))
         if not isinstance(text, str):
             raise ValueError(f"{source} evidence #{rank}: text: missing or not a string")
-        sim = item.get("similarity", item.get("score", 0.0))
+        sim = item.get("similarity", item.get("score", 1.0))
         return EvidenceNode(id=str(item.get("id", f"{source}:{rank}")), text=text, source=source,
                             similarity=float(sim or 0.0), trust=float(item.get("trust", 1.0)),
                             recency=item.get("recency"), facet=item.get("facet"))
     if isinstance(item, (tuple, list)) and len(item) >= 2 and isinstance(item[1], str):
-        sim = float(item[2]) if len(item) > 2 and item[2] is not None else 0.0
+        sim = float(item[2]) if len(item) > 2 and item[2] is not None else 1.0
         return EvidenceNode(id=str(item[0]), text=item[1], source=source, similarity=sim)
     raise ValueError(f"{source} evidence #{rank}: expected an EvidenceNode, mapping, (id, text) tuple or "
                      f"string, got {type(item).__name__}")
