@@ -306,6 +306,11 @@ BAD = [
     ("argdown", "d.argdown", "[A] a\n", "line 1", "needs a colon"),
     ("argdown", "d.argdown", "===\ntitle: x\n", "line 1", "never closed"),
     ("argdown", "d.argdown", "  \n\n", "file", "is empty"),
+    ("argdown", "d.argdown", "[A]: a\n  + [B]: b\n  - [B]\n", "line 3", "[B] already relates to [A] (line 2)"),
+    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><edu id='e2'>u</edu><adu id='a1' type='pro'/>"
+     "<adu id='a2' type='pro'/><edge id='s1' src='e1' trg='a1' type='seg'/><edge id='s2' src='e2' trg='a2' "
+     "type='seg'/><edge id='c1' src='a2' trg='a1' type='sup'/><edge id='c2' src='a2' trg='a1' type='reb'/>"
+     "</arggraph>", "document", "relations[1] (id c2): a second relation from 'a2' to 'a1'"),
 ]
 
 

@@ -297,16 +297,29 @@ class _Reader:
         relations: list[dict[str, Any]] = []
         alias: dict[int, str] = {}
         seen: dict[tuple, str] = {}
+        edges: dict[tuple[str, str], int] = {}   # one relation per pair of statements (the SNO's rule)
+
+        def claim_edge(source: str, target: str, line: int) -> None:
+            while target in by_id:
+                target = by_id[target]["target"]
+            first = edges.setdefault((source, target), line)
+            if first != line:
+                raise self.error(line, f"[{source}] already relates to [{target}] (line {first}); "
+                                 "an SNO keeps one relation per pair of statements")
+
+        by_id: dict[str, dict[str, Any]] = {}
         for index, raw in enumerate(self.raws):   # supports and rebuts first: undercuts point at them
             if raw.kind == "undercut":
                 continue
             key = (raw.source, raw.target_claim, raw.kind)
             if key not in seen:
+                claim_edge(raw.source, raw.target_claim, raw.line)
                 seen[key] = new_id()
                 rel = {"id": seen[key], "source": raw.source, "target": raw.target_claim, "kind": raw.kind}
                 if raw.kind == "attack":
                     rel["attack_type"] = "rebut"
                 relations.append(rel)
+                by_id[rel["id"]] = rel
             alias[index] = seen[key]
         for index, raw in enumerate(self.raws):   # in writing order: a nested undercut follows its parent
             if raw.kind != "undercut":
@@ -322,9 +335,12 @@ class _Reader:
                 target = outs[0]
             key = (raw.source, target, "undercut")
             if key not in seen:
+                claim_edge(raw.source, target, raw.line)
                 seen[key] = new_id()
-                relations.append({"id": seen[key], "source": raw.source, "target": target,
-                                  "kind": "attack", "attack_type": "undercut"})
+                rel = {"id": seen[key], "source": raw.source, "target": target, "kind": "attack",
+                       "attack_type": "undercut"}
+                relations.append(rel)
+                by_id[rel["id"]] = rel
             alias[index] = seen[key]
         return relations
 

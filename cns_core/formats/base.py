@@ -9,6 +9,7 @@ problem, and a folder import turns each file's error into its own
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
@@ -130,8 +131,13 @@ def build_sno(draft: Draft, evidence_rule: str) -> ImportResult:
         # Through parse_snos so that the limits apply and every problem is named by its path.
         (sno,) = parse_snos(json.dumps(data, ensure_ascii=False), name=draft.file, fmt="json")
     except SNOValidationError as err:
-        raise FormatError(draft.file, "document",
-                          "does not make a valid SNO: " + "; ".join(err.problems[:10])) from None
+        def named(match: re.Match) -> str:   # relations[3] -> relations[3] (id c4): the file's own name
+            i = int(match.group(1))
+            rid = draft.relations[i].get("id") if i < len(draft.relations) else None
+            return f"{match.group(0)} (id {rid})" if rid else match.group(0)
+
+        problems = [re.sub(r"relations\[(\d+)\]", named, p) for p in err.problems[:10]]
+        raise FormatError(draft.file, "document", "does not make a valid SNO: " + "; ".join(problems)) from None
     return ImportResult(file=draft.file, sno=sno, warnings=tuple(draft.warnings))
 
 
