@@ -50,13 +50,14 @@ def parse_verdict(output: str) -> Verdict:
     if not isinstance(output, str) or not output.strip():
         return Verdict(None, "", "the judge returned no text")
     matches = list(_MARKERS.finditer(output))
-    if not matches:
-        return Verdict(None, _feedback(output), "no score marker ([RESULT] n, Score: n or n/5) in the judge output")
-    last = matches[-1]
-    trailing_result = [m for m in _BARE_RESULT.finditer(output) if m.start() > last.start()]
+    last_start = matches[-1].start() if matches else -1
+    trailing_result = [m for m in _BARE_RESULT.finditer(output) if m.start() > last_start]
     if trailing_result:
         return Verdict(None, _feedback(output[:trailing_result[-1].start()]),
                        "the judge's final [RESULT] carries no score")
+    if not matches:
+        return Verdict(None, _feedback(output), "no score marker ([RESULT] n, Score: n or n/5) in the judge output")
+    last = matches[-1]
     token = next(v for v in last.group("result", "score", "ratio") if v is not None)
     feedback = _feedback(output[:last.start()])
     if not re.fullmatch(r"[-+]?\d+", token):

@@ -1,0 +1,109 @@
+"""MemoryAgent on the bus: writes, scores, the pre-write hook and quarantine, bad messages,
+and catching up after a restart."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher
+from cns_core.agents.memory_agent import MemoryAgent
+from cns_core.agents.state_machine import MemoryState
+from cns_core.memory import MemoryService
+from judge_loop_helpers import bus_config, lean_torch, proxy, wait_for, warm_embedder  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("warm_embedder")
+
+
+@dataclass
+class HookResult:
+    blocked: bool
+    metadata: dict = field(default_factory=dict)
+    reason: str = ""
+
+
+def turn(qid: str, answer: str = "An answer.") -> dict:
+    return {"query": f"Question {qid}?", "answer": answer, "session_id": "m", "query_id": qid}
+
+
+@pytest.fixture
+def memory(state_dir):
+    return MemoryService(path=state_dir / "chroma")
+
+
+def test_turns_are_written_and_scores_merged(bus_config, proxy, memory):
+    with MemoryAgent(bus_config, memory) as agent, Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, {**turn("w1"), "model": "llama3.2:3b", "reference": "Ref.", "metadata": {"intent": "x"}})
+        pub.publish(CRITIQUE, {"query_id": "w1", "score": 4, "feedback": "Solid.", "judge_model": "j", "latency_s": 1.25})
+        pub.publish(CRITIQUE, {"query_id": "w1", "score": None, "error": "timeout: slow"})   # ignored
+        engram = wait_for(lambda: next((e for e in memory.get(["w1"]) if e.graded), None), what="scored engram")
+        wait_for(lambda: agent.handled >= 3, what="all three messages handled")
+    assert (engram.critic_score, engram.feedback) == (4, "Solid.")
+    assert engram.metadata["critic_judge_model"] == "j" and engram.metadata["critic_latency_s"] == 1.25
+    assert engram.metadata["model"] == "llama3.2:3b" and engram.metadata["intent"] == "x"
+    assert engram.metadata["has_reference"] is True and engram.metadata["type"] == "episodic"
+    assert memory.get(["w1"])[0].critic_score == 4      # the null critique changed nothing
+    assert {s for s, _, _ in agent.machine.history} >= {MemoryState.WRITING, MemoryState.UPDATING_SCORE}
+
+
+def test_the_hook_quarantines_blocked_turns_and_annotates_the_rest(bus_config, proxy, memory):
+    seen = []
+
+    def hook(query_id, query, answer, metadata):
+        seen.append((query_id, query, answer, dict(metadata)))
+        if "flat" in answer:
+            return HookResult(True, {"coherence": 0.1, "nested": {"dropped": 1}}, "contradicts memory")
+        if "crash" in answer:
+            raise RuntimeError("hook bug")
+        return HookResult(False, {"coherence": 0.93, "checked": True})
+
+    with MemoryAgent(bus_config, memory, pre_write_hook=hook) as agent, Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, turn("h-ok", "Water is wet."))
+        pub.publish(RESPONSE, turn("h-block", "The earth is flat."))
+        pub.publish(RESPONSE, turn("h-crash", "Please crash."))
+        wait_for(lambda: agent.written + agent.quarantined >= 3, what="three turns handled")
+    assert [q for q, *_ in seen] == ["h-ok", "h-block", "h-crash"]
+    assert seen[0][1:3] == ("Question h-ok?", "Water is wet.")
+    ok, crashed = memory.get(["h-ok", "h-crash"])
+    assert (ok.metadata["coherence"], ok.metadata["checked"]) == (0.93, True)
+    assert "coherence" not in crashed.metadata
+    assert memory.get(["h-block"]) == []
+    (held,) = memory.list_quarantined()
+    assert (held.id, held.metadata["quarantine_reason"], held.metadata["coherence"]) == (
+        "h-block", "contradicts memory", 0.1)
+    assert "nested" not in held.metadata
+
+
+def test_malformed_payloads_are_dropped_and_the_agent_goes_on(bus_config, proxy, memory, caplog):
+    with MemoryAgent(bus_config, memory) as agent, Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, {"answer": "no query"})
+        pub.publish(CRITIQUE, {"query_id": "x", "score": 2.5})
+        pub.publish(CRITIQUE, {"query_id": "x", "score": 9})
+        pub.publish(RESPONSE, turn("after-bad"))
+        wait_for(lambda: memory.get(["after-bad"]), what="the good turn after the bad ones")
+        assert agent.running
+    assert caplog.text.count("memory: dropped") == 3
+    assert memory.pending_critiques() == []
+
+
+def test_a_restarted_agent_catches_up_on_what_it_missed(bus_config, proxy, memory, state_dir):
+    checkpoint = state_dir / "memory_agent.checkpoint.json"
+    with Publisher(bus_config) as pub:
+        with MemoryAgent(bus_config, memory) as first:
+            assert "after_seq" in json.loads(checkpoint.read_text())      # where the journal was at first start
+            pub.publish(RESPONSE, turn("r1"))
+            wait_for(lambda: first.written == 1, what="r1 written")
+        # down: these only reach the journal
+        pub.publish(CRITIQUE, {"query_id": "r1", "score": 3, "feedback": "ok"})
+        pub.publish(CRITIQUE, {"query_id": "r2", "score": 5, "feedback": "early"})
+        pub.publish(RESPONSE, turn("r2"))
+        wait_for(lambda: memory.count() == 1 and len(json.loads(checkpoint.read_text())) == 1,
+                 what="a checkpoint")
+        with MemoryAgent(bus_config, MemoryService(path=memory.path)) as second:
+            wait_for(lambda: [e.critic_score for e in memory.get(["r1", "r2"])] == [3, 5], timeout=20,
+                     what="both engrams scored after the restart")
+            assert second.replayed == 3
+            pub.publish(RESPONSE, turn("r3"))                              # live again
+            wait_for(lambda: memory.get(["r3"]), what="a live turn after catching up")
