@@ -167,8 +167,7 @@ class CoherenceHook:
         self.settings = settings or CoherenceSettings.from_config()
         s = self.settings
         self.memory = memory
-        self.mem_api = mem_api or (MemoryAPI.from_memory(memory, default_trust=s.retrieval.engram_default_trust)
-                                   if memory is not None else MemoryAPI())
+        self.mem_api = mem_api or (self._memory_api(memory) if memory is not None else MemoryAPI())
         if model is False:
             self.model: ModelPass | None = None
         elif model is None or isinstance(model, ModelPass):
@@ -629,12 +628,17 @@ class CoherenceHook:
         return c
 
     # ----- adapters -------------------------------------------------------------
+    def _memory_api(self, memory: Any) -> MemoryAPI:
+        r = self.settings.retrieval
+        return MemoryAPI.from_memory(memory, temporal=r.temporal, self_=r.self_search,
+                                     default_trust=r.engram_default_trust, trust_by_score=r.trust_by_score)
+
     def attach_memory(self, memory: Any) -> "CoherenceHook":
         """Use a MemoryService: its engrams as semantic evidence and its quarantine for blocked chains."""
         from cns_core.coherence.memory_adapter import MemoryQuarantine
 
         self.memory = memory
-        self.mem_api = MemoryAPI.from_memory(memory, default_trust=self.settings.retrieval.engram_default_trust)
+        self.mem_api = self._memory_api(memory)
         if MemoryQuarantine.supports(memory):
             self.quarantine = MemoryQuarantine(memory)
         return self

@@ -34,6 +34,7 @@ __all__ = [
     "RecentEngramRetriever",
     "MemoryAPI",
     "engram_trust",
+    "DEFAULT_TRUST_BY_SCORE",
     "as_evidence",
 ]
 
@@ -47,19 +48,24 @@ class Retriever(Protocol):
         ...
 
 
-def engram_trust(meta: Mapping[str, Any] | None, default: float = 0.8) -> float:
-    """How far an engram can prove or refute: its judge grade 1..5 mapped to 0.2..1.0.
+DEFAULT_TRUST_BY_SCORE: tuple[float, ...] = (0.3, 0.6, 1.0, 1.0, 1.0)
 
-    Ungraded engrams get ``default``: better than a poor answer, worse than a good one.
+
+def engram_trust(meta: Mapping[str, Any] | None, default: float = 1.0,
+                 by_score: Sequence[float] = DEFAULT_TRUST_BY_SCORE) -> float:
+    """How far an engram can prove or refute, from its judge grade 1..5 (``by_score[grade - 1]``).
+
+    Poorly graded answers (1-2 of 5) weigh less; ungraded engrams get ``default``: no grade
+    is no evidence against them.
     """
     score = (meta or {}).get("critic_score")
     try:
         value = float(score)
     except (TypeError, ValueError):
         return default
-    if not math.isfinite(value):
+    if not math.isfinite(value) or value < 1:   # the memory marks ungraded engrams with -1
         return default
-    return float(min(1.0, max(0.2, 0.2 + 0.8 * (value - 1.0) / 4.0)))
+    return float(by_score[min(len(by_score), max(1, int(round(value)))) - 1])
 
 
 def as_evidence(item: Any, source: str, rank: int = 0) -> EvidenceNode:
@@ -152,11 +158,12 @@ class EngramRetriever:
     """
 
     def __init__(self, memory: Any, *, source: str = "semantic", where: Mapping[str, Any] | None = None,
-                 default_trust: float = 0.8):
+                 default_trust: float = 1.0, trust_by_score: Sequence[float] = DEFAULT_TRUST_BY_SCORE):
         self.memory = memory
         self.source = source
         self.where = dict(where) if where else None
         self.default_trust = default_trust
+        self.trust_by_score = tuple(trust_by_score)
 
     def node(self, hit: Any, rank: int = 0) -> EvidenceNode:
         """An engram (``cns_core.memory.Engram`` or a mapping of the same fields) as evidence."""
@@ -170,7 +177,7 @@ class EngramRetriever:
         return EvidenceNode(id=str(get("id", f"engram:{rank}")), text=str(text), source=self.source,
                             similarity=similarity,
                             recency=float(timestamp) if isinstance(timestamp, (int, float)) else None,
-                            trust=engram_trust(meta, self.default_trust),
+                            trust=engram_trust(meta, self.default_trust, self.trust_by_score),
                             facet=facet if isinstance(facet, str) and facet else None)
 
     def retrieve(self, texts: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[EvidenceNode]]:
@@ -189,9 +196,11 @@ class RecentEngramRetriever:
 
     source = "temporal"
 
-    def __init__(self, memory: Any, default_trust: float = 0.8):
+    def __init__(self, memory: Any, default_trust: float = 1.0,
+                 trust_by_score: Sequence[float] = DEFAULT_TRUST_BY_SCORE):
         self.memory = memory
-        self._engrams = EngramRetriever(memory, source="temporal", default_trust=default_trust)
+        self._engrams = EngramRetriever(memory, source="temporal", default_trust=default_trust,
+                                        trust_by_score=trust_by_score)
 
     def retrieve(self, texts: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[EvidenceNode]]:
         if k <= 0 or not texts:
@@ -229,14 +238,14 @@ class MemoryAPI:
                    self_=FunctionRetriever(retrieve_self, "self") if retrieve_self else None)
 
     @classmethod
-    def from_memory(cls, memory: Any, *, temporal: bool = False, self_: bool = False,
-                    default_trust: float = 0.8) -> "MemoryAPI":
+    def from_memory(cls, memory: Any, *, temporal: bool = False, self_: bool = False, default_trust: float = 1.0,
+                    trust_by_score: Sequence[float] = DEFAULT_TRUST_BY_SCORE) -> "MemoryAPI":
         """The engram store as semantic evidence; optionally the latest engrams as temporal
         neighbours and engrams marked ``self: true`` as self evidence (each costs a query)."""
-        return cls(semantic=(EngramRetriever(memory, default_trust=default_trust),),
-                   temporal=RecentEngramRetriever(memory, default_trust) if temporal else None,
-                   self_=EngramRetriever(memory, source="self", where={"self": True}, default_trust=default_trust)
-                   if self_ else None)
+        trust = dict(default_trust=default_trust, trust_by_score=trust_by_score)
+        return cls(semantic=(EngramRetriever(memory, **trust),),
+                   temporal=RecentEngramRetriever(memory, **trust) if temporal else None,
+                   self_=EngramRetriever(memory, source="self", where={"self": True}, **trust) if self_ else None)
 
     @property
     def needs_vectors(self) -> bool:

@@ -39,6 +39,14 @@ def _section(cfg: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     return section
 
 
+def _trust_table(value: Any) -> tuple[float, ...]:
+    if not (isinstance(value, (list, tuple)) and len(value) == 5
+            and all(not isinstance(v, bool) and isinstance(v, (int, float)) and 0 <= v <= 1 for v in value)):
+        raise ConfigError(f"coherence.yaml: retrieval.trust_by_score: expected five numbers in [0, 1] "
+                          f"(trust of engrams graded 1..5), got {value!r}")
+    return tuple(float(v) for v in value)
+
+
 @dataclass(frozen=True)
 class Thresholds:
     tau_c: float = 0.70
@@ -58,7 +66,10 @@ class RetrievalSettings:
     m: int = 4
     min_similarity: float = 0.2
     intra_chain: bool = True
-    engram_default_trust: float = 0.8
+    engram_default_trust: float = 1.0
+    trust_by_score: tuple[float, ...] = (0.3, 0.6, 1.0, 1.0, 1.0)
+    temporal: bool = False
+    self_search: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,9 @@ class CoherenceSettings:
             min_similarity=_num(r, "min_similarity", RetrievalSettings.min_similarity, "retrieval", low=-1.0,
                                 high=1.0),
             intra_chain=bool(r.get("intra_chain", True)),
-            engram_default_trust=_num(r, "engram_default_trust", 0.8, "retrieval", **unit))
+            engram_default_trust=_num(r, "engram_default_trust", 1.0, "retrieval", **unit),
+            trust_by_score=_trust_table(r.get("trust_by_score", RetrievalSettings.trust_by_score)),
+            temporal=bool(r.get("temporal", False)), self_search=bool(r.get("self_search", False)))
         w = _section(cfg, "weights")
         try:
             weights = FusionWeights(_num(w, "w_h", 0.4, "weights", **unit), _num(w, "w_m", 0.6, "weights", **unit))
