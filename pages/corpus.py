@@ -1,0 +1,116 @@
+"""Corpus: a whole folder of SNOs at once — score distributions, conflicts, a sortable table."""
+
+from __future__ import annotations
+
+import os
+
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+import _frame as frame
+from cns_core import corpus, display, ui_state
+
+KEY_FRAME = "cns_corpus_frame"     # the loaded results table
+KEY_ORIGIN = "cns_corpus_origin"   # where it came from (shown above the charts)
+
+frame.page("Corpus", "Many SNOs at once: load a results table from `cns evaluate DIR --out FILE`, or evaluate "
+           "a folder of SNO files here (resumable). Open any SNO on the other pages from the table.")
+
+source = st.radio("Source", ["Results file", "Folder of SNO files"], horizontal=True, key="cns_corpus_source")
+if source == "Results file":
+    path = st.text_input("Results file (.parquet or .csv)", key="cns_corpus_path",
+                         placeholder="results.parquet")
+    if st.button("Load results", key="cns_corpus_load"):
+        with frame.guard("Could not load the results"):
+            st.session_state[KEY_FRAME] = corpus.load_results(path.strip())
+            st.session_state[KEY_ORIGIN] = path.strip()
+else:
+    folder = st.text_input("Folder of SNO files (.json, .yaml)", key="cns_corpus_folder",
+                           placeholder="imported/")
+    workers = st.number_input("Worker processes", min_value=1, max_value=max(1, os.cpu_count() or 1), value=1,
+                              key="cns_corpus_workers")
+    if st.button("Evaluate folder", key="cns_corpus_evaluate"):
+        with frame.guard("Could not evaluate the folder"), st.spinner("Evaluating the folder…"):
+            st.session_state[KEY_FRAME] = corpus.evaluate_folder(folder.strip(), workers=int(workers))
+            st.session_state[KEY_ORIGIN] = folder.strip()
+
+data = st.session_state.get(KEY_FRAME)
+if data is None:
+    st.info("Nothing loaded yet. Import argument maps with `cns import FORMAT PATH -o DIR`, then evaluate DIR.")
+else:
+    with frame.guard("Could not show the corpus"):
+        counts = corpus.summary(data)
+        st.caption(f"Source: {frame.md(st.session_state.get(KEY_ORIGIN, ''))}")
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("SNOs evaluated", counts["snos"])
+        m2.metric("Unreadable files / SNOs", counts["errors"])
+        m3.metric("Critic failures", counts["critic_failures"])
+        m4.metric("SNOs with conflicts", counts["with_conflicts"])
+
+        critics = corpus.critics_in(data)
+        hist = corpus.score_histograms(data)
+        st.markdown("**Critic scores**")
+        fig = make_subplots(rows=1, cols=max(1, len(critics)), shared_yaxes=True,
+                            subplot_titles=[display.critic_label(c) for c in critics])
+        for i, name in enumerate(critics, start=1):
+            part = hist[hist["critic"] == name]
+            fig.add_bar(x=(part["bin_start"] + part["bin_end"]) / 2, y=part["count"],
+                        width=(part["bin_end"] - part["bin_start"]) * 0.95, row=1, col=i,
+                        marker_color=display.critic_colour(name), name=display.critic_label(name),
+                        hovertemplate="%{x:.2f}: %{y} SNOs<extra></extra>")
+            fig.update_xaxes(range=[0, 1], row=1, col=i)
+        fig.update_layout(height=260, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
+        st.plotly_chart(fig, width="stretch", key="cns_corpus_critics")
+
+        profiles = corpus.profiles_in(data)
+        chosen_default = ui_state.current_profile(st.session_state, frame.profiles())
+        shown = st.multiselect("Trust Score under profiles", profiles, key="cns_corpus_profiles",
+                               default=[chosen_default] if chosen_default in profiles else profiles[:1])
+        trust = corpus.trust_histograms(data, profiles=shown)
+        fig = go.Figure()
+        for name in shown:
+            part = trust[trust["profile"] == name]
+            fig.add_bar(x=(part["bin_start"] + part["bin_end"]) / 2, y=part["count"], name=name,
+                        width=(part["bin_end"] - part["bin_start"]) * 0.95, opacity=0.7,
+                        hovertemplate=f"{name}: %{{x:.2f}}: %{{y}} SNOs<extra></extra>")
+        fig.update_layout(barmode="overlay", height=260, margin=dict(l=10, r=10, t=30, b=10),
+                          xaxis=dict(range=[0, 1], title="Trust Score"), yaxis=dict(title="SNOs"))
+        st.plotly_chart(fig, width="stretch", key="cns_corpus_trust")
+
+        conflicts = corpus.conflict_frequencies(data)
+        st.markdown("**Conflicts between critics** (score gaps above the Meta-Critic's threshold)")
+        if conflicts.empty:
+            st.caption("No two critics disagree on any SNO of this corpus.")
+        else:
+            st.dataframe(conflicts[["pair", "count", "share", "mean_delta"]], hide_index=True, width="stretch",
+                         key="cns_corpus_conflicts", column_config={
+                             "share": st.column_config.ProgressColumn("share of SNOs", min_value=0.0,
+                                                                      max_value=1.0, format="%.2f"),
+                             "mean_delta": st.column_config.NumberColumn("mean gap", format="%.2f")})
+
+        st.markdown("**SNOs**")
+        columns = list(corpus.corpus_table(data).columns)
+        c1, c2 = st.columns([3, 1])
+        sort_by = c1.selectbox("Sort by", columns, index=columns.index(f"trust_{shown[0]}")
+                               if shown and f"trust_{shown[0]}" in columns else 0, key="cns_corpus_sort")
+        ascending = c2.toggle("Ascending", value=False, key="cns_corpus_ascending")
+        table = corpus.corpus_table(data, sort_by=sort_by, ascending=ascending)
+        event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
+                             selection_mode="single-row", key="cns_corpus_table")
+        rows = {f"{r.file}::{r.sno_id}": i for i, r in enumerate(table.itertuples()) if r.sno_id}
+        selected = [i for i in getattr(getattr(event, "selection", None), "rows", []) if table.at[i, "sno_id"]]
+        if selected:   # a row clicked in the table becomes the SNO to open
+            clicked = f"{table.at[selected[0], 'file']}::{table.at[selected[0], 'sno_id']}"
+            if st.session_state.get("cns_corpus_clicked") != clicked:
+                st.session_state["cns_corpus_clicked"] = st.session_state["cns_corpus_pick"] = clicked
+        if st.session_state.get("cns_corpus_pick") not in rows:
+            st.session_state.pop("cns_corpus_pick", None)
+        if rows:
+            pick = st.selectbox("SNO to open (or click a row)", list(rows), key="cns_corpus_pick",
+                                format_func=lambda k: f"{table.at[rows[k], 'sno_id']} — {table.at[rows[k], 'file']}")
+            if st.button("Open on every page", key="cns_corpus_open", type="primary"):
+                with frame.guard("Could not open the SNO"):
+                    label, sno = corpus.sno_for_row(table.loc[rows[pick]])
+                    ui_state.select_sno(st.session_state, label, sno)
+                    st.switch_page("pages/overview.py")

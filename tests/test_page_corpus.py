@@ -1,0 +1,97 @@
+"""The Corpus page (AppTest): load a results table, see its counts, open an SNO on every page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cns_core.batch import _error_row, evaluation_row, write_results
+from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.scoring import load_profiles
+from cns_core.sno import SNO, dump_snos
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_results(tmp_path: Path) -> Path:
+    """A results file for two SNO files on disk and one unreadable file (critic results made by hand)."""
+    rows = []
+    for ident, grounding in (("cars", 0.9), ("bikes", 0.2)):
+        sno = SNO(id=ident, title=f"On {ident} <b>", hypothesis="h",
+                  claims=[{"id": "h", "text": f"Cities should limit {ident}."},
+                          {"id": "p", "text": "Streets get safer."}],
+                  relations=[{"source": "p", "target": "h", "kind": "support"}])
+        path = dump_snos(sno, tmp_path / f"{ident}.json")
+        results = {n: CriticResult(critic=n, score=grounding if n == "grounding" else 0.5, confidence=0.7,
+                                   explanation="hand-made") for n in CRITIC_NAMES}
+        rows.append(evaluation_row(results, sno, str(path), "fp", load_profiles()))
+    rows.append(_error_row(str(tmp_path / "broken.json"), "claims: is required"))
+    return write_results(pd.DataFrame(rows), tmp_path / "results.parquet")
+
+
+def corpus_page() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/corpus.py")
+    return at.run()
+
+
+def test_page_corpus_loads_a_results_file_and_opens_an_sno(tmp_path, state_dir):
+    path = make_results(tmp_path)
+    at = corpus_page()
+    assert not at.exception
+    assert at.title[0].value == "Corpus"
+    at.text_input(key="cns_corpus_path").input(str(path))
+    at.button(key="cns_corpus_load").click()
+    at.run()
+    assert not at.exception and not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["SNOs evaluated"] == "2" and metrics["Unreadable files / SNOs"] == "1"
+    assert metrics["SNOs with conflicts"] == "1"        # cars: grounding 0.9 vs 0.5 elsewhere
+    conflicts = at.dataframe[0].value                  # the conflict table comes before the SNO table
+    assert set(conflicts["pair"]) == {"grounding > logic", "grounding > novelty", "grounding > causal",
+                                      "grounding > bias"}
+    pick = at.selectbox(key="cns_corpus_pick")
+    assert [o.split(" — ")[0] for o in pick.options] == ["cars", "bikes"]   # sorted by Trust Score, desc
+    pick.select(f"{tmp_path / 'bikes.json'}::bikes")
+    at.button(key="cns_corpus_open").click()
+    at.run()
+    assert not at.exception
+    assert at.session_state["cns_current"] == "On bikes <b> · corpus"
+    assert at.session_state["cns_library"]["On bikes <b> · corpus"].id == "bikes"
+    assert at.title[0].value == "Overview"               # the page the other pages' SNO opens on
+
+
+def test_page_corpus_names_a_bad_results_file(tmp_path, state_dir):
+    bad = tmp_path / "results.csv"
+    bad.write_text("a,b\n1,2\n")
+    at = corpus_page()
+    at.text_input(key="cns_corpus_path").input(str(bad))
+    at.button(key="cns_corpus_load").click()
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [f"Could not load the results: {bad}: not a CNS results table: "
+                                           "missing column(s) file, sno_id, title, content_hash, "
+                                           "config_fingerprint, error"]
+    assert at.info[0].value.startswith("Nothing loaded yet")
+
+
+@pytest.mark.slow
+def test_page_corpus_evaluates_a_folder(tmp_path, state_dir):
+    folder = tmp_path / "snos"
+    folder.mkdir()
+    for ident in ("one", "two"):
+        dump_snos(SNO(id=ident, title=ident, hypothesis="h", claims=[{"id": "h", "text": f"Claim {ident}."}]),
+                  folder / f"{ident}.json")
+    at = corpus_page()
+    at.radio(key="cns_corpus_source").set_value("Folder of SNO files")
+    at.run()
+    at.text_input(key="cns_corpus_folder").input(str(folder))
+    at.button(key="cns_corpus_evaluate").click()
+    at.run()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["SNOs evaluated"] == "2"
+    assert list((state_dir / "corpus").glob("snos-*.parquet"))    # resumable results kept in the state dir
