@@ -573,44 +573,34 @@ class MemoryService:
 
     def search_episodic(self, text: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Engram]:
         """The ``k`` engrams nearest in meaning to ``text`` (optionally filtered by a Chroma ``where``)."""
-        _text(text, "text")
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k: expected a positive integer, got {k!r}")
-        clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
-        return self._nearest(text, k, _and(clauses), None)
+        return self.search_episodic_many([text], k, where=where)[0]
 
     def search_episodic_many(self, texts: Sequence[str], k: int = 5, where: Mapping[str, Any] | None = None,
                              embeddings: Any = None) -> list[list[Engram]]:
-        """:meth:`search_episodic` for several texts in ONE Chroma query (the coherence hook asks per chain).
-
-        ``embeddings`` (one row per text, from the configured embedder) saves embedding the texts again.
-        The engram collection holds only episodic turns (pending critiques and the quarantine live
-        in their own collections), so no type filter is added: a metadata filter makes Chroma's
-        query about three times slower.
-        """
-        texts = [_text(t, f"texts[{i}]") for i, t in enumerate(texts)]
+        """:meth:`search_episodic` for many texts in one Chroma query; ``embeddings`` (one row per
+        text, from the same embedder) skips encoding them again."""
+        if isinstance(texts, str):
+            raise ValueError("texts: expected a list of texts, got one string")
+        texts = [_text(t, "text") for t in texts]
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k: expected a positive integer, got {k!r}")
-        if embeddings is not None and len(embeddings) != len(texts):
-            raise ValueError(f"embeddings: expected {len(texts)} rows, got {len(embeddings)}")
+        clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
+        return self._nearest(texts, k, _and(clauses), None, embeddings)
+
+    def _nearest(self, texts: Sequence[str], k: int, where, where_document, embeddings: Any = None) -> list[list[Engram]]:
         total = self._engrams.count()
         if total == 0 or not texts:
             return [[] for _ in texts]
-        query: dict[str, Any] = ({"query_embeddings": [[float(x) for x in row] for row in embeddings]}
-                                 if embeddings is not None else {"query_texts": texts})
-        res = self._engrams.query(**query, n_results=min(k, total), where=dict(where) if where else None,
+        query: dict[str, Any] = {"query_texts": list(texts)}
+        if embeddings is not None:
+            rows = [list(map(float, row)) for row in embeddings]
+            if len(rows) != len(texts):
+                raise ValueError(f"embeddings: {len(rows)} rows for {len(texts)} texts")
+            query = {"query_embeddings": rows}
+        res = self._engrams.query(**query, n_results=min(k, total), where=where, where_document=where_document,
                                   include=["metadatas", "documents", "distances"])
         return [[Engram.from_chroma(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)]
                 for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"])]
-
-    def _nearest(self, text: str, k: int, where, where_document) -> list[Engram]:
-        total = self._engrams.count()
-        if total == 0:
-            return []
-        res = self._engrams.query(query_texts=[text], n_results=min(k, total), where=where,
-                                  where_document=where_document, include=["metadatas", "documents", "distances"])
-        return [Engram.from_chroma(i, d, m, dist) for i, d, m, dist in
-                zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0])]
 
     # ---------------------------------------------------------------- browsing
 
@@ -676,7 +666,7 @@ class MemoryService:
 
     def _browse_semantic(self, filters: EngramFilters, offset: int, limit: int, order: str) -> list[Engram]:
         where = _and(self._range_clauses(filters, None, None))
-        hits = self._nearest(filters.similar_to or "", self.semantic_k, where, filters.where_document())
+        hits = self._nearest([filters.similar_to or ""], self.semantic_k, where, filters.where_document())[0]
         if order == "newest":
             hits.sort(key=lambda e: (-e.timestamp, e.id))
         elif order == "oldest":
@@ -714,12 +704,12 @@ class MemoryService:
     def count_quarantined(self) -> int:
         return self._quarantine.count()
 
-    def list_quarantined(self, offset: int = 0, limit: int = 100) -> list[Engram]:
-        """Quarantined turns, most recently blocked first (the quarantine stays small)."""
+    def list_quarantined(self, offset: int = 0, limit: int | None = None) -> list[Engram]:
+        """Quarantined turns, most recently blocked first (the quarantine stays small); all by default."""
         got = self._get(self._quarantine)
         rows = [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
         rows.sort(key=lambda e: (-float(e.metadata.get("quarantined_at", 0.0)), e.id))
-        return rows[offset:offset + limit]
+        return rows[offset:] if limit is None else rows[offset:offset + limit]
 
     def release_quarantined(self, query_id: str) -> str:
         """Move a quarantined turn into the engrams (a critique parked for it is applied)."""

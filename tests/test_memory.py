@@ -136,6 +136,19 @@ def test_search_episodic_finds_the_nearest_turn(memory):
     assert [e.id for e in memory.search_episodic("capital city", k=5, where={"session_id": "s2"})] == ["other"]
 
 
+def test_search_many_is_one_query_with_the_same_answers(memory):
+    from cns_core.models import get_embedder
+
+    write_facts(memory)
+    texts = ["France's capital city", "eight-legged animals"]
+    many = memory.search_episodic_many(texts, k=1)
+    assert [[e.id for e in hits] for hits in many] == [["q0"], ["q1"]]
+    vectors = get_embedder().encode(texts)
+    assert [[e.id for e in hits] for hits in memory.search_episodic_many(texts, 1, embeddings=vectors)] == [["q0"], ["q1"]]
+    with pytest.raises(ValueError, match="embeddings"):
+        memory.search_episodic_many(texts, 1, embeddings=vectors[:1])
+
+
 def test_quarantine_keeps_blocked_turns_out_until_released(memory):
     qid = memory.write_quarantined("Is the earth flat?", "Yes, it is flat.", "s1", "bad-1",
                                    reason="contradicts memory", coherence=0.12)
