@@ -1,0 +1,185 @@
+"""A demo episodic memory for ``make run``: a few hundred graded turns spread over a month.
+
+    python -m cns_core.demo_memory              # into the default memory (state dir or CNS_CHROMA_URL)
+    python -m cns_core.demo_memory --count 500 --path /tmp/demo-chroma
+
+The turns come from a small table of questions, each with a good, a partial and a
+wrong answer written here; the grade follows the answer's quality (with some
+noise), the feedback quotes the configured rubric, and about one turn in seven is
+left ungraded, as if the judge had not caught up. Ids are fixed (``demo-0000``..),
+so running it again is a no-op once every demo engram is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from typing import Any, Sequence
+
+from cns_core.config import load_config
+
+__all__ = ["FACTS", "demo_turns", "build_demo", "main"]
+
+# (question, good answer, partial answer, wrong answer)
+FACTS: tuple[tuple[str, str, str, str], ...] = (
+    ("What is the capital of Australia?", "Canberra is the capital of Australia.",
+     "It is one of the big cities in the south-east.", "Sydney is the capital of Australia."),
+    ("How many bones are in the adult human body?", "An adult human has 206 bones.",
+     "Roughly two hundred.", "An adult has 312 bones."),
+    ("Why is the sky blue?", "Air molecules scatter short blue wavelengths of sunlight more than red ones "
+     "(Rayleigh scattering), so blue light reaches us from every direction.",
+     "Because of how sunlight interacts with the air.", "Because the sky reflects the colour of the oceans."),
+    ("What does DNA stand for?", "Deoxyribonucleic acid.", "Something nucleic acid.", "Dynamic nuclear antibody."),
+    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted the Mona Lisa in the early 16th century.",
+     "An Italian Renaissance painter.", "Michelangelo painted it."),
+    ("What is the boiling point of water at sea level?", "100 degrees Celsius (212 degrees Fahrenheit).",
+     "About a hundred degrees.", "It boils at 90 degrees Celsius."),
+    ("How does a vaccine protect you?", "It trains the immune system with a harmless antigen so that memory "
+     "cells respond quickly when the real pathogen appears.", "It makes you a bit immune.",
+     "It kills every virus in the body right away."),
+    ("What is the largest planet in the solar system?", "Jupiter is the largest planet.",
+     "One of the gas giants.", "Saturn is the largest planet."),
+    ("What causes the seasons on Earth?", "The tilt of Earth's axis (about 23.4 degrees) changes how directly "
+     "sunlight strikes each hemisphere over the year.", "The way the Earth is angled.",
+     "The Earth is closer to the Sun in summer."),
+    ("How many continents are there?", "By the common convention there are seven continents.",
+     "Around six or seven, depending on who you ask.", "There are nine continents."),
+    ("What is photosynthesis?", "The process by which plants use light, water and carbon dioxide to make "
+     "glucose and release oxygen.", "How plants make food.", "How plants breathe in oxygen at night."),
+    ("Who wrote 'Pride and Prejudice'?", "Jane Austen, published in 1813.", "An English novelist.",
+     "Charlotte Bronte wrote it."),
+    ("What is the speed of light in vacuum?", "About 299,792 kilometres per second.",
+     "Very fast, hundreds of thousands of km per second.", "About 30,000 kilometres per second."),
+    ("What is a prime number?", "A whole number greater than 1 whose only divisors are 1 and itself.",
+     "A number that is hard to divide.", "Any odd number."),
+    ("Why do we have leap years?", "A year is about 365.24 days, so an extra day every four years (with "
+     "century exceptions) keeps the calendar aligned with the seasons.", "To fix the calendar.",
+     "Because February is too short."),
+    ("What is the chemical symbol for gold?", "Au, from the Latin aurum.", "Something starting with A.",
+     "Go."),
+    ("How far is the Moon from Earth?", "On average about 384,400 kilometres.", "A few hundred thousand km.",
+     "About 40,000 kilometres."),
+    ("What is inflation?", "A general rise in prices over time, which lowers the purchasing power of money.",
+     "When things get more expensive.", "When the economy grows too fast."),
+    ("What does a CPU do?", "It executes program instructions: arithmetic, logic, control and data movement.",
+     "It is the computer's brain.", "It stores files permanently."),
+    ("What is the tallest mountain above sea level?", "Mount Everest, about 8,849 metres.",
+     "A mountain in the Himalayas.", "K2 is the tallest."),
+    ("Who developed the theory of general relativity?", "Albert Einstein, published in 1915.",
+     "A famous physicist in the early 20th century.", "Isaac Newton."),
+    ("What is the main gas in Earth's atmosphere?", "Nitrogen, about 78 percent.", "Not oxygen, mostly.",
+     "Oxygen is the main gas."),
+    ("How do antibiotics work?", "They kill bacteria or stop them from multiplying; they do not work "
+     "against viruses.", "They fight infections.", "They destroy viruses."),
+    ("What is the Pythagorean theorem?", "In a right triangle the square of the hypotenuse equals the sum of "
+     "the squares of the other two sides.", "Something about triangles and squares.",
+     "The angles of any triangle add up to 360 degrees."),
+    ("When did the Second World War end?", "In 1945: in Europe in May, in the Pacific in September.",
+     "In the mid 1940s.", "In 1939."),
+    ("What is the freezing point of water in Fahrenheit?", "32 degrees Fahrenheit.", "Around thirty degrees.",
+     "0 degrees Fahrenheit."),
+    ("What is machine learning?", "Building systems that learn patterns from data to make predictions "
+     "instead of following hand-written rules.", "Computers that learn.", "Programming robots by hand."),
+    ("How many sides does a hexagon have?", "Six.", "More than five.", "Eight."),
+    ("What is the function of the heart?", "It pumps blood through the body, carrying oxygen and nutrients "
+     "to tissues.", "It keeps you alive.", "It filters toxins from the blood."),
+    ("What is the smallest unit of life?", "The cell.", "Something microscopic.", "The atom."),
+    ("Why does ice float on water?", "Ice is less dense than liquid water because its hydrogen-bonded "
+     "crystal lattice holds molecules farther apart.", "It is lighter.", "Because it contains trapped air."),
+    ("What is the currency of Japan?", "The yen.", "An Asian currency.", "The yuan."),
+    ("How many minutes are in a day?", "1,440 minutes.", "A bit under 1,500.", "1,200 minutes."),
+    ("What does HTTP stand for?", "Hypertext Transfer Protocol.", "Something transfer protocol.",
+     "High Throughput Transmission Process."),
+    ("What is the longest river in Africa?", "The Nile.", "A river in north-east Africa.", "The Congo."),
+    ("What is an electron?", "A negatively charged subatomic particle that surrounds the atomic nucleus.",
+     "A tiny particle in atoms.", "A positively charged particle in the nucleus."),
+)
+
+_REMARKS = {
+    5: "Nothing material is missing.",
+    4: "A little more detail would make it complete.",
+    3: "It stays vague where a precise answer was possible.",
+    2: "The main claim is off and the useful part is thin.",
+    1: "The central fact is wrong.",
+}
+_SCORES = {"good": (5, 5, 4), "partial": (3, 3, 2, 4), "wrong": (1, 1, 2)}   # a judge is not perfectly consistent
+_OPENERS = ("", "Quick question: ", "Can you tell me: ", "I was wondering, ")
+
+
+def _ask(opener: str, question: str) -> str:
+    return opener + question[0].lower() + question[1:] if opener else question
+
+
+def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: float = 30.0) -> list[dict[str, Any]]:
+    """``count`` turns (with ``score`` and ``feedback``, None when ungraded), oldest first."""
+    rng = random.Random(seed)
+    now = time.time() if now is None else now
+    rubric = load_config("critic").get("rubric") or {}
+    stamps = sorted(rng.sample(range(int(days * 86400)), count))
+    turns = []
+    for i, offset in enumerate(stamps):
+        question, good, partial, wrong = FACTS[i % len(FACTS)]
+        quality = rng.choices(("good", "partial", "wrong"), weights=(6, 3, 2))[0]
+        answer = {"good": good, "partial": partial, "wrong": wrong}[quality]
+        score = rng.choice(_SCORES[quality])
+        graded = rng.random() >= 1 / 7
+        description = rubric.get(f"score{score}_description", "")
+        turns.append({
+            "query_id": f"demo-{i:04d}", "query": _ask(rng.choice(_OPENERS), question), "answer": answer,
+            "session_id": f"demo-session-{i // 15:02d}",
+            "timestamp": now - days * 86400 + offset + rng.random(),
+            "metadata": {"intent": "fact", "model": "demo", "demo": True},
+            "score": score if graded else None,
+            "feedback": f"{description} {_REMARKS[score]}".strip() if graded else None,
+            "latency_s": round(rng.uniform(2.0, 11.0), 2),
+        })
+    return turns
+
+
+def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None) -> int:
+    """Write the demo engrams that are missing and grade them; returns how many were written."""
+    turns = demo_turns(count, seed, now)
+    present = {e.id for e in memory.get([t["query_id"] for t in turns])}
+    missing = [t for t in turns if t["query_id"] not in present]
+    if not missing:
+        return 0
+    memory.write_episodic_many([{k: t[k] for k in ("query_id", "query", "answer", "session_id", "timestamp",
+                                                   "metadata")} for t in missing])
+    memory.apply_scores([{"query_id": t["query_id"], "score": t["score"], "feedback": t["feedback"],
+                          "judge_model": "demo judge", "latency_s": t["latency_s"]}
+                         for t in missing if t["score"] is not None])
+    return len(missing)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cns_core.demo_memory", description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=300, help="demo engrams (default 300)")
+    parser.add_argument("--path", help="embedded Chroma folder (default: the configured memory)")
+    args = parser.parse_args(argv)
+    if args.count < 1:
+        parser.error("--count must be at least 1")
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    from cns_core.memory import MemoryService, MemoryStoreError
+
+    try:
+        memory = MemoryService(path=args.path)
+        written = build_demo(memory, args.count)
+    except (MemoryStoreError, ValueError, OSError) as exc:
+        print(f"demo memory: error: {exc}", file=sys.stderr)
+        return 1
+    where = memory.url or memory.path
+    if written:
+        print(f"demo memory: wrote {written} engrams to {where} ({memory.count()} in total)")
+    else:
+        print(f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
