@@ -3,18 +3,13 @@
 Spec: ``shared/specs/coherence-classifier-hook.md``. One module per stage:
 ``extract`` (0), ``retrieval`` (1), ``heuristics`` (2), ``nli`` (3), ``fusion`` (4-5),
 ``calibration`` (6), ``decision`` (7-8), ``log`` (9); ``latency`` (budget),
-``quarantine`` and ``hook`` (the orchestration, fail-safes and adapters).
+``quarantine`` and ``hook`` (the orchestration, fail-safes and adapters), ``sno_check``
+(the same stages over an SNO's claims), ``evaluate`` (section-13 metrics).
 """
 
 from cns_core.coherence.calibration import CalibrationState, Calibrator, margin_ece
 from cns_core.coherence.extract import extract_propositions, make_proposition, split_sentences
-from cns_core.coherence.hook import (
-    ClaimCoherence,
-    CoherenceHook,
-    ContradictionPair,
-    PreWriteVerdict,
-    SNOCoherence,
-)
+from cns_core.coherence.hook import CoherenceHook, PreWriteVerdict
 from cns_core.coherence.quarantine import FileQuarantine, QuarantinedChain
 from cns_core.coherence.retrieval import (
     EngramRetriever,
@@ -36,6 +31,7 @@ from cns_core.coherence.schemas import (
     Triplet,
 )
 from cns_core.coherence.settings import CoherenceSettings
+from cns_core.coherence.sno_check import ClaimCoherence, ContradictionPair, SNOCoherence
 
 __all__ = [
     "CONFLICT_TYPES", "CalibrationState", "Calibrator", "ChainMetrics", "ClaimCoherence", "CoherenceHook",

@@ -103,7 +103,7 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
                      window: int = 10, calibrator: Calibrator | None = None,
                      save_calibration: str | Path | None = None) -> CoherenceEvalReport:
     """Measure the hook on labelled pairs (see the module docstring)."""
-    settings = hook._current()
+    settings = hook.effective_settings()
     pairs = list(data.pairs)
     labels = np.asarray(data.labels, dtype=np.int64)
     raw, _ = hook.score_pairs(pairs)

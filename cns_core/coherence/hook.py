@@ -28,20 +28,20 @@ import traceback
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from cns_core.coherence.calibration import Calibrator
 from cns_core.coherence.decision import chain_metrics, is_blocking, tag_proposition
 from cns_core.coherence.extract import extract_propositions, make_proposition, subject_stems
-from cns_core.coherence.fusion import conflict_types, fuse
+from cns_core.coherence.fusion import fuse
 from cns_core.coherence.heuristics import HeuristicScore, features, score_features
 from cns_core.coherence.latency import LatencyGovernor, LatencyPlan
 from cns_core.coherence.log import CoherenceLog
 from cns_core.coherence.nli import ModelPass, ModelTimeout, select_top_m
 from cns_core.coherence.quarantine import FileQuarantine, QuarantinedChain, QuarantineStore, matches_subjects
-from cns_core.coherence.retrieval import MatrixRetriever, MemoryAPI, Retriever
+from cns_core.coherence.retrieval import MemoryAPI, Retriever
 from cns_core.coherence.schemas import (
     ChainMetrics,
     ContextItem,
@@ -55,8 +55,10 @@ from cns_core.coherence.schemas import (
 )
 from cns_core.coherence.settings import CoherenceSettings
 
-__all__ = ["CoherenceHook", "PreWriteVerdict", "ClaimCoherence", "ContradictionPair", "SNOCoherence",
-           "LABELS"]
+__all__ = ["CoherenceHook", "PreWriteVerdict", "LABELS"]
+
+if TYPE_CHECKING:
+    from cns_core.coherence.sno_check import SNOCoherence
 
 _log = logging.getLogger(__name__)
 LABELS = ("entailment", "neutral", "contradiction")
@@ -72,34 +74,6 @@ class PreWriteVerdict:
     metadata: dict[str, Any]
     reason: str | None = None
     result: HookResult | None = field(default=None, repr=False, compare=False)
-
-
-@dataclass(frozen=True)
-class ClaimCoherence:
-    claim_id: str
-    status: str            # contradicted | supported | neutral
-    tag: PropTag
-
-
-@dataclass(frozen=True)
-class ContradictionPair:
-    """Two SNO nodes that contradict each other; ``declared`` when an attack relation already says so."""
-
-    a: str
-    b: str
-    score: float
-    types: tuple[str, ...]
-    kind: str              # claim-claim | claim-evidence
-    declared: bool
-
-
-@dataclass(frozen=True)
-class SNOCoherence:
-    sno_id: str
-    claims: dict[str, ClaimCoherence]
-    pairs: tuple[ContradictionPair, ...]
-    metrics: ChainMetrics
-    degraded: tuple[str, ...] = ()
 
 
 def _context_items(items: Iterable[Any] | None, prefix: str) -> tuple[ContextItem, ...]:
@@ -212,6 +186,7 @@ class CoherenceHook:
         self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_dropped": 0,
                          "model_timeout": 0, "k_halved": 0}
         self._coherence_est: float | None = None
+        self._recent_coherence: deque[float] = deque(maxlen=50)   # for chain coherence stability
         self._lock = threading.Lock()
         self._rechecking = False
         self._recent_raw: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
@@ -244,7 +219,7 @@ class CoherenceHook:
         except OSError as exc:  # a full disk must not take the hook down
             _log.warning("coherence log: %s", exc)
 
-    def _current(self) -> CoherenceSettings:
+    def effective_settings(self) -> CoherenceSettings:
         """The settings with tau_c as adapted so far (phase E)."""
         s = self.settings
         return s if self.tau_c == s.thresholds.tau_c else s.with_thresholds(tau_c=self.tau_c)
@@ -306,9 +281,17 @@ class CoherenceHook:
         return vectors @ np.asarray(self.embedder.encode(list(texts))).T
 
     # ----- stages 2-6 ---------------------------------------------------------
-    def _score(self, props: Sequence[Proposition], evidence: Sequence[Sequence[EvidenceNode]], plan: LatencyPlan,
-               started: float, degraded: list[str], *, budgeted: bool = True) -> list[list[PairScore]]:
+    def score_evidence(self, props: Sequence[Proposition], evidence: Sequence[Sequence[EvidenceNode]],
+                       plan: LatencyPlan | None = None, started: float | None = None,
+                       degraded: list[str] | None = None, *, budgeted: bool = True) -> list[list[PairScore]]:
+        """Stages 2-6 for each proposition against its evidence (one model call for all pairs).
+
+        ``degraded`` collects what was switched off; ``budgeted=False`` ignores the latency cut.
+        """
         settings = self.settings
+        plan = plan or LatencyPlan()
+        started = self.clock() if started is None else started
+        degraded = [] if degraded is None else degraded
         owners: list[int] = []
         nodes: list[EvidenceNode] = []
         heur: list[HeuristicScore] = []
@@ -416,7 +399,7 @@ class CoherenceHook:
 
     def _check(self, chain: ThoughtChain, tick: int, started: float, plan: LatencyPlan, mem_api: MemoryAPI,
                extra: Sequence[EvidenceNode], exclude: set[str]) -> HookResult:
-        s = self._current()
+        s = self.effective_settings()
         degraded: list[str] = []
         if not plan.advanced_parse:
             degraded.append("parse_skipped")
@@ -427,7 +410,7 @@ class CoherenceHook:
                                                                  advanced=plan.advanced_parse))
         vectors = self._vectors(props, chain, mem_api)
         evidence = self._gather(props, vectors, chain, mem_api, plan, extra, exclude)
-        pair_scores = self._score(props, evidence, plan, started, degraded)
+        pair_scores = self.score_evidence(props, evidence, plan, started, degraded)
         tags = []
         for i, (prop, pairs) in enumerate(zip(props, pair_scores)):
             importance = chain_importance if prop.importance is None else float(prop.importance)
@@ -438,6 +421,7 @@ class CoherenceHook:
         prev = chain.coherence_prev if chain.coherence_prev is not None else (self._coherence_est or 0.0)
         metrics = chain_metrics(tags, s, chain_importance=chain_importance, coherence_prev=prev)
         with self._lock:
+            self._recent_coherence.append(metrics.coherence_chain)
             est = self._coherence_est
             self._coherence_est = metrics.coherence_chain if est is None else \
                 est + s.prev_smoothing * (metrics.coherence_chain - est)
@@ -499,8 +483,12 @@ class CoherenceHook:
         raw, flagged = known
         backlog = self.backlog if backlog is None else backlog
         action = self.calibrator.observe(raw, index, allow_refit=not backlog)
-        if action:
+        if action:  # a re-fit or a drift reset survives a restart
             self._event(f"calibration_{action}", None, temperature=self.calibrator.state.temperature)
+            try:
+                self.calibrator.save(self.calibration_path)
+            except OSError as exc:
+                self._event("error", None, error=f"calibration save: {exc}")
         if flagged:
             self._adapt(index == 2)
         return action
@@ -618,9 +606,12 @@ class CoherenceHook:
 
     # ----- reporting ----------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        """Counters, false block rate (released / blocked), current tau_c, temperature and latency pressure."""
+        """Counters, false block rate (released / blocked), chain coherence stability (std of the last
+        50 chains' coherence), current tau_c, temperature and latency pressure."""
         with self._lock:
             c = dict(self.counters)
+            recent = list(self._recent_coherence)
+        c["chain_coherence_stability"] = float(np.std(recent)) if len(recent) > 1 else 0.0
         c["false_block_rate"] = c["released"] / c["blocked"] if c["blocked"] else 0.0
         c["tau_c"] = self.tau_c
         c["temperature"] = self.calibrator.state.temperature
@@ -683,62 +674,12 @@ class CoherenceHook:
         return pre_write_hook
 
     # ----- SNOs for the dashboard ---------------------------------------------
-    def check_sno(self, sno: Any) -> SNOCoherence:
-        """Claims against each other and against the SNO's evidence (no blocking, no log lines).
+    def check_sno(self, sno: Any) -> "SNOCoherence":
+        """Claims against each other and against the SNO's evidence, for the dashboard
+        (see :func:`cns_core.coherence.sno_check.check_sno`)."""
+        from cns_core.coherence.sno_check import check_sno
 
-        Each claim is compared with its ``k_sem`` most similar claims and pieces of
-        evidence (all of them in a small SNO). A contradiction between two claims joined
-        by an attack relation is ``declared``: the argument says so itself.
-        """
-        s = self.settings
-        claims, evidence = list(sno.claims), list(sno.evidence)
-        started = self.clock()
-        degraded: list[str] = []
-        props = tuple(make_proposition(c.id, c.text) for c in claims)
-        if not props:
-            return SNOCoherence(sno.id, {}, (), ChainMetrics(0.0, 0.0, 0.0, 0.0, False))
-        vectors = np.asarray(self.embedder.encode([c.text for c in claims] + [e.text for e in evidence]),
-                             dtype=np.float32)
-        cv, ev = vectors[:len(claims)], vectors[len(claims):]
-        k = s.retrieval.k_sem
-        claim_ret = MatrixRetriever([c.id for c in claims], [c.text for c in claims], cv, source="claim")
-        found = claim_ret.retrieve([c.text for c in claims], cv, k + 1)
-        if evidence:
-            ev_ret = MatrixRetriever([e.id for e in evidence], [e.text for e in evidence], ev, source="evidence",
-                                     trust=[e.validity for e in evidence])
-            for i, nodes in enumerate(ev_ret.retrieve([c.text for c in claims], cv, k)):
-                found[i].extend(nodes)
-        lists = [[n for n in nodes if n.id != claims[i].id and n.similarity >= s.retrieval.min_similarity]
-                 for i, nodes in enumerate(found)]
-        pair_scores = self._score(props, lists, LatencyPlan(), started, degraded, budgeted=False)
-        s = self._current()
-        tags = [tag_proposition(p, pairs, s, importance=1.0) for p, pairs in zip(props, pair_scores)]
-        attacks = {frozenset((r.source, r.target)) for r in sno.relations if r.kind == "attack"}
-        relation_target = {r.id: r.target for r in sno.relations}
-        for r in sno.relations:  # an undercut attacks a relation: it argues against that relation's target
-            if r.kind == "attack" and r.target in relation_target:
-                attacks.add(frozenset((r.source, relation_target[r.target])))
-        claim_ids = {c.id for c in claims}
-        seen: dict[frozenset, ContradictionPair] = {}
-        for pairs in pair_scores:
-            for p in pairs:
-                score = p.calibrated[2] * p.evidence.trust
-                if score < self.tau_c:
-                    continue
-                key = frozenset((p.prop_id, p.evidence.id))
-                if key not in seen or seen[key].score < score:
-                    seen[key] = ContradictionPair(
-                        a=p.prop_id, b=p.evidence.id, score=float(score),
-                        types=conflict_types(p.types, p.evidence.source),
-                        kind="claim-claim" if p.evidence.id in claim_ids else "claim-evidence",
-                        declared=key in attacks)
-        th = s.thresholds
-        statuses = {t.p_id: ClaimCoherence(t.p_id, "contradicted" if t.contradict >= self.tau_c else
-                                           "supported" if t.entail >= th.tau_support else "neutral", t)
-                    for t in tags}
-        metrics = chain_metrics(tags, s, chain_importance=1.0, coherence_prev=0.0)
-        return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)), metrics,
-                            tuple(dict.fromkeys(degraded)))
+        return check_sno(self, sno)
 
     def close(self) -> None:
         if self.model is not None:

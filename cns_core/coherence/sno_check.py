@@ -1,0 +1,106 @@
+"""The hook's stages over an SNO, for the dashboard: claims against claims and evidence.
+
+Each claim is compared with its ``k_sem`` most similar claims and pieces of
+evidence (all of them in a small SNO), through the same heuristics, model pass,
+fusion and calibration as a thought chain; nothing is blocked or logged. A
+contradiction between two claims that an attack relation already joins is
+``declared``: the argument states it itself, so the dashboard can tell a
+rebuttal from an inconsistency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from cns_core.coherence.decision import chain_metrics, tag_proposition
+from cns_core.coherence.extract import make_proposition
+from cns_core.coherence.fusion import conflict_types
+from cns_core.coherence.retrieval import MatrixRetriever
+from cns_core.coherence.schemas import ChainMetrics, PropTag
+
+__all__ = ["ClaimCoherence", "ContradictionPair", "SNOCoherence", "check_sno"]
+
+
+@dataclass(frozen=True)
+class ClaimCoherence:
+    claim_id: str
+    status: str            # contradicted | supported | neutral
+    tag: PropTag
+
+
+@dataclass(frozen=True)
+class ContradictionPair:
+    """Two SNO nodes that contradict each other; ``declared`` when an attack relation already says so."""
+
+    a: str
+    b: str
+    score: float
+    types: tuple[str, ...]
+    kind: str              # claim-claim | claim-evidence
+    declared: bool
+
+
+@dataclass(frozen=True)
+class SNOCoherence:
+    sno_id: str
+    claims: dict[str, ClaimCoherence]
+    pairs: tuple[ContradictionPair, ...]
+    metrics: ChainMetrics
+    degraded: tuple[str, ...] = ()
+
+
+def _attacks(sno: Any) -> set[frozenset]:
+    """Unordered node pairs an attack joins (an undercut counts against its relation's target)."""
+    out = {frozenset((r.source, r.target)) for r in sno.relations if r.kind == "attack"}
+    target_of = {r.id: r.target for r in sno.relations}
+    for r in sno.relations:
+        if r.kind == "attack" and r.target in target_of:
+            out.add(frozenset((r.source, target_of[r.target])))
+    return out
+
+
+def check_sno(hook: Any, sno: Any) -> SNOCoherence:
+    """Per-claim tags and contradiction pairs of one SNO (see the module docstring)."""
+    settings = hook.effective_settings()
+    claims, evidence = list(sno.claims), list(sno.evidence)
+    if not claims:
+        return SNOCoherence(sno.id, {}, (), ChainMetrics(0.0, 0.0, 0.0, 0.0, False))
+    props = tuple(make_proposition(c.id, c.text) for c in claims)
+    texts = [c.text for c in claims]
+    vectors = np.asarray(hook.embedder.encode(texts + [e.text for e in evidence]), dtype=np.float32)
+    claim_vectors = vectors[:len(claims)]
+    k = settings.retrieval.k_sem
+    found = MatrixRetriever([c.id for c in claims], texts, claim_vectors, source="claim").retrieve(
+        texts, claim_vectors, k + 1)
+    if evidence:
+        by_evidence = MatrixRetriever([e.id for e in evidence], [e.text for e in evidence], vectors[len(claims):],
+                                      source="evidence", trust=[e.validity for e in evidence])
+        for i, nodes in enumerate(by_evidence.retrieve(texts, claim_vectors, k)):
+            found[i].extend(nodes)
+    lists = [[n for n in nodes if n.id != claims[i].id and n.similarity >= settings.retrieval.min_similarity]
+             for i, nodes in enumerate(found)]
+    degraded: list[str] = []
+    pair_scores = hook.score_evidence(props, lists, degraded=degraded, budgeted=False)
+    tags = [tag_proposition(p, pairs, settings, importance=1.0) for p, pairs in zip(props, pair_scores)]
+    tau_c = settings.thresholds.tau_c
+    attacks, claim_ids = _attacks(sno), {c.id for c in claims}
+    seen: dict[frozenset, ContradictionPair] = {}
+    for pairs in pair_scores:
+        for p in pairs:
+            score = p.calibrated[2] * p.evidence.trust
+            key = frozenset((p.prop_id, p.evidence.id))
+            if score < tau_c or (key in seen and seen[key].score >= score):
+                continue
+            seen[key] = ContradictionPair(a=p.prop_id, b=p.evidence.id, score=float(score),
+                                          types=conflict_types(p.types, p.evidence.source),
+                                          kind="claim-claim" if p.evidence.id in claim_ids else "claim-evidence",
+                                          declared=key in attacks)
+    statuses = {t.p_id: ClaimCoherence(t.p_id, "contradicted" if t.contradict >= tau_c else
+                                       "supported" if t.entail >= settings.thresholds.tau_support else "neutral", t)
+                for t in tags}
+    return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
+                        chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0),
+                        tuple(dict.fromkeys(degraded)))
