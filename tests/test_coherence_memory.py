@@ -84,3 +84,14 @@ def test_memory_agent_tags_blocks_and_releases(memory, tmp_path):
     assert [e.id for e in memory.get(["a2", "a3"])] == ["a2", "a3"]
     assert [q.id for q in memory.list_quarantined()] == []
     assert hook.stats()["released"] == 1
+
+
+def test_cns_agents_wires_the_hook_into_the_memory_agent(state_dir):
+    from cns_core.agents.bus import bus_settings
+    from cns_core.cli.agents import _memory_agent
+
+    agent = _memory_agent(bus_settings(), coherence=True)
+    assert agent.memory is not None and agent.pre_write_hook is not None
+    verdict = agent.pre_write_hook("w1", "Is it open?", "The north gate is open.", {})
+    assert verdict.blocked is False and "coherence_chain" in verdict.metadata
+    assert _memory_agent(bus_settings(), coherence=False).pre_write_hook is None

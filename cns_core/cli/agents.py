@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-generator", action="store_true", help="do not start the GeneratorAgent")
     p.add_argument("--no-critic", action="store_true", help="do not start the CriticAgent")
     p.add_argument("--no-memory", action="store_true", help="do not start the MemoryAgent")
+    p.add_argument("--no-coherence", action="store_true",
+                   help="write engrams without the coherence hook (no tags, nothing quarantined)")
     p.add_argument("--no-proxy", action="store_true", help="join a proxy started elsewhere")
     p.set_defaults(func=run_agents)
 
@@ -61,7 +63,6 @@ def run_agents(args: argparse.Namespace) -> int:
     from cns_core.agents.bus import BusProxy, bus_settings
     from cns_core.agents.critic import CriticAgent
     from cns_core.agents.generator import GeneratorAgent
-    from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.agents.ollama import OllamaClient, OllamaError
     from cns_core.agents.prometheus import critic_settings
 
@@ -83,7 +84,7 @@ def run_agents(args: argparse.Namespace) -> int:
                           f"carry score null (ollama pull {judge.model})", file=sys.stderr)
             except OllamaError as exc:
                 print(f"warning: {exc}; critiques will carry score null until Ollama answers", file=sys.stderr)
-        for skip, make in ((args.no_memory, lambda: MemoryAgent(bus)),
+        for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence)),
                            (args.no_critic, lambda: CriticAgent(bus, settings=judge)),
                            (args.no_generator, lambda: GeneratorAgent(bus))):
             if not skip:
@@ -106,6 +107,19 @@ def run_agents(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         print("stopped", file=sys.stderr)
+
+
+def _memory_agent(bus: Any, coherence: bool) -> Any:
+    """The MemoryAgent, with the coherence hook before every engram write unless switched off."""
+    from cns_core.agents.memory_agent import MemoryAgent
+
+    if not coherence:
+        return MemoryAgent(bus)
+    from cns_core.coherence import CoherenceHook
+    from cns_core.memory import MemoryService
+
+    memory = MemoryService()
+    return MemoryAgent(bus, memory=memory, pre_write_hook=CoherenceHook(memory=memory).as_pre_write_hook())
 
 
 # ---------------------------------------------------------------- cns grade
