@@ -6,24 +6,17 @@ live side by side: ``<name>`` (engrams), ``<name>_pending`` (critiques that
 arrived before their engram; persisted so no score is lost, even across a
 restart) and ``<name>_quarantine`` (turns the coherence hook blocked).
 
-Chroma cannot sort, and a full metadata read of 100,000 engrams takes seconds,
-so the browser pages by time with *counting probes*: it narrows a time window
-until it holds just the wanted page, then reads only that band. Every engram
-carries ``critic_rank = score * 1e10 + timestamp`` (ungraded: score -1) so that
-score filters, time ranges and the score order become one indexed range per
-score value instead of an expensive intersection.
+The engram record, the browser's filters and time-ordered paging are in
+:mod:`cns_core.engrams`; this module owns the store.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import numbers
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlparse
@@ -32,6 +25,19 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.config import ConfigError, env_override, load_config, state_dir
+from cns_core.engrams import (
+    ORDERS,
+    SCORE_BUCKETS,
+    UNGRADED,
+    Engram,
+    EngramFilters,
+    TimePager,
+    and_clauses,
+    check_timestamp,
+    range_clauses,
+    rank_key,
+    validate_score,
+)
 from cns_core.models import get_embedder
 from cns_core.models.errors import ModelUnavailableError
 
@@ -51,12 +57,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-UNGRADED = -1                      # critic_score of an engram no judge has scored yet
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
-ORDERS = ("newest", "oldest", "score", "relevance")
-_RANK_BASE = 1e10                  # critic_rank = score * base + timestamp; timestamps stay below it
-_SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
-_W_MAX = 2e10                      # a time window this wide holds every engram
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
 _RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start", "critic_rank"})
 _NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
@@ -126,31 +127,12 @@ class CNSEmbeddingFunction(EmbeddingFunction[Documents]):
 
 # --------------------------------------------------------------------------- validation helpers
 
-def validate_score(score: Any, field_name: str = "score") -> int:
-    """``score`` as an int 1-5, or ValueError naming the field (bools and 2.5 are refused)."""
-    if isinstance(score, bool) or not isinstance(score, numbers.Integral):
-        raise ValueError(f"{field_name}: expected an integer 1-5, got {score!r}")
-    if not 1 <= int(score) <= 5:
-        raise ValueError(f"{field_name}: expected an integer 1-5, got {int(score)}")
-    return int(score)
-
-
 def _text(value: Any, field_name: str, *, empty_ok: bool = False) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{field_name}: expected a string, got {type(value).__name__}")
     if not empty_ok and not value.strip():
         raise ValueError(f"{field_name}: must not be empty")
     return value
-
-
-def _timestamp(value: Any, field_name: str = "timestamp") -> float:
-    if isinstance(value, datetime):
-        value = value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
-        raise ValueError(f"{field_name}: expected seconds since the epoch, got {value!r}")
-    if not 0 <= float(value) < _RANK_BASE:
-        raise ValueError(f"{field_name}: {value!r} is outside 0 .. {_RANK_BASE:.0f} seconds since the epoch")
-    return float(value)
 
 
 def _flat_metadata(meta: Mapping[str, Any], field_name: str = "metadata") -> dict[str, Any]:
@@ -173,116 +155,7 @@ def _critic_key(key: str) -> str:
     return key if key.startswith(CRITIC_PREFIX) else CRITIC_PREFIX + key
 
 
-def _rank(score: int, timestamp: float) -> float:
-    return score * _RANK_BASE + timestamp
-
-
-def _tighter(a: tuple[float | None, bool], b: tuple[float | None, bool], *, lower: bool) -> tuple[float | None, bool]:
-    """The tighter of two (bound, strict) pairs; None is no bound."""
-    if a[0] is None:
-        return b
-    if b[0] is None:
-        return a
-    if a[0] == b[0]:
-        return a[0], a[1] or b[1]
-    return (max if lower else min)(a, b, key=lambda x: x[0])
-
-
-def _and(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
 # --------------------------------------------------------------------------- data
-
-@dataclass(frozen=True)
-class Engram:
-    """One stored turn as the memory returns it."""
-
-    id: str
-    query: str
-    answer: str
-    session_id: str
-    timestamp: float
-    critic_score: int | None
-    feedback: str
-    metadata: dict[str, Any]
-    distance: float | None = None
-
-    @property
-    def graded(self) -> bool:
-        return self.critic_score is not None
-
-    @classmethod
-    def from_chroma(cls, id_: str, document: str | None, meta: Mapping[str, Any] | None,
-                    distance: float | None = None) -> "Engram":
-        meta = dict(meta or {})
-        document = document or ""
-        start = meta.get("answer_start")
-        query = str(meta.get("query", ""))
-        answer = document[int(start):] if isinstance(start, int) and 0 <= start <= len(document) else document
-        score = meta.get("critic_score", UNGRADED)
-        return cls(id=id_, query=query, answer=answer, session_id=str(meta.get("session_id", "")),
-                   timestamp=float(meta.get("timestamp", 0.0)),
-                   critic_score=int(score) if isinstance(score, int) and score >= 1 else None,
-                   feedback=str(meta.get("critic_feedback", "")), metadata=meta, distance=distance)
-
-
-@dataclass(frozen=True)
-class EngramFilters:
-    """What the engram browser may filter on; every field is optional.
-
-    ``contains`` is a case-insensitive substring of the query or answer (pushed into
-    Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning.
-    """
-
-    min_score: int | None = None
-    max_score: int | None = None
-    ungraded_only: bool = False
-    since: float | None = None
-    until: float | None = None
-    contains: str | None = None
-    similar_to: str | None = None
-    session_id: str | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("min_score", "max_score"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, validate_score(value, name))
-        if self.min_score and self.max_score and self.min_score > self.max_score:
-            raise ValueError(f"min_score {self.min_score} is above max_score {self.max_score}")
-        if self.ungraded_only and (self.min_score or self.max_score):
-            raise ValueError("ungraded_only cannot be combined with min_score/max_score")
-        for name in ("since", "until"):
-            value = getattr(self, name)
-            if value is not None:
-                object.__setattr__(self, name, _timestamp(value, name))
-        if self.since is not None and self.until is not None and self.since > self.until:
-            raise ValueError(f"since {self.since} is after until {self.until}")
-        for name in ("contains", "similar_to", "session_id"):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"{name}: expected a string, got {type(value).__name__}")
-            if isinstance(value, str) and not value.strip():
-                object.__setattr__(self, name, None)
-
-    @property
-    def buckets(self) -> tuple[int, ...] | None:
-        """The score values these filters keep, or None for all of them."""
-        if self.ungraded_only:
-            return (UNGRADED,)
-        if self.min_score or self.max_score:
-            lo, hi = self.min_score or 1, self.max_score or 5
-            return tuple(s for s in _SCORE_BUCKETS if lo <= s <= hi)
-        return None
-
-    def where_document(self) -> dict[str, Any] | None:
-        if not self.contains:
-            return None
-        return {"$regex": "(?i)" + re.escape(self.contains)}
-
 
 # --------------------------------------------------------------------------- the service
 
@@ -389,13 +262,13 @@ class MemoryService:
         query_id = turn.get("query_id") or str(uuid.uuid4())
         query_id = _text(query_id, f"{label}query_id")
         ts = turn.get("timestamp")
-        ts = time.time() if ts is None else _timestamp(ts, f"{label}timestamp")
+        ts = time.time() if ts is None else check_timestamp(ts, f"{label}timestamp")
         extra = _flat_metadata(turn.get("metadata") or {}, f"{label}metadata")
         bad = sorted(k for k in extra if k in _RESERVED or k.startswith(CRITIC_PREFIX))
         if bad:
             raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
-                "answer_start": len(query) + 2, "critic_score": UNGRADED, "critic_rank": _rank(UNGRADED, ts)}
+                "answer_start": len(query) + 2, "critic_score": UNGRADED, "critic_rank": rank_key(UNGRADED, ts)}
         return query_id, f"{query}\n\n{answer}", meta
 
     def write_episodic(self, query: str, answer: str, session_id: str, query_id: str | None = None,
@@ -441,7 +314,7 @@ class MemoryService:
                 meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(CRITIC_PREFIX)})
             if qid in parked_by_id:
                 meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
-            meta["critic_rank"] = _rank(int(meta.get("critic_score", UNGRADED)), meta["timestamp"])
+            meta["critic_rank"] = rank_key(int(meta.get("critic_score", UNGRADED)), meta["timestamp"])
             if qid in old_by_id and old_by_id[qid][0] == doc:
                 same_ids.append(qid)
                 same_metas.append(meta)
@@ -492,7 +365,7 @@ class MemoryService:
         ids, metas = [], []
         for qid, meta in zip(found["ids"], found["metadatas"]):
             meta = {**(meta or {}), **merged[qid]}
-            meta["critic_rank"] = _rank(meta["critic_score"], float(meta.get("timestamp", 0.0)))
+            meta["critic_rank"] = rank_key(meta["critic_score"], float(meta.get("timestamp", 0.0)))
             ids.append(qid)
             metas.append(meta)
         if ids:
@@ -549,7 +422,7 @@ class MemoryService:
         by_id = {i["query_id"]: i for i in items}
         for qid, meta in zip(found["ids"], found["metadatas"]):
             merged = {**(meta or {}), **{k: v for k, v in by_id[qid].items() if k != "query_id"}}
-            merged["critic_rank"] = _rank(int(merged["critic_score"]), float(merged.get("timestamp", 0.0)))
+            merged["critic_rank"] = rank_key(int(merged["critic_score"]), float(merged.get("timestamp", 0.0)))
             metas.append(merged)
         self._engrams.update(ids=found["ids"], metadatas=metas)
         self._pending.delete(ids=found["ids"])
@@ -585,7 +458,7 @@ class MemoryService:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k: expected a positive integer, got {k!r}")
         clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
-        return self._nearest(texts, k, _and(clauses), None, embeddings)
+        return self._nearest(texts, k, and_clauses(clauses), None, embeddings)
 
     def _nearest(self, texts: Sequence[str], k: int, where, where_document, embeddings: Any = None) -> list[list[Engram]]:
         total = self._engrams.count()
@@ -604,42 +477,26 @@ class MemoryService:
 
     # ---------------------------------------------------------------- browsing
 
-    @staticmethod
-    def _range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None,
-                       lo_strict: bool = False, hi_strict: bool = False) -> list[dict[str, Any]]:
-        """Filters plus a time window ``lo .. hi`` as Chroma clauses.
+    def _pager(self, filters: EngramFilters, newest_first: bool) -> TimePager:
+        return TimePager(self, filters, newest_first, first_step_s=self.first_step_s, band_slack=self.band_slack)
 
-        With a score filter the time bounds go on ``critic_rank``: one indexed range per
-        kept score value, which Chroma answers in time proportional to the rows inside.
-        """
-        low = _tighter((filters.since, False), (lo, lo_strict), lower=True)
-        high = _tighter((filters.until, False), (hi, hi_strict), lower=False)
-        clauses: list[dict[str, Any]] = [{"session_id": filters.session_id}] if filters.session_id else []
-        buckets = filters.buckets
-        if buckets is None:
-            if low[0] is not None:
-                clauses.append({"timestamp": {"$gt" if low[1] else "$gte": low[0]}})
-            if high[0] is not None:
-                clauses.append({"timestamp": {"$lt" if high[1] else "$lte": high[0]}})
-            return clauses
-        if low[0] is not None and low[0] < 0:      # timestamps are >= 0: keep the range inside its bucket
-            low = (None, False)
-        if high[0] is not None and high[0] >= _RANK_BASE:
-            high = (None, False)
-        ranges = []
-        for s in buckets:
-            base = s * _RANK_BASE
-            lo_clause = {"$gt" if low[1] else "$gte": base + (low[0] if low[0] is not None else 0.0)}
-            hi_clause = ({"$lt" if high[1] else "$lte": base + high[0]} if high[0] is not None
-                         else {"$lt": base + _RANK_BASE})
-            ranges.append({"$and": [{"critic_rank": lo_clause}, {"critic_rank": hi_clause}]})
-        clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
-        return clauses
+    # EngramSource, for TimePager
+    def count_matching(self, where, where_document) -> int:
+        return self._count_where(self._engrams, where, where_document)
+
+    def fetch_matching(self, where, where_document) -> list[Engram]:
+        got = self._get(self._engrams, where=where, where_document=where_document)
+        return [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+
+    def first_timestamp(self) -> float | None:
+        """The first stored engram's time: a good guess at the oldest (engrams arrive in time order)."""
+        metas = self._engrams.get(limit=1, include=["metadatas"]).get("metadatas") or []
+        return float((metas[0] or {}).get("timestamp", 0.0)) if metas else None
 
     def count(self, filters: EngramFilters | None = None) -> int:
         """How many engrams ``browse`` can page through with these filters."""
         filters = filters or EngramFilters()
-        where = _and(self._range_clauses(filters, None, None))
+        where = and_clauses(range_clauses(filters, None, None))
         n = self._count_where(self._engrams, where, filters.where_document())
         return min(n, self.semantic_k) if filters.similar_to else n
 
@@ -662,10 +519,10 @@ class MemoryService:
             return self._browse_semantic(filters, offset, limit, order)
         if order == "score":
             return self._browse_by_score(filters, offset, limit)
-        return _TimePager(self, filters, order == "newest").page(offset, limit)
+        return self._pager(filters, order == "newest").page(offset, limit)
 
     def _browse_semantic(self, filters: EngramFilters, offset: int, limit: int, order: str) -> list[Engram]:
-        where = _and(self._range_clauses(filters, None, None))
+        where = and_clauses(range_clauses(filters, None, None))
         hits = self._nearest([filters.similar_to or ""], self.semantic_k, where, filters.where_document())[0]
         if order == "newest":
             hits.sort(key=lambda e: (-e.timestamp, e.id))
@@ -677,11 +534,11 @@ class MemoryService:
 
     def _browse_by_score(self, filters: EngramFilters, offset: int, limit: int) -> list[Engram]:
         out: list[Engram] = []
-        for s in filters.buckets or _SCORE_BUCKETS:
+        for s in filters.buckets or SCORE_BUCKETS:
             bucket = EngramFilters(min_score=s if s > 0 else None, max_score=s if s > 0 else None,
                                    ungraded_only=s == UNGRADED, since=filters.since, until=filters.until,
                                    contains=filters.contains, session_id=filters.session_id)
-            pager = _TimePager(self, bucket, newest_first=True)
+            pager = self._pager(bucket, newest_first=True)
             rows = pager.page(offset, limit - len(out))
             out.extend(rows)
             if len(out) >= limit:
@@ -732,113 +589,3 @@ class MemoryService:
         self._quarantine.delete(ids=[query_id])
 
 
-@dataclass
-class _TimePager:
-    """Pages engrams in time order without reading them all (Chroma has no ORDER BY).
-
-    ``g(w)`` counts the engrams within ``w`` seconds of an anchor, walking back in
-    time for newest-first (forward for oldest-first). It is monotone, and a count
-    costs in proportion to the rows it matches, so we probe small windows, widen
-    them geometrically, and narrow by interpolation until one window ends just
-    before the page and another just after it; then only that band is read.
-    """
-
-    memory: MemoryService
-    filters: EngramFilters
-    newest_first: bool
-    _probes: dict[float, int] = field(default_factory=dict)
-    _anchor: float | None = None
-
-    def _edge(self, w: float) -> float:
-        return self.anchor - w if self.newest_first else self.anchor + w
-
-    @property
-    def anchor(self) -> float:
-        if self._anchor is None:
-            f = self.filters
-            if self.newest_first:
-                self._anchor = f.until if f.until is not None else time.time()
-            elif f.since is not None:
-                self._anchor = f.since
-            else:  # the first stored row is a good guess at the oldest (engrams arrive in time order)
-                first = self.memory._engrams.get(limit=1, include=["metadatas"])
-                metas = first.get("metadatas") or []
-                self._anchor = float((metas[0] or {}).get("timestamp", time.time())) if metas else time.time()
-        return self._anchor
-
-    def _window(self, w: float) -> list[dict[str, Any]]:
-        if w >= _W_MAX:
-            return self.memory._range_clauses(self.filters, None, None)
-        if self.newest_first:
-            return self.memory._range_clauses(self.filters, self._edge(w), None)
-        return self.memory._range_clauses(self.filters, None, self._edge(w))
-
-    def g(self, w: float) -> int:
-        w = min(w, _W_MAX)
-        if w <= -_W_MAX:
-            return 0
-        if w not in self._probes:
-            self._probes[w] = self.memory._count_where(self.memory._engrams, _and(self._window(w)),
-                                                       self.filters.where_document())
-        return self._probes[w]
-
-    def total(self) -> int:
-        return self.g(_W_MAX)
-
-    def find(self, lo: int, hi: int, need_at_least: bool) -> float:
-        """A width ``w`` with ``lo <= g(w) <= hi``; failing that (ties), the bracket end that keeps
-        ``g >= lo`` (``need_at_least``) or ``g <= hi``."""
-        step = max(self.memory.first_step_s, 1e-3)
-        for i in range(60):
-            if any(lo <= n <= hi for n in self._probes.values()):
-                return next(w for w, n in self._probes.items() if lo <= n <= hi)
-            small = [w for w, n in self._probes.items() if n < lo]
-            big = [w for w, n in self._probes.items() if n > hi]
-            b = max(small) if small else None    # widest window still too small
-            a = min(big) if big else None        # narrowest window already too big
-            if b is None and a is None:
-                nxt = 0.0
-            elif a is None:                      # widen geometrically, faster when the window is sparse
-                if b >= _W_MAX:
-                    return _W_MAX
-                n_b = self._probes[b]
-                grow = 8.0 if n_b == 0 else min(64.0, max(2.0, 1.5 * lo / n_b))
-                nxt = b + max(step, abs(b)) * (grow - 1)
-            elif b is None:                      # even the anchor window is too big: walk past it
-                if a <= -_W_MAX:
-                    return a if need_at_least else -_W_MAX
-                nxt = max(-_W_MAX, a - max(step, abs(a)) * 7)
-            else:                                # interpolate, with a plain halving every third step
-                if a - b <= 1e-4:
-                    return a if need_at_least else b
-                n_b, n_a = self._probes[b], self._probes[a]
-                t = 0.5 if i % 3 == 2 else ((lo + hi) / 2 - n_b) / max(n_a - n_b, 1)
-                nxt = b + (a - b) * min(0.999, max(0.001, t))
-            self.g(min(nxt, _W_MAX))
-        small = [w for w, n in self._probes.items() if n < lo]
-        big = [w for w, n in self._probes.items() if n > hi]
-        if need_at_least:
-            return min(big) if big else _W_MAX
-        return max(small) if small else -_W_MAX
-
-    def page(self, offset: int, limit: int) -> list[Engram]:
-        need = offset + limit
-        slack = self.memory.band_slack
-        w_end = self.find(need, need + slack, need_at_least=True)
-        if offset == 0:
-            w_start, before = None, 0
-        else:
-            w_start = self.find(max(0, offset - slack), offset, need_at_least=False)
-            before = 0 if w_start <= -_W_MAX else self.g(w_start)
-            if before >= self.g(w_end):
-                return []
-        lo_edge = None if w_end >= _W_MAX else self._edge(w_end)
-        hi_edge = None if w_start is None or w_start <= -_W_MAX else self._edge(w_start)
-        if self.newest_first:
-            clauses = self.memory._range_clauses(self.filters, lo_edge, hi_edge, hi_strict=True)
-        else:
-            clauses = self.memory._range_clauses(self.filters, hi_edge, lo_edge, lo_strict=True)
-        got = self.memory._get(self.memory._engrams, where=_and(clauses), where_document=self.filters.where_document())
-        rows = [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
-        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=self.newest_first)
-        return rows[offset - before:offset - before + limit]

@@ -1,0 +1,311 @@
+"""Engrams as the memory returns them, the browser's filters, and paging in time order.
+
+Chroma cannot sort, and reading the metadata of 100,000 engrams takes seconds, so
+:class:`TimePager` pages by time with *counting probes*: it narrows a time window
+until it holds just the wanted page, then reads only that band. Every engram
+carries ``critic_rank = score * RANK_BASE + timestamp`` (ungraded: score -1), so
+score filters, time ranges and the score order become one indexed range per score
+value (:func:`range_clauses`) instead of an intersection Chroma evaluates in full.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Mapping, Protocol
+
+__all__ = ["UNGRADED", "ORDERS", "RANK_BASE", "SCORE_BUCKETS", "Engram", "EngramFilters", "EngramSource",
+           "TimePager", "validate_score", "check_timestamp", "rank_key", "range_clauses", "and_clauses"]
+
+UNGRADED = -1                      # critic_score of an engram no judge has scored yet
+ORDERS = ("newest", "oldest", "score", "relevance")
+RANK_BASE = 1e10                   # critic_rank = score * base + timestamp; timestamps stay below it
+SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
+_W_MAX = 2e10                      # a time window this wide holds every engram
+
+
+def validate_score(score: Any, field_name: str = "score") -> int:
+    """``score`` as an int 1-5, or ValueError naming the field (bools and 2.5 are refused)."""
+    if isinstance(score, bool) or not isinstance(score, numbers.Integral):
+        raise ValueError(f"{field_name}: expected an integer 1-5, got {score!r}")
+    if not 1 <= int(score) <= 5:
+        raise ValueError(f"{field_name}: expected an integer 1-5, got {int(score)}")
+    return int(score)
+
+
+def check_timestamp(value: Any, field_name: str = "timestamp") -> float:
+    if isinstance(value, datetime):
+        value = value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        raise ValueError(f"{field_name}: expected seconds since the epoch, got {value!r}")
+    if not 0 <= float(value) < RANK_BASE:
+        raise ValueError(f"{field_name}: {value!r} is outside 0 .. {RANK_BASE:.0f} seconds since the epoch")
+    return float(value)
+
+
+def rank_key(score: int, timestamp: float) -> float:
+    return score * RANK_BASE + timestamp
+
+
+def _tighter(a: tuple[float | None, bool], b: tuple[float | None, bool], *, lower: bool) -> tuple[float | None, bool]:
+    """The tighter of two (bound, strict) pairs; None is no bound."""
+    if a[0] is None:
+        return b
+    if b[0] is None:
+        return a
+    if a[0] == b[0]:
+        return a[0], a[1] or b[1]
+    return (max if lower else min)(a, b, key=lambda x: x[0])
+
+
+def and_clauses(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+@dataclass(frozen=True)
+class Engram:
+    """One stored turn as the memory returns it."""
+
+    id: str
+    query: str
+    answer: str
+    session_id: str
+    timestamp: float
+    critic_score: int | None
+    feedback: str
+    metadata: dict[str, Any]
+    distance: float | None = None
+
+    @property
+    def graded(self) -> bool:
+        return self.critic_score is not None
+
+    @classmethod
+    def from_chroma(cls, id_: str, document: str | None, meta: Mapping[str, Any] | None,
+                    distance: float | None = None) -> "Engram":
+        meta = dict(meta or {})
+        document = document or ""
+        start = meta.get("answer_start")
+        query = str(meta.get("query", ""))
+        answer = document[int(start):] if isinstance(start, int) and 0 <= start <= len(document) else document
+        score = meta.get("critic_score", UNGRADED)
+        return cls(id=id_, query=query, answer=answer, session_id=str(meta.get("session_id", "")),
+                   timestamp=float(meta.get("timestamp", 0.0)),
+                   critic_score=int(score) if isinstance(score, int) and score >= 1 else None,
+                   feedback=str(meta.get("critic_feedback", "")), metadata=meta, distance=distance)
+
+
+@dataclass(frozen=True)
+class EngramFilters:
+    """What the engram browser may filter on; every field is optional.
+
+    ``contains`` is a case-insensitive substring of the query or answer (pushed into
+    Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning.
+    """
+
+    min_score: int | None = None
+    max_score: int | None = None
+    ungraded_only: bool = False
+    since: float | None = None
+    until: float | None = None
+    contains: str | None = None
+    similar_to: str | None = None
+    session_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("min_score", "max_score"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, validate_score(value, name))
+        if self.min_score and self.max_score and self.min_score > self.max_score:
+            raise ValueError(f"min_score {self.min_score} is above max_score {self.max_score}")
+        if self.ungraded_only and (self.min_score or self.max_score):
+            raise ValueError("ungraded_only cannot be combined with min_score/max_score")
+        for name in ("since", "until"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, check_timestamp(value, name))
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError(f"since {self.since} is after until {self.until}")
+        for name in ("contains", "similar_to", "session_id"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name}: expected a string, got {type(value).__name__}")
+            if isinstance(value, str) and not value.strip():
+                object.__setattr__(self, name, None)
+
+    @property
+    def buckets(self) -> tuple[int, ...] | None:
+        """The score values these filters keep, or None for all of them."""
+        if self.ungraded_only:
+            return (UNGRADED,)
+        if self.min_score or self.max_score:
+            lo, hi = self.min_score or 1, self.max_score or 5
+            return tuple(s for s in SCORE_BUCKETS if lo <= s <= hi)
+        return None
+
+    def where_document(self) -> dict[str, Any] | None:
+        if not self.contains:
+            return None
+        return {"$regex": "(?i)" + re.escape(self.contains)}
+
+
+def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None,
+                   lo_strict: bool = False, hi_strict: bool = False) -> list[dict[str, Any]]:
+    """Filters plus a time window ``lo .. hi`` as Chroma clauses.
+
+    With a score filter the time bounds go on ``critic_rank``: one indexed range per
+    kept score value, which Chroma answers in time proportional to the rows inside.
+    """
+    low = _tighter((filters.since, False), (lo, lo_strict), lower=True)
+    high = _tighter((filters.until, False), (hi, hi_strict), lower=False)
+    clauses: list[dict[str, Any]] = [{"session_id": filters.session_id}] if filters.session_id else []
+    buckets = filters.buckets
+    if buckets is None:
+        if low[0] is not None:
+            clauses.append({"timestamp": {"$gt" if low[1] else "$gte": low[0]}})
+        if high[0] is not None:
+            clauses.append({"timestamp": {"$lt" if high[1] else "$lte": high[0]}})
+        return clauses
+    if low[0] is not None and low[0] < 0:      # timestamps are >= 0: keep the range inside its bucket
+        low = (None, False)
+    if high[0] is not None and high[0] >= RANK_BASE:
+        high = (None, False)
+    ranges = []
+    for s in buckets:
+        base = s * RANK_BASE
+        lo_clause = {"$gt" if low[1] else "$gte": base + (low[0] if low[0] is not None else 0.0)}
+        hi_clause = ({"$lt" if high[1] else "$lte": base + high[0]} if high[0] is not None
+                     else {"$lt": base + RANK_BASE})
+        ranges.append({"$and": [{"critic_rank": lo_clause}, {"critic_rank": hi_clause}]})
+    clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
+    return clauses
+
+
+
+class EngramSource(Protocol):
+    """What :class:`TimePager` needs from a store (MemoryService provides it)."""
+
+    def count_matching(self, where: dict[str, Any] | None, where_document: dict[str, Any] | None) -> int: ...
+
+    def fetch_matching(self, where: dict[str, Any] | None, where_document: dict[str, Any] | None) -> list[Engram]: ...
+
+    def first_timestamp(self) -> float | None: ...
+
+
+@dataclass
+class TimePager:
+    """Pages engrams in time order without reading them all (Chroma has no ORDER BY).
+
+    ``g(w)`` counts the engrams within ``w`` seconds of an anchor, walking back in
+    time for newest-first (forward for oldest-first). It is monotone, and a count
+    costs in proportion to the rows it matches, so we probe small windows, widen
+    them geometrically, and narrow by interpolation until one window ends just
+    before the page and another just after it; then only that band is read.
+    """
+
+    source: "EngramSource"
+    filters: EngramFilters
+    newest_first: bool
+    first_step_s: float = 60.0
+    band_slack: int = 64
+    _probes: dict[float, int] = field(default_factory=dict)
+    _anchor: float | None = None
+
+    def _edge(self, w: float) -> float:
+        return self.anchor - w if self.newest_first else self.anchor + w
+
+    @property
+    def anchor(self) -> float:
+        if self._anchor is None:
+            f = self.filters
+            if self.newest_first:
+                self._anchor = f.until if f.until is not None else time.time()
+            elif f.since is not None:
+                self._anchor = f.since
+            else:  # the first stored row is a good guess at the oldest (engrams arrive in time order)
+                first = self.source.first_timestamp()
+                self._anchor = time.time() if first is None else first
+        return self._anchor
+
+    def _window(self, w: float) -> list[dict[str, Any]]:
+        if w >= _W_MAX:
+            return range_clauses(self.filters, None, None)
+        if self.newest_first:
+            return range_clauses(self.filters, self._edge(w), None)
+        return range_clauses(self.filters, None, self._edge(w))
+
+    def g(self, w: float) -> int:
+        w = min(w, _W_MAX)
+        if w <= -_W_MAX:
+            return 0
+        if w not in self._probes:
+            self._probes[w] = self.source.count_matching(and_clauses(self._window(w)),
+                                                         self.filters.where_document())
+        return self._probes[w]
+
+    def total(self) -> int:
+        return self.g(_W_MAX)
+
+    def find(self, lo: int, hi: int, need_at_least: bool) -> float:
+        """A width ``w`` with ``lo <= g(w) <= hi``; failing that (ties), the bracket end that keeps
+        ``g >= lo`` (``need_at_least``) or ``g <= hi``."""
+        step = max(self.first_step_s, 1e-3)
+        for i in range(60):
+            if any(lo <= n <= hi for n in self._probes.values()):
+                return next(w for w, n in self._probes.items() if lo <= n <= hi)
+            small = [w for w, n in self._probes.items() if n < lo]
+            big = [w for w, n in self._probes.items() if n > hi]
+            b = max(small) if small else None    # widest window still too small
+            a = min(big) if big else None        # narrowest window already too big
+            if b is None and a is None:
+                nxt = 0.0
+            elif a is None:                      # widen geometrically, faster when the window is sparse
+                if b >= _W_MAX:
+                    return _W_MAX
+                n_b = self._probes[b]
+                grow = 8.0 if n_b == 0 else min(64.0, max(2.0, 1.5 * lo / n_b))
+                nxt = b + max(step, abs(b)) * (grow - 1)
+            elif b is None:                      # even the anchor window is too big: walk past it
+                if a <= -_W_MAX:
+                    return a if need_at_least else -_W_MAX
+                nxt = max(-_W_MAX, a - max(step, abs(a)) * 7)
+            else:                                # interpolate, with a plain halving every third step
+                if a - b <= 1e-4:
+                    return a if need_at_least else b
+                n_b, n_a = self._probes[b], self._probes[a]
+                t = 0.5 if i % 3 == 2 else ((lo + hi) / 2 - n_b) / max(n_a - n_b, 1)
+                nxt = b + (a - b) * min(0.999, max(0.001, t))
+            self.g(min(nxt, _W_MAX))
+        small = [w for w, n in self._probes.items() if n < lo]
+        big = [w for w, n in self._probes.items() if n > hi]
+        if need_at_least:
+            return min(big) if big else _W_MAX
+        return max(small) if small else -_W_MAX
+
+    def page(self, offset: int, limit: int) -> list[Engram]:
+        need = offset + limit
+        slack = self.band_slack
+        w_end = self.find(need, need + slack, need_at_least=True)
+        if offset == 0:
+            w_start, before = None, 0
+        else:
+            w_start = self.find(max(0, offset - slack), offset, need_at_least=False)
+            before = 0 if w_start <= -_W_MAX else self.g(w_start)
+            if before >= self.g(w_end):
+                return []
+        lo_edge = None if w_end >= _W_MAX else self._edge(w_end)
+        hi_edge = None if w_start is None or w_start <= -_W_MAX else self._edge(w_start)
+        if self.newest_first:
+            clauses = range_clauses(self.filters, lo_edge, hi_edge, hi_strict=True)
+        else:
+            clauses = range_clauses(self.filters, hi_edge, lo_edge, lo_strict=True)
+        rows = self.source.fetch_matching(and_clauses(clauses), self.filters.where_document())
+        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=self.newest_first)
+        return rows[offset - before:offset - before + limit]
