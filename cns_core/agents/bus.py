@@ -34,7 +34,7 @@ from cns_core.config import ConfigError, env_override, load_config, state_dir
 __all__ = [
     "RESPONSE", "CRITIQUE", "QUERY", "SUBJECTS",
     "BusError", "MalformedMessage", "Envelope", "BusConfig", "bus_settings",
-    "BusProxy", "Publisher", "Subscriber", "bind_socket",
+    "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join",
 ]
 
 log = logging.getLogger(__name__)
@@ -165,6 +165,13 @@ def bind_socket(sock: zmq.Socket, address: str, what: str) -> None:
                        "Choose other ports in config/bus.yaml or CNS_BUS_*_PORT.") from exc
 
 
+def signal_and_join(control: zmq.Socket, message: bytes, thread: threading.Thread, timeout: float = 5.0) -> None:
+    """Tell a socket-owning thread to stop over its inproc control socket, wait, close the socket."""
+    control.send(message)
+    thread.join(timeout)
+    control.close(linger=0)
+
+
 class BusProxy:
     """The XSUB/XPUB forwarder (and, when enabled, the journal) in a background thread."""
 
@@ -235,9 +242,7 @@ class BusProxy:
         if self._thread is None:
             return
         assert self._control is not None
-        self._control.send(b"TERMINATE")
-        self._thread.join(timeout=5)
-        self._control.close(linger=0)
+        signal_and_join(self._control, b"TERMINATE", self._thread)
         self._thread = None
         if self.journal is not None:
             self.journal.stop()

@@ -24,7 +24,7 @@ from typing import Any, Iterator, Sequence
 
 import zmq
 
-from cns_core.agents.bus import BusConfig, BusError, Envelope, MalformedMessage, bind_socket
+from cns_core.agents.bus import BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join
 
 __all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay"]
 
@@ -88,9 +88,7 @@ class Journal:
         if self._thread is None:
             return
         assert self._stopper is not None
-        self._stopper.send(b"stop")
-        self._thread.join(timeout=5)
-        self._stopper.close(linger=0)
+        signal_and_join(self._stopper, b"stop", self._thread)
         self._thread = None
 
     # ------------------------------------------------------------------ the thread
