@@ -6,10 +6,11 @@
   and redistributes its weight, flagged in ``WeightedScore.left_out``. A timed-out thread
   cannot be killed; being a daemon it never blocks the process from exiting, and its late
   result is dropped.
-* Each successful result is cached in an LRU keyed by the SNO's content hash, the critic's
-  ``config_key()`` and a fingerprint of what the critic ``requires`` besides the SNO (the
-  NLI backend, the embedder, the novelty population with the SNO's own embedding). A critic
-  without a ``requires`` attribute is keyed on all of them. Failures are never cached.
+* Successful results are cached in an LRU of SNOs (``cache_size`` SNOs, by content hash);
+  within an SNO each result is keyed by the critic's ``config_key()`` and a fingerprint of
+  what the critic ``requires`` besides the SNO (the NLI backend, the embedder, the novelty
+  population with the SNO's own embedding), keeping the latest ``_VARIANTS_PER_SNO``. A
+  critic without a ``requires`` attribute is keyed on all of them. Failures are never cached.
 * Re-weighting is pure: :meth:`Evaluation.reweighted` calls ``weigh`` on the results it
   already holds, so moving a weight never re-runs a critic.
 """
@@ -26,10 +27,12 @@ from collections import OrderedDict
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
+from cns_core.config import config_dir
 from cns_core.critics import default_critics
 from cns_core.critics.base import Critic, CriticContext, CriticResult
 from cns_core.scoring import WeightedScore, load_profiles, weigh
@@ -38,6 +41,7 @@ from cns_core.sno import SNO
 __all__ = ["CriticPipeline", "CriticStats", "Evaluation", "default_critics", "resolve_weights"]
 
 _ALL_RESOURCES = frozenset({"nli", "embedder", "population"})
+_VARIANTS_PER_SNO = 32   # results kept per SNO across settings, backends and populations
 
 
 @dataclass(frozen=True)
@@ -51,10 +55,25 @@ class CriticStats:
     cache_hits: int = 0
 
 
+@lru_cache(maxsize=4)
+def _profiles_as_of(path: str, stamp: int | None) -> dict[str, dict[str, float]]:
+    return load_profiles()
+
+
+def _profiles() -> dict[str, dict[str, float]]:
+    """The profiles, re-read only when ``profiles.yaml`` changes (a slider move must stay cheap)."""
+    path = config_dir() / "profiles.yaml"
+    try:
+        stamp: int | None = path.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _profiles_as_of(str(path), stamp)
+
+
 def resolve_weights(weights: str | Mapping[str, float]) -> tuple[dict[str, float], str | None]:
     """A profile name from ``config/profiles.yaml`` or explicit weights -> (weights, profile name or None)."""
     if isinstance(weights, str):
-        profiles = load_profiles()
+        profiles = _profiles()
         if weights not in profiles:
             raise ValueError(f"unknown weight profile {weights!r} (known: {', '.join(profiles)})")
         return dict(profiles[weights]), weights
@@ -134,7 +153,10 @@ def _checked(result: Any, name: str, latency: float) -> CriticResult:
 
 
 class CriticPipeline:
-    """Runs critics on SNOs with caching, timeouts and per-critic statistics. Thread-safe."""
+    """Runs critics on SNOs with caching, timeouts and per-critic statistics. Thread-safe.
+
+    ``cache_size`` is the number of SNOs whose results are kept (least recently used go first).
+    """
 
     def __init__(self, critics: Iterable[Critic] | None = None, *, nli: Any = None, embedder: Any = None,
                  timeout_s: float = 30.0, cache_size: int = 4096):
@@ -150,43 +172,49 @@ class CriticPipeline:
         self.embedder = embedder
         self.timeout_s = float(timeout_s)
         self.cache_size = int(cache_size)
-        self._cache: OrderedDict[tuple, CriticResult] = OrderedDict()
+        self._cache: OrderedDict[str, OrderedDict[tuple, CriticResult]] = OrderedDict()
+        self._requirements = {name: frozenset(getattr(c, "requires", _ALL_RESOURCES))
+                              for name, c in self.critics.items()}
+        self._needs = frozenset().union(*self._requirements.values())
+        self._defaults: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._runs: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0, 0, 0] for name in self.critics}
         # per critic: runs, ok runs, score sum, latency sum, failures, cache hits
 
     # ----- context and cache keys ---------------------------------------------
-    def _requires(self, critic: Critic) -> frozenset[str]:
-        return frozenset(getattr(critic, "requires", _ALL_RESOURCES))
-
     def _context(self, context: CriticContext | None) -> CriticContext:
         """The caller's context with the pipeline's backends filled in (the configured defaults last)."""
         ctx = context or CriticContext()
         nli = ctx.nli if ctx.nli is not None else self.nli
         embedder = ctx.embedder if ctx.embedder is not None else self.embedder
-        needs = frozenset().union(*(self._requires(c) for c in self.critics.values()))
-        if nli is None and "nli" in needs:
+        if nli is None and "nli" in self._needs:
             nli = self._default("nli")
-        if embedder is None and needs & {"embedder", "population"}:
+        if embedder is None and self._needs & {"embedder", "population"}:
             embedder = self._default("embedder")
         return dataclasses.replace(ctx, nli=nli, embedder=embedder)
 
-    @staticmethod
-    def _default(kind: str) -> Any:
-        """The configured backend, or None when it cannot be built (critics then fail on their own)."""
+    def _default(self, kind: str) -> Any:
+        """The configured backend (resolved once per pipeline), or None when it cannot be built:
+        the critics needing it then fail on their own, with the reason."""
         from cns_core.models import get_embedder, get_nli_backend
 
-        try:
-            return get_nli_backend() if kind == "nli" else get_embedder()
-        except Exception:
-            return None
+        if kind not in self._defaults:
+            try:
+                self._defaults[kind] = get_nli_backend() if kind == "nli" else get_embedder()
+            except Exception:
+                return None
+        return self._defaults[kind]
 
-    def _key(self, critic: Critic, sno_hash: str, context: CriticContext, population: str | None) -> tuple:
-        needs = self._requires(critic)
-        return (sno_hash, critic.name, critic.config_key(),
-                _backend_fingerprint(context.nli) if "nli" in needs else "",
-                _backend_fingerprint(context.embedder) if needs & {"embedder", "population"} else "",
-                population if "population" in needs else "")
+    def _keys(self, context: CriticContext, population: str | None) -> dict[str, tuple]:
+        """Each critic's cache key within an SNO: its settings and what it requires."""
+        nli, embedder = _backend_fingerprint(context.nli), _backend_fingerprint(context.embedder)
+        keys = {}
+        for name, critic in self.critics.items():
+            needs = self._requirements[name]
+            keys[name] = (name, critic.config_key(), nli if "nli" in needs else "",
+                          embedder if needs & {"embedder", "population"} else "",
+                          population if "population" in needs else "")
+        return keys
 
     # ----- running --------------------------------------------------------------
     def _record(self, name: str, result: CriticResult) -> None:
@@ -211,21 +239,23 @@ class CriticPipeline:
 
     def run_critics(self, sno: SNO, context: CriticContext | None = None) -> dict[str, CriticResult]:
         """Every critic's result for ``sno``, from the cache or run now in parallel threads."""
+        return self._run(sno, context, sno.content_hash())
+
+    def _run(self, sno: SNO, context: CriticContext | None, sno_hash: str) -> dict[str, CriticResult]:
         ctx = self._context(context)
-        sno_hash = sno.content_hash()
-        population = None
-        if any("population" in self._requires(c) for c in self.critics.values()):
-            population = _population_fingerprint(sno, ctx)
-        keys = {name: self._key(c, sno_hash, ctx, population) for name, c in self.critics.items()}
+        population = _population_fingerprint(sno, ctx) if "population" in self._needs else None
+        keys = self._keys(ctx, population)
 
         results: dict[str, CriticResult] = {}
         with self._lock:
-            for name, key in keys.items():
-                hit = self._cache.get(key)
-                if hit is not None:
-                    self._cache.move_to_end(key)
-                    self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])[5] += 1
-                    results[name] = hit
+            entry = self._cache.get(sno_hash)
+            if entry is not None:
+                self._cache.move_to_end(sno_hash)
+                for name, key in keys.items():
+                    hit = entry.get(key)
+                    if hit is not None:
+                        self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])[5] += 1
+                        results[name] = hit
         futures: dict[str, tuple[Future, float]] = {}
         for name, critic in self.critics.items():
             if name in results:
@@ -250,11 +280,15 @@ class CriticPipeline:
         with self._lock:
             for name, result in fresh.items():
                 self._record(name, result)
-                if result.ok and self.cache_size > 0:
-                    self._cache[keys[name]] = result
-                    self._cache.move_to_end(keys[name])
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
+            keep = {keys[name]: r for name, r in fresh.items() if r.ok}
+            if keep and self.cache_size > 0:
+                entry = self._cache.setdefault(sno_hash, OrderedDict())
+                entry.update(keep)
+                while len(entry) > _VARIANTS_PER_SNO:
+                    entry.popitem(last=False)
+                self._cache.move_to_end(sno_hash)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
         results.update(fresh)
         return {name: results[name] for name in self.critics}
 
@@ -262,8 +296,9 @@ class CriticPipeline:
                  context: CriticContext | None = None) -> Evaluation:
         """Run (or fetch) every critic and weigh the results with a profile name or explicit weights."""
         resolved, profile = resolve_weights(weights)
-        results = self.run_critics(sno, context)
-        return Evaluation(sno_id=sno.id, sno_hash=sno.content_hash(), results=results,
+        sno_hash = sno.content_hash()
+        results = self._run(sno, context, sno_hash)
+        return Evaluation(sno_id=sno.id, sno_hash=sno_hash, results=results,
                           score=weigh(results, resolved), profile=profile)
 
     # ----- introspection --------------------------------------------------------
@@ -278,6 +313,7 @@ class CriticPipeline:
             return out
 
     def cache_len(self) -> int:
+        """How many SNOs have cached results."""
         with self._lock:
             return len(self._cache)
 

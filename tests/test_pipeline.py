@@ -91,6 +91,16 @@ def test_lru_evicts_the_oldest():
     assert critic.calls == 4 and pipe.cache_len() == 2
 
 
+def test_cache_size_counts_snos_not_results():
+    critics = _critics()
+    pipe = CriticPipeline(critics, cache_size=3)
+    snos = [_sno(f"claim {i}.") for i in range(3)]
+    for _ in range(2):
+        for sno in snos:                # 3 SNOs x 5 critics = 15 results all fit
+            pipe.run_critics(sno)
+    assert [c.calls for c in critics] == [3] * 5 and pipe.cache_len() == 3
+
+
 def test_reweighting_is_pure_and_runs_nothing():
     critics = _critics()
     pipe = CriticPipeline(critics)

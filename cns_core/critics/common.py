@@ -61,11 +61,16 @@ class ConfiguredCritic:
 
     def __init__(self, config: Mapping[str, Any] | None = None):
         self.settings = critic_settings(self.name, config)
+        self._config_key: str | None = None
 
     def config_key(self) -> str:
-        blob = json.dumps(self.settings, sort_keys=True, default=str)
-        digest = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
-        return f"{self.name}/v{self.version}/{digest}"
+        """Hash of the settings, computed once: settings are fixed when the critic is built
+        (build a new critic to change them)."""
+        if self._config_key is None:
+            blob = json.dumps(self.settings, sort_keys=True, default=str)
+            digest = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
+            self._config_key = f"{self.name}/v{self.version}/{digest}"
+        return self._config_key
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config_key()})"
