@@ -13,7 +13,7 @@ The table has one row per SNO (``file``, ``sno_id``, ``title``, ``content_hash``
 **Resuming**: a row already in the output with the same content hash and the same
 configuration fingerprint is not evaluated again (unless a critic failed in it). The fingerprint covers every
 critic's ``config_key()``, the NLI and embedding settings (and the fitted lexical
-NLI parameters), the weight profiles, and, because Novelty is measured against
+NLI parameters), the weight profiles, the Meta-Critic's conflict threshold, and, because Novelty is measured against
 the other SNOs of the batch, the batch's population: adding an SNO to the folder
 changes every SNO's novelty, so the whole folder is evaluated again.
 """
@@ -121,7 +121,10 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
     params_file = (nli_cfg.get("lexical") or {}).get("params_file")
     if backend == "lexical" and params_file and (config_dir() / params_file).is_file():
         params = hashlib.blake2b((config_dir() / params_file).read_bytes(), digest_size=12).hexdigest()
+    from cns_core.meta.settings import MetaConfig
+
     payload = {"critics": dict(critic_keys), "nli": [backend, nli_cfg], "lexical_params": params,
+               "conflict_threshold": MetaConfig.load().conflict_threshold,
                "embedding": load_config("models").get("embedding", {}),
                "embedding_backend": os.environ.get("CNS_EMBEDDING_BACKEND", ""),
                "profiles": {k: dict(v) for k, v in profiles.items()}, "population": population_key}
@@ -355,6 +358,7 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
     from tqdm import tqdm
 
     context = _population(snos, population)
+    workers = min(workers, len(todo))   # a worker with nothing to do only costs its start-up
     threads = max(1, (os.cpu_count() or 1) // workers)
     since_save = 0
     with tqdm(total=len(todo), desc="evaluating", unit="SNO", file=sys.stderr, disable=not progress) as bar:
