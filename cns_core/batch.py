@@ -317,7 +317,8 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     if existing is not None:
         for row in existing.to_dict("records"):
             # rows with a failed critic (a timeout, a model down) are tried again
-            if not row["error"] and row.get("failures", "{}") in ("{}", "") and row["config_fingerprint"] == fingerprint:
+            clean = not row["error"] and row.get("failures", "{}") in ("{}", "")
+            if clean and row["config_fingerprint"] == fingerprint:
                 done.setdefault((row["content_hash"], fingerprint), row)
 
     rows: dict[tuple[str, str], dict[str, Any]] = {}

@@ -235,18 +235,19 @@ def snos(draw) -> SNO:
     n = draw(st.integers(1, 6))
     texts = draw(st.lists(_TEXT, min_size=n, max_size=n))
     roles = draw(st.lists(st.sampled_from(["proponent", "opponent", "none"]), min_size=n, max_size=n))
-    claims = [{"id": f"c{i}", "text": t, "role": r} for i, (t, r) in enumerate(zip(texts, roles))]
-    relations, seen = [], set()
+    suffixes = draw(st.lists(st.sampled_from(["", "]", "\\", "> <", " #1", "{a}", ": x"]), min_size=n, max_size=n))
+    ids = [f"c{i}{suffix}" for i, suffix in enumerate(suffixes)]   # titles that need escaping
+    claims = [{"id": c, "text": t, "role": r} for c, t, r in zip(ids, texts, roles)]
+    relations = []
     for i in range(1, n):
-        target = f"c{draw(st.integers(0, i - 1))}"
+        target = ids[draw(st.integers(0, i - 1))]
         kind = draw(st.sampled_from(["support", "attack"]))
-        if (f"c{i}", target, kind) not in seen:
-            seen.add((f"c{i}", target, kind))
-            relations.append({"id": f"r{i}", "source": f"c{i}", "target": target, "kind": kind})
+        relations.append({"id": f"r{i}", "source": ids[i], "target": target, "kind": kind})
     if relations and draw(st.booleans()):
-        relations.append({"id": "u1", "source": "c0", "target": relations[-1]["id"], "kind": "attack"})
-    evidence = [{"id": "e1", "text": draw(_TEXT), "source": draw(_TEXT), "validity": 0.5}] if draw(st.booleans()) else []
-    return SNO(id="s", title=draw(_TEXT), hypothesis="c0", claims=claims, relations=relations, evidence=evidence)
+        relations.append({"id": "u1", "source": ids[0], "target": relations[-1]["id"], "kind": "attack"})
+    evidence = [{"id": "e1", "text": draw(_TEXT), "source": draw(_TEXT), "validity": 0.5}
+                ] if draw(st.booleans()) else []
+    return SNO(id="s", title=draw(_TEXT), hypothesis=ids[0], claims=claims, relations=relations, evidence=evidence)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -258,6 +259,13 @@ def test_argdown_round_trip_survives_special_characters(sno):
 
 
 # ----- bad input --------------------------------------------------------------
+
+def two_units(edges: str) -> str:
+    """A microtext with ADUs a1 (pro) and a2 (pro), each with its text, plus ``edges``."""
+    return ("<arggraph><edu id='e1'>t</edu><edu id='e2'>u</edu><adu id='a1' type='pro'/><adu id='a2' type='pro'/>"
+            "<edge id='s1' src='e1' trg='a1' type='seg'/><edge id='s2' src='e2' trg='a2' type='seg'/>"
+            f"{edges}</arggraph>")
+
 
 BAD = [
     # (format, file name, content, element, problem fragment)
@@ -284,9 +292,7 @@ BAD = [
      '<edge id="c2">', "type must be one of"),
     ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><adu id='a1' type='pro'/><adu id='a2' type='opp'/>"
      "<edge id='c1' src='e1' trg='a1' type='seg'/></arggraph>", '<adu id="a2">', "has no text"),
-    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><edu id='e2'>u</edu><adu id='a1' type='pro'/>"
-     "<adu id='a2' type='pro'/><edge id='c1' src='e1' trg='a1' type='seg'/><edge id='c2' src='e2' trg='a2' "
-     "type='seg'/><edge id='c3' src='a2' trg='a1' type='und'/></arggraph>", '<edge id="c3">',
+    ("microtexts", "m.xml", two_units("<edge id='c3' src='a2' trg='a1' type='und'/>"), '<edge id="c3">',
      "an und edge must target an edge"),
     ("brat", "b.ann", "T1\tClaim 0 x\tword\n", "line 1 (T1)", "not 'START END' pairs"),
     ("brat", "b.ann", "T1\tClaim 0 4\tword\nR1\tsupports Arg1:T1 Arg2:T9\t\n", "line 2 (R1)", "Arg2 'T9'"),
@@ -307,10 +313,9 @@ BAD = [
     ("argdown", "d.argdown", "===\ntitle: x\n", "line 1", "never closed"),
     ("argdown", "d.argdown", "  \n\n", "file", "is empty"),
     ("argdown", "d.argdown", "[A]: a\n  + [B]: b\n  - [B]\n", "line 3", "[B] already relates to [A] (line 2)"),
-    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><edu id='e2'>u</edu><adu id='a1' type='pro'/>"
-     "<adu id='a2' type='pro'/><edge id='s1' src='e1' trg='a1' type='seg'/><edge id='s2' src='e2' trg='a2' "
-     "type='seg'/><edge id='c1' src='a2' trg='a1' type='sup'/><edge id='c2' src='a2' trg='a1' type='reb'/>"
-     "</arggraph>", "document", "relations[1] (id c2): a second relation from 'a2' to 'a1'"),
+    ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
+                                      "<edge id='c2' src='a2' trg='a1' type='reb'/>"),
+     "document", "relations[1] (id c2): a second relation from 'a2' to 'a1'"),
 ]
 
 

@@ -122,7 +122,8 @@ def parse_aif(text: str, file: str = "<input>", *, evidence_rule: str = "leaf_pr
         incoming[ends[1]].append(ends[0])
 
     cns = data.get("cns") if isinstance(data.get("cns"), dict) else {}
-    draft = Draft(file=file, id=str(cns.get("id") or Path(file).stem), title=str(cns.get("title") or Path(file).stem))
+    stem = Path(file).stem
+    draft = Draft(file=file, id=str(cns.get("id") or stem), title=str(cns.get("title") or stem))
     _Builder(file, nodes, incoming, outgoing, cns, draft).build()
     return build_sno(draft, evidence_rule)
 
@@ -168,7 +169,8 @@ class _Builder:
                         if kind == "MA":
                             rephrases.append({"id": ident, "source": src, "target": target, "scheme": entry["scheme"]})
                         else:
-                            preferences.append({"id": ident, "preferred": src, "over": target, "scheme": entry["scheme"]})
+                            preferences.append({"id": ident, "preferred": src, "over": target,
+                                                "scheme": entry["scheme"]})
                 else:
                     self.draft.warn(f"{kind} node {ident}", "does not point at an I-node; left out")
                 continue

@@ -55,6 +55,7 @@ _PCS = re.compile(r"^\s*(\(\d+\)|-{2,}.*$)")
 _BLOCK_COMMENT = re.compile(r"(?<!\\)/\*.*?\*/", re.DOTALL)
 _TAG = re.compile(r"(?<!\S)#(\([^)]*\)|[A-Za-z][\w-]*)")
 _ROLES = ("proponent", "opponent", "none")
+_ESCAPE = re.compile(r"\\(.)")
 
 
 def read_argdown(path: str | Path, *, evidence_rule: str = "leaf_premises") -> ImportResult:
@@ -227,23 +228,9 @@ class _Reader:
         else:
             if starts:
                 raise self.error(line, f"data {body[starts[0]:]!r} is not valid YAML")
-        tags: set[str] = set()
-        kept: list[str] = []
-        pos = 0
-        while pos < len(body):
-            char = body[pos]
-            if char == "\\" and pos + 1 < len(body):
-                kept.append(body[pos + 1])
-                pos += 2
-                continue
-            match = _TAG.match(body, pos) if char == "#" and (pos == 0 or body[pos - 1].isspace()) else None
-            if match:
-                tags.add(match.group(1).strip("()").strip())
-                pos = match.end()
-                continue
-            kept.append(char)
-            pos += 1
-        return " ".join("".join(kept).split()), tags, data
+        tags = {t.strip("()").strip() for t in _TAG.findall(body)}   # an escaped \\# is no tag
+        text = _unescape(_TAG.sub("", body))
+        return " ".join(text.split()), tags, data
 
     # ----- the SNO ------------------------------------------------------
     def draft(self) -> Draft:
@@ -358,19 +345,15 @@ def _strip_line_comment(line: str) -> str:
     return line[:match.start()] if match else line
 
 
+def _unescape(text: str) -> str:
+    return _ESCAPE.sub(r"\1", text)
+
+
 def _read_title(spec: str, closing: str) -> tuple[str, int | None]:
-    out, pos = [], 1
-    while pos < len(spec):
-        char = spec[pos]
-        if char == "\\" and pos + 1 < len(spec):
-            out.append(spec[pos + 1])
-            pos += 2
-            continue
-        if char == closing:
-            return "".join(out), pos
-        out.append(char)
-        pos += 1
-    return "".join(out), None
+    """The title in ``[...]`` / ``<...>`` (backslash escapes allowed) and the index of its closing mark."""
+    mark = re.escape(closing)
+    match = re.match(rf"{re.escape(spec[0])}((?:\\.|[^\\{mark}])*){mark}", spec)
+    return (_unescape(match.group(1)), match.end() - 1) if match else ("", None)
 
 
 def _data_starts(body: str) -> list[int]:
