@@ -71,6 +71,14 @@ class BatchReport:
     bad_files: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     fingerprint: str = ""
+    first_row_s: float = 0.0     # from the start until the first SNO came back: start-up and model loading
+    last_row_s: float = 0.0      # ... until the last one came back
+
+    @property
+    def steady_rate(self) -> float:
+        """SNOs per second between the first and the last SNO back (start-up left out)."""
+        span = self.last_row_s - self.first_row_s
+        return (self.evaluated - 1) / span if self.evaluated > 1 and span > 0 else 0.0
 
     @property
     def rate(self) -> float:
@@ -342,20 +350,22 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
         if out_path is not None:
             write_results(_ordered(kept + list(rows.values()), chosen), out_path)
 
+    times: list[float] = []
     try:
         if todo:
             _run(todo, snos, rows, population, fingerprint, weight_sets, timeout_s, workers, progress, save,
-                 save_every)
+                 save_every, lambda: times.append(time.perf_counter() - started))
     finally:   # an interrupted run keeps every row finished so far
         save()
     frame = _ordered(kept + list(rows.values()), chosen)
     return BatchReport(frame=frame, out=out_path, evaluated=len(todo), skipped=skipped,
-                       bad_files=sorted(load_errors), elapsed_s=time.perf_counter() - started, fingerprint=fingerprint)
+                       bad_files=sorted(load_errors), elapsed_s=time.perf_counter() - started, fingerprint=fingerprint,
+                       first_row_s=times[0] if times else 0.0, last_row_s=times[-1] if times else 0.0)
 
 
 def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str], dict[str, Any]],
          population: str, fingerprint: str, weight_sets: dict[str, dict[str, float]], timeout_s: float,
-         workers: int, progress: bool, save: Any, save_every: int) -> None:
+         workers: int, progress: bool, save: Any, save_every: int, tick: Any) -> None:
     from tqdm import tqdm
 
     context = _population(snos, population)
@@ -366,6 +376,7 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
         def collect(row: dict[str, Any]) -> None:
             nonlocal since_save
             rows[(row["file"], row["sno_id"])] = row
+            tick()
             bar.update(1)
             since_save += 1
             if since_save >= save_every:

@@ -34,6 +34,7 @@ def test_table_has_one_row_per_sno_with_scores_trust_and_conflicts(corpus, tmp_p
     report = evaluate_corpus(corpus, tmp_path / "r.csv", progress=False)
     frame = report.frame
     assert (report.evaluated, report.skipped, report.bad_files) == (3, 0, [])
+    assert 0 < report.first_row_s <= report.last_row_s <= report.elapsed_s and report.steady_rate > 0
     assert sorted(frame["sno_id"]) == ["debate", "essay01", "micro_t001"]
     assert (frame["error"] == "").all() and (frame["failures"] == "{}").all()
     profiles = load_profiles()
