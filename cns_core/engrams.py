@@ -16,7 +16,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping, Protocol, Sequence
 
 __all__ = ["UNGRADED", "ORDERS", "RANK_BASE", "SCORE_BUCKETS", "Engram", "EngramFilters", "EngramSource",
            "TimePager", "validate_score", "check_timestamp", "rank_key", "range_clauses", "and_clauses"]
@@ -49,17 +49,6 @@ def check_timestamp(value: Any, field_name: str = "timestamp") -> float:
 
 def rank_key(score: int, timestamp: float) -> float:
     return score * RANK_BASE + timestamp
-
-
-def _tighter(a: tuple[float | None, bool], b: tuple[float | None, bool], *, lower: bool) -> tuple[float | None, bool]:
-    """The tighter of two (bound, strict) pairs; None is no bound."""
-    if a[0] is None:
-        return b
-    if b[0] is None:
-        return a
-    if a[0] == b[0]:
-        return a[0], a[1] or b[1]
-    return (max if lower else min)(a, b, key=lambda x: x[0])
 
 
 def and_clauses(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -156,47 +145,49 @@ class EngramFilters:
         return {"$regex": "(?i)" + re.escape(self.contains)}
 
 
-def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None,
-                   lo_strict: bool = False, hi_strict: bool = False) -> list[dict[str, Any]]:
-    """Filters plus a time window ``lo .. hi`` as Chroma clauses.
+def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None) -> list[dict[str, Any]]:
+    """Filters plus a time window ``lo <= timestamp <= hi`` as Chroma clauses.
 
     With a score filter the time bounds go on ``critic_rank``: one indexed range per
     kept score value, which Chroma answers in time proportional to the rows inside.
     """
-    low = _tighter((filters.since, False), (lo, lo_strict), lower=True)
-    high = _tighter((filters.until, False), (hi, hi_strict), lower=False)
+    lows = [x for x in (filters.since, lo) if x is not None]
+    highs = [x for x in (filters.until, hi) if x is not None]
+    low = max(lows) if lows else None
+    high = min(highs) if highs else None
     clauses: list[dict[str, Any]] = [{"session_id": filters.session_id}] if filters.session_id else []
     buckets = filters.buckets
     if buckets is None:
-        if low[0] is not None:
-            clauses.append({"timestamp": {"$gt" if low[1] else "$gte": low[0]}})
-        if high[0] is not None:
-            clauses.append({"timestamp": {"$lt" if high[1] else "$lte": high[0]}})
+        if low is not None:
+            clauses.append({"timestamp": {"$gte": low}})
+        if high is not None:
+            clauses.append({"timestamp": {"$lte": high}})
         return clauses
-    if low[0] is not None and low[0] < 0:      # timestamps are >= 0: keep the range inside its bucket
-        low = (None, False)
-    if high[0] is not None and high[0] >= RANK_BASE:
-        high = (None, False)
+    low = None if low is not None and low < 0 else low          # timestamps are >= 0: stay inside the bucket
+    high = None if high is not None and high >= RANK_BASE else high
     ranges = []
     for s in buckets:
         base = s * RANK_BASE
-        lo_clause = {"$gt" if low[1] else "$gte": base + (low[0] if low[0] is not None else 0.0)}
-        hi_clause = ({"$lt" if high[1] else "$lte": base + high[0]} if high[0] is not None
-                     else {"$lt": base + RANK_BASE})
-        ranges.append({"$and": [{"critic_rank": lo_clause}, {"critic_rank": hi_clause}]})
+        ranges.append({"$and": [{"critic_rank": {"$gte": base + (low if low is not None else 0.0)}},
+                                {"critic_rank": {"$lte": base + high} if high is not None
+                                 else {"$lt": base + RANK_BASE}}]})
     clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
     return clauses
-
 
 
 class EngramSource(Protocol):
     """What :class:`TimePager` needs from a store (MemoryService provides it)."""
 
-    def count_matching(self, where: dict[str, Any] | None, where_document: dict[str, Any] | None) -> int: ...
+    def ids_matching(self, where: dict[str, Any] | None, where_document: dict[str, Any] | None) -> list[str]: ...
 
-    def fetch_matching(self, where: dict[str, Any] | None, where_document: dict[str, Any] | None) -> list[Engram]: ...
+    def timestamps(self, ids: Sequence[str]) -> dict[str, float]: ...
+
+    def fetch(self, ids: Sequence[str]) -> list[Engram]:
+        """The records, in the order of ``ids``."""
 
     def first_timestamp(self) -> float | None: ...
+
+    def size(self) -> int: ...
 
 
 @dataclass
@@ -207,7 +198,8 @@ class TimePager:
     time for newest-first (forward for oldest-first). It is monotone, and a count
     costs in proportion to the rows it matches, so we probe small windows, widen
     them geometrically, and narrow by interpolation until one window ends just
-    before the page and another just after it; then only that band is read.
+    before the page and another just after it. A probe returns ids (cheap), so the
+    band between the two is a set difference, and only its records are read.
     """
 
     source: "EngramSource"
@@ -216,6 +208,7 @@ class TimePager:
     first_step_s: float = 60.0
     band_slack: int = 64
     _probes: dict[float, int] = field(default_factory=dict)
+    _ids: dict[float, list[str]] = field(default_factory=dict)
     _anchor: float | None = None
 
     def _edge(self, w: float) -> float:
@@ -246,12 +239,20 @@ class TimePager:
         if w <= -_W_MAX:
             return 0
         if w not in self._probes:
-            self._probes[w] = self.source.count_matching(and_clauses(self._window(w)),
-                                                         self.filters.where_document())
+            self._ids[w] = self.source.ids_matching(and_clauses(self._window(w)), self.filters.where_document())
+            self._probes[w] = len(self._ids[w])
         return self._probes[w]
 
     def total(self) -> int:
         return self.g(_W_MAX)
+
+    def _first_guess(self, lo: int, hi: int, step: float) -> float:
+        """The window that would hold ``(lo + hi) / 2`` engrams if they were spread evenly since the first one."""
+        first, size = self.source.first_timestamp(), self.source.size()
+        if first is None or size == 0:
+            return 0.0
+        span = abs(self.anchor - first) if self.newest_first else abs(time.time() - first)
+        return max(step, min(_W_MAX, (lo + hi) / 2 * max(span, step) / size))
 
     def find(self, lo: int, hi: int, need_at_least: bool) -> float:
         """A width ``w`` with ``lo <= g(w) <= hi``; failing that (ties), the bracket end that keeps
@@ -265,7 +266,7 @@ class TimePager:
             b = max(small) if small else None    # widest window still too small
             a = min(big) if big else None        # narrowest window already too big
             if b is None and a is None:
-                nxt = 0.0
+                nxt = self._first_guess(lo, hi, step)
             elif a is None:                      # widen geometrically, faster when the window is sparse
                 if b >= _W_MAX:
                     return _W_MAX
@@ -291,7 +292,8 @@ class TimePager:
 
     def page(self, offset: int, limit: int) -> list[Engram]:
         need = offset + limit
-        slack = self.band_slack
+        # a probe over n rows costs about as much as reading n/5 records: deep pages accept a wider band
+        slack = max(self.band_slack, need // 20)
         w_end = self.find(need, need + slack, need_at_least=True)
         if offset == 0:
             w_start, before = None, 0
@@ -300,12 +302,11 @@ class TimePager:
             before = 0 if w_start <= -_W_MAX else self.g(w_start)
             if before >= self.g(w_end):
                 return []
-        lo_edge = None if w_end >= _W_MAX else self._edge(w_end)
-        hi_edge = None if w_start is None or w_start <= -_W_MAX else self._edge(w_start)
-        if self.newest_first:
-            clauses = range_clauses(self.filters, lo_edge, hi_edge, hi_strict=True)
-        else:
-            clauses = range_clauses(self.filters, hi_edge, lo_edge, lo_strict=True)
-        rows = self.source.fetch_matching(and_clauses(clauses), self.filters.where_document())
-        rows.sort(key=lambda e: (e.timestamp, e.id), reverse=self.newest_first)
-        return rows[offset - before:offset - before + limit]
+        self.g(w_end)
+        band = self._ids[min(w_end, _W_MAX)]
+        if before:
+            skip = set(self._ids[w_start])
+            band = [i for i in band if i not in skip]
+        stamps = self.source.timestamps(band)
+        order = sorted(stamps, key=lambda i: (stamps[i], i), reverse=self.newest_first)
+        return self.source.fetch(order[offset - before:offset - before + limit])

@@ -227,25 +227,21 @@ class MemoryService:
     @staticmethod
     def _get(col, ids: Sequence[str] | None = None, where=None, where_document=None,
              include: Sequence[str] = ("metadatas", "documents")) -> dict[str, list]:
-        """A Chroma ``get`` in chunks (SQLite caps the variables of one statement)."""
+        """A Chroma ``get``: ids matching a filter in one call (cheap), then records by id in chunks
+        (SQLite caps the variables of one statement, and an offset would re-run the filter per chunk)."""
+        if ids is None:
+            ids = col.get(where=where, where_document=where_document, include=[])["ids"]
+            where = where_document = None
+            if not include:
+                return {"ids": list(ids), "metadatas": [None] * len(ids), "documents": [None] * len(ids)}
         out: dict[str, list] = {"ids": [], "metadatas": [], "documents": []}
-
-        def take(part: Mapping[str, Any]) -> int:
+        for start in range(0, len(ids), _GET_CHUNK):
+            part = col.get(ids=list(ids[start:start + _GET_CHUNK]), where=where, where_document=where_document,
+                           include=list(include))
             n = len(part["ids"])
             out["ids"].extend(part["ids"])
             for key in ("metadatas", "documents"):
                 out[key].extend(part.get(key) or [None] * n)
-            return n
-
-        if ids is not None:
-            for start in range(0, len(ids), _GET_CHUNK):
-                take(col.get(ids=list(ids[start:start + _GET_CHUNK]), where=where,
-                             where_document=where_document, include=list(include)))
-            return out
-        offset = 0
-        while take(col.get(where=where, where_document=where_document, include=list(include),
-                           limit=_GET_CHUNK, offset=offset)) == _GET_CHUNK:
-            offset += _GET_CHUNK
         return out
 
     def _count_where(self, col, where, where_document=None) -> int:
@@ -481,12 +477,18 @@ class MemoryService:
         return TimePager(self, filters, newest_first, first_step_s=self.first_step_s, band_slack=self.band_slack)
 
     # EngramSource, for TimePager
-    def count_matching(self, where, where_document) -> int:
-        return self._count_where(self._engrams, where, where_document)
+    def ids_matching(self, where, where_document) -> list[str]:
+        return self._get(self._engrams, where=where, where_document=where_document, include=())["ids"]
 
-    def fetch_matching(self, where, where_document) -> list[Engram]:
-        got = self._get(self._engrams, where=where, where_document=where_document)
-        return [Engram.from_chroma(i, d, m) for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+    def timestamps(self, ids: Sequence[str]) -> dict[str, float]:
+        got = self._get(self._engrams, list(ids), include=("metadatas",))
+        return {i: float((m or {}).get("timestamp", 0.0)) for i, m in zip(got["ids"], got["metadatas"])}
+
+    def fetch(self, ids: Sequence[str]) -> list[Engram]:
+        return self.get(ids)
+
+    def size(self) -> int:
+        return self._engrams.count()
 
     def first_timestamp(self) -> float | None:
         """The first stored engram's time: a good guess at the oldest (engrams arrive in time order)."""
