@@ -324,7 +324,9 @@ def test_periodic_recheck_every_q_ticks(tmp_path, memory_api):
     hook.check_chain("p2", "Penguins live in Antarctica.")
     assert hook.quarantine.items()[0].rechecks == 0
     hook.check_chain("p3", "Penguins live in Antarctica.")            # tick 3: re-check, still blocked
+    hook.join_background(30)
     assert hook.quarantine.items()[0].rechecks == 1
+    assert hook.tick == 3                                             # the re-check is not a chain of its own
 
 
 # ----- log (spec 17) ------------------------------------------------------------

@@ -281,6 +281,9 @@ def test_file_quarantine_survives_a_torn_line(tmp_path):
     with open(tmp_path / "q.jsonl", "a", encoding="utf-8") as fh:
         fh.write('{"chain_id": "c3", "text": ')
     assert {i.chain_id for i in q.items()} == {"c1", "c2"}
+    q.add(QuarantinedChain("c4", "The pump is off", ("pump",)))          # appended after the torn line
+    assert {i.chain_id for i in q.items()} == {"c1", "c2", "c4"}
+    assert q.release("c4") is not None
     assert q.release("c1").text == "The valve is open"
     assert q.release("c1") is None
     assert [i.chain_id for i in q.items()] == ["c2"]

@@ -80,17 +80,19 @@ class TextFeatures:
     stems: frozenset[str]
     negated: bool
     numbers: tuple[float, ...]
-    word_stems: frozenset[str]     # content stems without the numerals ("3", "three", "dozen")
     timed: bool             # holds a before/after marker between two events
 
 
 @lru_cache(maxsize=50_000)
 def _features_of_tokens(tokens: tuple[str, ...]) -> TextFeatures:
-    numbers = tuple(extract_numbers(list(tokens)))
-    stems = frozenset(content_stems(tokens))
-    words = frozenset(content_stems(t for t in tokens if not extract_numbers([t]))) if numbers else stems
-    return TextFeatures(tokens=tokens, stems=stems, negated=is_negated(tokens), numbers=numbers,
-                        word_stems=words, timed=bool(temporal_relations(tokens)))
+    return TextFeatures(tokens=tokens, stems=frozenset(content_stems(tokens)), negated=is_negated(tokens),
+                        numbers=tuple(extract_numbers(list(tokens))), timed=bool(temporal_relations(tokens)))
+
+
+@lru_cache(maxsize=10_000)
+def _word_stems(tokens: tuple[str, ...]) -> frozenset[str]:
+    """Content stems without the numerals ("3", "three", "dozen"); only a numeric cue needs them."""
+    return frozenset(content_stems(t for t in tokens if not extract_numbers([t])))
 
 
 @lru_cache(maxsize=50_000)
@@ -141,7 +143,7 @@ def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSett
         cues["antonym"] = _ramp(rest, settings.align_low, settings.align_high)
     if new.numbers and old.numbers and numeric_mismatch(old.numbers, new.numbers, delta=settings.delta_num):
         # compare what the numbers count, not the numbers
-        words_new, words_old = new.word_stems, old.word_stems
+        words_new, words_old = _word_stems(new.tokens), _word_stems(old.tokens)
         cues["numeric"] = _ramp(min(stem_share(words_old, words_new), stem_share(words_new, words_old)),
                                 settings.align_low, settings.align_high)
     if new.timed and old.timed and temporal_conflict(new.tokens, old.tokens):

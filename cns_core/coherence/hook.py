@@ -188,7 +188,8 @@ class CoherenceHook:
         self._coherence_est: float | None = None
         self._recent_coherence: deque[float] = deque(maxlen=50)   # for chain coherence stability
         self._lock = threading.Lock()
-        self._rechecking = False
+        self._recheck_lock = threading.Lock()
+        self._recheck_thread: threading.Thread | None = None
         self._recent_raw: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         adaptive = s.adaptive
         self._flag_outcomes: deque[bool] = deque(maxlen=int(adaptive.get("window", 500)))
@@ -387,6 +388,8 @@ class CoherenceHook:
         # one outlier (a model loading on first use) must not silence the model for long
         self.governor.observe(min(result.latency_ms, 3.0 * self.settings.latency.budget_ms))
         self._account(result, plan)
+        if result.error is None:
+            self._track_coherence(result.chain_metrics.coherence_chain)
         if result.blocked and store_quarantine and result.quarantine is not None:
             self._store_quarantined(chain, result)
         if self.log is not None and result.error is None:
@@ -420,11 +423,6 @@ class CoherenceHook:
             self._remember(tag, pairs)
         prev = chain.coherence_prev if chain.coherence_prev is not None else (self._coherence_est or 0.0)
         metrics = chain_metrics(tags, s, chain_importance=chain_importance, coherence_prev=prev)
-        with self._lock:
-            self._recent_coherence.append(metrics.coherence_chain)
-            est = self._coherence_est
-            self._coherence_est = metrics.coherence_chain if est is None else \
-                est + s.prev_smoothing * (metrics.coherence_chain - est)
         directive = None
         if metrics.blocked:
             blocking = [t for t, p in zip(tags, props) if is_blocking(t, s)]
@@ -446,6 +444,14 @@ class CoherenceHook:
         return HookResult(chain_id=chain.id, blocked=False, prop_tags=(),
                           chain_metrics=ChainMetrics(0.0, 0.0, 0.0, 0.0, False), degraded=("error",), error=error,
                           latency_ms=self._ms(started), tick=tick)
+
+    def _track_coherence(self, coherence: float) -> None:
+        """The running estimate the next reward hint compares with, and the stability window."""
+        with self._lock:
+            self._recent_coherence.append(coherence)
+            est = self._coherence_est
+            self._coherence_est = coherence if est is None else \
+                est + self.settings.prev_smoothing * (coherence - est)
 
     def _account(self, result: HookResult, plan: LatencyPlan) -> None:
         with self._lock:
@@ -570,21 +576,25 @@ class CoherenceHook:
         return self.recheck_quarantine(evidence=node)
 
     def recheck_quarantine(self, evidence: EvidenceNode | None = None) -> list[QuarantinedChain]:
-        """Re-check quarantined chains (those matching ``evidence``'s subjects, or all of them)."""
-        if self._rechecking:
+        """Re-check quarantined chains (those matching ``evidence``'s subjects, or all of them).
+
+        A re-check runs the stages with the full plan (no latency cuts) and leaves no trace in
+        the tick count, the latency estimate or the reward's running coherence; only releases
+        (and errors) are logged. One re-check at a time: a second caller gets ``[]``.
+        """
+        if not self._recheck_lock.acquire(blocking=False):
             return []
         limit = int(self.settings.quarantine.get("max_recheck", 50))
         released: list[QuarantinedChain] = []
-        self._rechecking = True
         try:
             items = self.quarantine.items()
             if evidence is not None:
                 items = [i for i in items if i.chain_id != evidence.id and matches_subjects(i.subjects, evidence.text)]
+            extra = (evidence,) if evidence is not None else ()
             for item in items[:limit]:
-                result = self.check_chain(item.chain_id, item.text or item.chain_id, importance=item.importance,
-                                          extra_evidence=(evidence,) if evidence is not None else (),
-                                          store_quarantine=False)
-                if result.error is None and not result.blocked:
+                chain = ThoughtChain(id=item.chain_id, text=item.text or item.chain_id, importance=item.importance)
+                result = self._check(chain, self.tick, self.clock(), LatencyPlan(), self.mem_api, extra, {chain.id})
+                if not result.blocked:
                     got = self.quarantine.release(item.chain_id)
                     if got is not None:
                         released.append(got)
@@ -593,16 +603,26 @@ class CoherenceHook:
                         self._event("release", item.chain_id, evidence=evidence.id if evidence else None)
                 else:
                     self.quarantine.update(QuarantinedChain(**{**item.to_dict(), "rechecks": item.rechecks + 1}))
-        except Exception as exc:  # a failing store must not break the chain that triggered the re-check
+        except Exception as exc:  # a failing store or check must not break the caller
             self._event("error", None, error=f"quarantine re-check: {type(exc).__name__}: {exc}")
         finally:
-            self._rechecking = False
+            self._recheck_lock.release()
         return released
 
     def _maybe_recheck(self, tick: int) -> None:
+        """Every Q ticks, re-check the whole quarantine on a background thread (the chain that
+        reaches tick Q is not kept waiting for it)."""
         every = int(self.settings.quarantine.get("recheck_every_ticks", 0) or 0)
-        if every > 0 and tick % every == 0 and not self._rechecking:
-            self.recheck_quarantine()
+        if every > 0 and tick % every == 0 and not self._recheck_lock.locked():
+            thread = threading.Thread(target=self.recheck_quarantine, name="coherence-recheck", daemon=True)
+            self._recheck_thread = thread
+            thread.start()
+
+    def join_background(self, timeout: float | None = None) -> None:
+        """Wait for a periodic quarantine re-check still running (tests, clean shutdown)."""
+        thread = self._recheck_thread
+        if thread is not None:
+            thread.join(timeout)
 
     # ----- reporting ----------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -682,6 +702,7 @@ class CoherenceHook:
         return check_sno(self, sno)
 
     def close(self) -> None:
+        self.join_background(5.0)
         if self.model is not None:
             self.model.close()
         if self.log is not None:

@@ -64,7 +64,7 @@ class QuarantineStore(Protocol):
 
 
 class FileQuarantine:
-    """Quarantine in one JSON-lines file, rewritten atomically on every change (it stays small)."""
+    """Quarantine in one JSON-lines file: blocking appends, a release or update rewrites it atomically."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -92,10 +92,16 @@ class FileQuarantine:
         tmp.replace(self.path)
 
     def add(self, item: QuarantinedChain) -> None:
+        """Append (a later line for the same chain wins), so blocking costs no rewrite."""
         with self._lock:
-            items = self._read()
-            items[item.chain_id] = item
-            self._write(items)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            line = json.dumps(item.to_dict(), ensure_ascii=False) + "\n"
+            with self.path.open("ab+") as handle:
+                if handle.tell() > 0:   # after a torn last line, start a fresh one
+                    handle.seek(-1, 2)
+                    if handle.read(1) != b"\n":
+                        line = "\n" + line
+                handle.write(line.encode("utf-8"))
 
     def update(self, item: QuarantinedChain) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from cns_core.coherence.fusion import FusionWeights
 from cns_core.coherence.heuristics import HeuristicSettings
+from cns_core.coherence.retrieval import DEFAULT_TRUST_BY_SCORE
 from cns_core.config import ConfigError, load_config, state_dir
 
 __all__ = ["Thresholds", "RetrievalSettings", "LatencySettings", "CoherenceSettings"]
@@ -67,7 +68,7 @@ class RetrievalSettings:
     min_similarity: float = 0.2
     intra_chain: bool = True
     engram_default_trust: float = 1.0
-    trust_by_score: tuple[float, ...] = (0.3, 0.6, 1.0, 1.0, 1.0)
+    trust_by_score: tuple[float, ...] = DEFAULT_TRUST_BY_SCORE
     temporal: bool = False
     self_search: bool = False
 
