@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from cns_core.engrams import UNGRADED, EngramFilters, rank_key  # noqa: E402
+from cns_core.engrams import UNGRADED, EngramFilters, time_keys  # noqa: E402
 from cns_core.memory import MemoryService  # noqa: E402
 
 TOPICS = ["rivers", "volcanoes", "prime numbers", "photosynthesis", "the Roman empire", "jazz", "glaciers",
@@ -50,7 +50,8 @@ def build(memory: MemoryService, n: int, seed: int = 1) -> None:
             score = rng.choice([1, 2, 3, 4, 5, UNGRADED])
             if score != UNGRADED:
                 meta.update({"critic_score": score, "critic_feedback": "feedback " * 20})
-            meta["critic_rank"] = rank_key(score, meta["timestamp"])
+            meta.update(time_keys(score, meta["timestamp"]))
+            meta = {k: v for k, v in meta.items() if v is not None}     # add() takes no None values
             ids.append(qid)
             docs.append(doc)
             metas.append(meta)

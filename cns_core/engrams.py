@@ -2,10 +2,14 @@
 
 Chroma cannot sort, and reading the metadata of 100,000 engrams takes seconds, so
 :class:`TimePager` pages by time with *counting probes*: it narrows a time window
-until it holds just the wanted page, then reads only that band. Every engram
-carries ``critic_rank = score * RANK_BASE + timestamp`` (ungraded: score -1), so
-score filters, time ranges and the score order become one indexed range per score
-value (:func:`range_clauses`) instead of an intersection Chroma evaluates in full.
+until it holds just the wanted page, then reads only that band.
+
+Chroma answers each clause of a filter on its own and intersects the results, so
+a clause costs in proportion to every row it matches ("score >= 4" alone matches a
+third of the store). So every engram also carries its timestamp under a key named
+after its score (``critic_ts_4``, ``critic_ts_ungraded``; :func:`time_keys`): a
+score filter plus a time window is then one range on one small key per kept score
+(:func:`range_clauses`), which costs in proportion to the rows in the window.
 """
 
 from __future__ import annotations
@@ -18,12 +22,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-__all__ = ["UNGRADED", "ORDERS", "RANK_BASE", "SCORE_BUCKETS", "Engram", "EngramFilters", "EngramSource",
-           "TimePager", "validate_score", "check_timestamp", "rank_key", "range_clauses", "and_clauses"]
+__all__ = ["UNGRADED", "ORDERS", "SCORE_BUCKETS", "Engram", "EngramFilters", "EngramSource", "TimePager",
+           "validate_score", "check_timestamp", "time_key", "time_keys", "range_clauses", "and_clauses"]
 
 UNGRADED = -1                      # critic_score of an engram no judge has scored yet
 ORDERS = ("newest", "oldest", "score", "relevance")
-RANK_BASE = 1e10                   # critic_rank = score * base + timestamp; timestamps stay below it
+MAX_TIMESTAMP = 1e10               # seconds since the epoch (the year 2286): later is a mistake
 SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
 _W_MAX = 2e10                      # a time window this wide holds every engram
 
@@ -42,13 +46,19 @@ def check_timestamp(value: Any, field_name: str = "timestamp") -> float:
         value = value.timestamp()
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
         raise ValueError(f"{field_name}: expected seconds since the epoch, got {value!r}")
-    if not 0 <= float(value) < RANK_BASE:
-        raise ValueError(f"{field_name}: {value!r} is outside 0 .. {RANK_BASE:.0f} seconds since the epoch")
+    if not 0 <= float(value) < MAX_TIMESTAMP:
+        raise ValueError(f"{field_name}: {value!r} is outside 0 .. {MAX_TIMESTAMP:.0f} seconds since the epoch")
     return float(value)
 
 
-def rank_key(score: int, timestamp: float) -> float:
-    return score * RANK_BASE + timestamp
+def time_key(score: int) -> str:
+    """The metadata key that holds the timestamp of engrams with this score."""
+    return "critic_ts_ungraded" if score == UNGRADED else f"critic_ts_{score}"
+
+
+def time_keys(score: int, timestamp: float) -> dict[str, float | None]:
+    """The timestamp under its score's key, and None (Chroma: delete) under every other score's key."""
+    return {time_key(s): (timestamp if s == score else None) for s in SCORE_BUCKETS}
 
 
 def and_clauses(clauses: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -148,8 +158,7 @@ class EngramFilters:
 def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | None = None) -> list[dict[str, Any]]:
     """Filters plus a time window ``lo <= timestamp <= hi`` as Chroma clauses.
 
-    With a score filter the time bounds go on ``critic_rank``: one indexed range per
-    kept score value, which Chroma answers in time proportional to the rows inside.
+    With a score filter the bounds go on the kept scores' time keys (see the module doc).
     """
     lows = [x for x in (filters.since, lo) if x is not None]
     highs = [x for x in (filters.until, hi) if x is not None]
@@ -163,14 +172,12 @@ def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | N
         if high is not None:
             clauses.append({"timestamp": {"$lte": high}})
         return clauses
-    low = None if low is not None and low < 0 else low          # timestamps are >= 0: stay inside the bucket
-    high = None if high is not None and high >= RANK_BASE else high
     ranges = []
     for s in buckets:
-        base = s * RANK_BASE
-        ranges.append({"$and": [{"critic_rank": {"$gte": base + (low if low is not None else 0.0)}},
-                                {"critic_rank": {"$lte": base + high} if high is not None
-                                 else {"$lt": base + RANK_BASE}}]})
+        bounds = [{time_key(s): {"$gte": low if low is not None else 0.0}}]
+        if high is not None:
+            bounds.append({time_key(s): {"$lte": high}})
+        ranges.append(and_clauses(bounds))
     clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
     return clauses
 

@@ -35,7 +35,7 @@ from cns_core.engrams import (
     and_clauses,
     check_timestamp,
     range_clauses,
-    rank_key,
+    time_keys,
     validate_score,
 )
 from cns_core.models import get_embedder
@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
-_RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start", "critic_rank"})
+_RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start"})
 _NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
 
 
@@ -264,7 +264,7 @@ class MemoryService:
         if bad:
             raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
-                "answer_start": len(query) + 2, "critic_score": UNGRADED, "critic_rank": rank_key(UNGRADED, ts)}
+                "answer_start": len(query) + 2, "critic_score": UNGRADED, **time_keys(UNGRADED, ts)}
         return query_id, f"{query}\n\n{answer}", meta
 
     def write_episodic(self, query: str, answer: str, session_id: str, query_id: str | None = None,
@@ -310,7 +310,7 @@ class MemoryService:
                 meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(CRITIC_PREFIX)})
             if qid in parked_by_id:
                 meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
-            meta["critic_rank"] = rank_key(int(meta.get("critic_score", UNGRADED)), meta["timestamp"])
+            meta.update(time_keys(int(meta.get("critic_score", UNGRADED)), meta["timestamp"]))
             if qid in old_by_id and old_by_id[qid][0] == doc:
                 same_ids.append(qid)
                 same_metas.append(meta)
@@ -361,7 +361,7 @@ class MemoryService:
         ids, metas = [], []
         for qid, meta in zip(found["ids"], found["metadatas"]):
             meta = {**(meta or {}), **merged[qid]}
-            meta["critic_rank"] = rank_key(meta["critic_score"], float(meta.get("timestamp", 0.0)))
+            meta.update(time_keys(meta["critic_score"], float(meta.get("timestamp", 0.0))))
             ids.append(qid)
             metas.append(meta)
         if ids:
@@ -418,7 +418,7 @@ class MemoryService:
         by_id = {i["query_id"]: i for i in items}
         for qid, meta in zip(found["ids"], found["metadatas"]):
             merged = {**(meta or {}), **{k: v for k, v in by_id[qid].items() if k != "query_id"}}
-            merged["critic_rank"] = rank_key(int(merged["critic_score"]), float(merged.get("timestamp", 0.0)))
+            merged.update(time_keys(int(merged["critic_score"]), float(merged.get("timestamp", 0.0))))
             metas.append(merged)
         self._engrams.update(ids=found["ids"], metadatas=metas)
         self._pending.delete(ids=found["ids"])
