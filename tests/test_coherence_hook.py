@@ -263,6 +263,22 @@ def test_unavailable_model_means_heuristics_only(tmp_path, memory_api):
     assert result.prop_tags[0].contradict > 0.85
 
 
+class FailingBackend:
+    name = "failing"
+
+    def predict(self, pairs):
+        raise ConnectionError("judge server answered 500")
+
+
+def test_failing_model_means_heuristics_for_that_chain(tmp_path, memory_api):
+    hook = _hook(tmp_path, memory_api, model=ModelPass(backend=FailingBackend()))
+    result = hook.check_chain("fail-1", "The north gate is not locked.")
+    assert "model_error" in result.degraded and result.error is None and not result.model_used
+    assert result.prop_tags[0].contradict > 0.85
+    events = [r for r in read_log(tmp_path / "coherence.jsonl") if r.get("event") == "model_error"]
+    assert "answered 500" in events[0]["error"]
+
+
 def test_crash_is_neutral_and_logged(tmp_path, memory_api):
     def exploding(p, k):
         raise RuntimeError("index corrupted")

@@ -324,6 +324,9 @@ class CoherenceHook:
                     probs = self.model.predict(pairs, settings.latency.model_timeout_ms / 1000.0)
                 except ModelTimeout:
                     degraded.append("model_timeout")
+                except Exception as exc:  # a failing backend (HTTP error, bad output): heuristics only
+                    degraded.append("model_error")
+                    self._event("model_error", None, error=f"{type(exc).__name__}: {exc}")
                 else:
                     entail_m[chosen], contr_m[chosen], scored[chosen] = probs[:, 0], probs[:, 2], True
         raw = fuse(entail_h, contr_h, entail_m, contr_m, scored, settings.weights)

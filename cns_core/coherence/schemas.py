@@ -203,8 +203,8 @@ class HookResult:
     """The hook's verdict on one chain (spec section 3 ``HookResult``).
 
     ``degraded`` lists what the latency budget or a failure switched off
-    (``model_dropped``, ``model_timeout``, ``model_unavailable``, ``k_halved``,
-    ``parse_skipped``, ``error``); ``error`` is set only by the crash fail-safe.
+    (``model_dropped``, ``model_timeout``, ``model_unavailable``, ``model_error``,
+    ``k_halved``, ``parse_skipped``, ``error``); ``error`` is set only by the crash fail-safe.
     """
 
     chain_id: str
@@ -220,7 +220,8 @@ class HookResult:
 
     @property
     def model_used(self) -> bool:
-        return not ({"model_dropped", "model_timeout", "model_unavailable", "error"} & set(self.degraded))
+        return not ({"model_dropped", "model_timeout", "model_unavailable", "model_error", "error"}
+                    & set(self.degraded))
 
     def tags_metadata(self) -> dict[str, Any]:
         """Flat values to merge into an engram's metadata (ChromaDB accepts only scalars)."""
