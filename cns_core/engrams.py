@@ -173,11 +173,11 @@ def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | N
             clauses.append({"timestamp": {"$lte": high}})
         return clauses
     ranges = []
-    for s in buckets:
-        bounds = [{time_key(s): {"$gte": low if low is not None else 0.0}}]
+    for s in buckets:       # a row has only its own score's key, so one bound is enough to select the score
+        bounds = [{time_key(s): {"$gte": low}}] if low is not None else []
         if high is not None:
             bounds.append({time_key(s): {"$lte": high}})
-        ranges.append(and_clauses(bounds))
+        ranges.append(and_clauses(bounds) or {time_key(s): {"$gte": 0.0}})
     clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
     return clauses
 
@@ -192,7 +192,8 @@ class EngramSource(Protocol):
     def fetch(self, ids: Sequence[str]) -> list[Engram]:
         """The records, in the order of ``ids``."""
 
-    def first_timestamp(self) -> float | None: ...
+    def lower_bound(self) -> float | None:
+        """A time at or before the oldest engram's (any value is correct; a close one is fast)."""
 
     def size(self) -> int: ...
 
@@ -214,9 +215,11 @@ class TimePager:
     newest_first: bool
     first_step_s: float = 60.0
     band_slack: int = 64
+    direct_limit: int = 20_000
     _probes: dict[float, int] = field(default_factory=dict)
     _ids: dict[float, list[str]] = field(default_factory=dict)
     _anchor: float | None = None
+    _spacing: float | None = None
 
     def _edge(self, w: float) -> float:
         return self.anchor - w if self.newest_first else self.anchor + w
@@ -229,9 +232,9 @@ class TimePager:
                 self._anchor = f.until if f.until is not None else time.time()
             elif f.since is not None:
                 self._anchor = f.since
-            else:  # the first stored row is a good guess at the oldest (engrams arrive in time order)
-                first = self.source.first_timestamp()
-                self._anchor = time.time() if first is None else first
+            else:
+                oldest = self.source.lower_bound()
+                self._anchor = time.time() if oldest is None else oldest
         return self._anchor
 
     def _window(self, w: float) -> list[dict[str, Any]]:
@@ -253,13 +256,17 @@ class TimePager:
     def total(self) -> int:
         return self.g(_W_MAX)
 
+    def _seconds_per_engram(self, step: float) -> float:
+        """The store's mean spacing in time (spread evenly since the lower bound): scales the first jumps."""
+        if self._spacing is None:
+            oldest, size = self.source.lower_bound(), self.source.size()
+            span = time.time() - oldest if oldest is not None else 0.0
+            self._spacing = max(span, step) / size if size else step
+        return self._spacing
+
     def _first_guess(self, lo: int, hi: int, step: float) -> float:
-        """The window that would hold ``(lo + hi) / 2`` engrams if they were spread evenly since the first one."""
-        first, size = self.source.first_timestamp(), self.source.size()
-        if first is None or size == 0:
-            return 0.0
-        span = abs(self.anchor - first) if self.newest_first else abs(time.time() - first)
-        return max(step, min(_W_MAX, (lo + hi) / 2 * max(span, step) / size))
+        """The window that would hold ``(lo + hi) / 2`` engrams at the store's mean spacing."""
+        return max(step, min(_W_MAX, (lo + hi) / 2 * self._seconds_per_engram(step)))
 
     def find(self, lo: int, hi: int, need_at_least: bool) -> float:
         """A width ``w`` with ``lo <= g(w) <= hi``; failing that (ties), the bracket end that keeps
@@ -298,6 +305,14 @@ class TimePager:
         return max(small) if small else -_W_MAX
 
     def page(self, offset: int, limit: int) -> list[Engram]:
+        if self.filters.contains or self.filters.session_id:
+            # Chroma evaluates the text or session clause over all its matches in every probe anyway:
+            # when those matches are few, one read of their timestamps beats probing.
+            every = self.g(_W_MAX)
+            if every <= self.direct_limit:
+                if offset >= every:
+                    return []
+                return self._sorted_page(self._ids[_W_MAX], offset, limit)
         need = offset + limit
         # a probe over n rows costs about as much as reading n/5 records: deep pages accept a wider band
         slack = max(self.band_slack, need // 20)
@@ -314,6 +329,9 @@ class TimePager:
         if before:
             skip = set(self._ids[w_start])
             band = [i for i in band if i not in skip]
-        stamps = self.source.timestamps(band)
+        return self._sorted_page(band, offset - before, limit)
+
+    def _sorted_page(self, ids: list[str], offset: int, limit: int) -> list[Engram]:
+        stamps = self.source.timestamps(ids)
         order = sorted(stamps, key=lambda i: (stamps[i], i), reverse=self.newest_first)
-        return self.source.fetch(order[offset - before:offset - before + limit])
+        return self.source.fetch(order[offset:offset + limit])

@@ -200,6 +200,7 @@ class MemoryService:
         self.semantic_k = int(browse.get("semantic_k", 200))
         self.band_slack = int(browse.get("band_slack", 64))
         self.first_step_s = float(browse.get("first_step_s", 60.0))
+        self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
         self._client = _client(self.path, self.url)
@@ -453,8 +454,10 @@ class MemoryService:
         texts = [_text(t, "text") for t in texts]
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"k: expected a positive integer, got {k!r}")
-        clauses = [{"type": "episodic"}] + ([dict(where)] if where else [])
-        return self._nearest(texts, k, and_clauses(clauses), None, embeddings)
+        # No {"type": "episodic"} clause here: this collection holds nothing else ("type" is reserved;
+        # pending critiques and the quarantine have their own collections), and a metadata filter
+        # makes Chroma's query about 4x slower -- the coherence hook runs this before every write.
+        return self._nearest(texts, k, and_clauses([dict(where)] if where else []), None, embeddings)
 
     def _nearest(self, texts: Sequence[str], k: int, where, where_document, embeddings: Any = None) -> list[list[Engram]]:
         total = self._engrams.count()
@@ -474,7 +477,8 @@ class MemoryService:
     # ---------------------------------------------------------------- browsing
 
     def _pager(self, filters: EngramFilters, newest_first: bool) -> TimePager:
-        return TimePager(self, filters, newest_first, first_step_s=self.first_step_s, band_slack=self.band_slack)
+        return TimePager(self, filters, newest_first, first_step_s=self.first_step_s, band_slack=self.band_slack,
+                         direct_limit=self.direct_limit)
 
     # EngramSource, for TimePager
     def ids_matching(self, where, where_document) -> list[str]:
@@ -490,10 +494,41 @@ class MemoryService:
     def size(self) -> int:
         return self._engrams.count()
 
-    def first_timestamp(self) -> float | None:
-        """The first stored engram's time: a good guess at the oldest (engrams arrive in time order)."""
-        metas = self._engrams.get(limit=1, include=["metadatas"]).get("metadatas") or []
-        return float((metas[0] or {}).get("timestamp", 0.0)) if metas else None
+    def lower_bound(self) -> float | None:
+        """A time just before the oldest engram: the oldest of a few engrams sampled across the
+        insertion order, stepped back until nothing is older, then bisected up while few are older.
+        Cached while the store grows by less than a tenth (a stale value only costs speed)."""
+        size = self._engrams.count()
+        if size == 0:
+            return None
+        cached = getattr(self, "_lower_bound", None)
+        if cached is not None and abs(size - cached[1]) <= size // 10:
+            return cached[0]
+        stamps = []
+        for offset in sorted({0, *(size * k // 8 for k in range(1, 8))}):
+            metas = self._engrams.get(limit=1, offset=offset, include=["metadatas"]).get("metadatas") or []
+            stamps += [float(m["timestamp"]) for m in metas if m and isinstance(m.get("timestamp"), (int, float))]
+        if not stamps:
+            return None
+
+        def older(t: float) -> int:      # costs in proportion to the answer, which stays small here
+            return len(self._engrams.get(where={"timestamp": {"$lt": t}}, include=[])["ids"])
+
+        low = high = min(stamps)
+        n_high, back = older(high), max(60.0, time.time() - high)
+        while low > 0 and older(low):
+            low, back = max(0.0, high - back), back * 4
+        for _ in range(40):             # older(low) == 0; narrow until a handful are older than high
+            if high - low < 1.0 or n_high <= self.band_slack:
+                break
+            mid = (low + high) / 2
+            n_mid = older(mid)
+            if n_mid:
+                high, n_high = mid, n_mid
+            else:
+                low = mid
+        self._lower_bound = (low, size)
+        return low
 
     def count(self, filters: EngramFilters | None = None) -> int:
         """How many engrams ``browse`` can page through with these filters."""
