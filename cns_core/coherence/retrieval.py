@@ -94,6 +94,19 @@ def as_evidence(item: Any, source: str, rank: int = 0) -> EvidenceNode:
                      f"string, got {type(item).__name__}")
 
 
+_controller = None
+
+
+def _one_blas_thread():
+    """A context that runs numpy's BLAS on one thread (threadpoolctl ships with scikit-learn)."""
+    global _controller
+    if _controller is None:
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas")
+
+
 class MatrixRetriever:
     """Cosine top-k over an in-memory matrix of unit vectors (one matrix product per batch)."""
 
@@ -105,7 +118,8 @@ class MatrixRetriever:
             raise ValueError(f"{source} matrix: {len(ids)} ids, {len(texts)} texts and {len(vectors)} vectors")
         self.ids = list(ids)
         self.texts = list(texts)
-        self.vectors = vectors.reshape(len(ids), -1) if len(ids) else np.zeros((0, 1), np.float32)
+        self.vectors = np.ascontiguousarray(vectors.reshape(len(ids), -1)) if len(ids) else \
+            np.zeros((0, 1), np.float32)
         self.source = source
         self.trust = list(trust) if trust is not None else [1.0] * len(ids)
         self.facets = list(facets) if facets is not None else [None] * len(ids)
@@ -123,7 +137,8 @@ class MatrixRetriever:
             raise ValueError(f"{self.source} retrieval needs the propositions' vectors")
         if not len(self.ids) or k <= 0:
             return [[] for _ in texts]
-        sims = np.asarray(vectors, dtype=np.float32) @ self.vectors.T       # (queries, items)
+        with _one_blas_thread():  # a small product: threads only spin against each other on a busy machine
+            sims = (self.vectors @ np.asarray(vectors, dtype=np.float32).T).T   # (queries, items)
         k = min(k, sims.shape[1])
         top = np.argpartition(-sims, k - 1, axis=1)[:, :k] if k < sims.shape[1] else \
             np.tile(np.arange(sims.shape[1]), (len(sims), 1))
