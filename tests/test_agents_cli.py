@@ -47,6 +47,10 @@ def test_grade_without_agents_times_out_clearly(bus_env, proxy, capsys):
 
 
 def test_grade_without_a_proxy_is_one_clear_line(bus_env, state_dir, monkeypatch, capsys):
+    import cns_core.agents.bus as bus
+
+    settings = bus.bus_settings
+    monkeypatch.setattr(bus, "bus_settings", lambda **kw: settings(**{"ready_timeout_s": 0.5, **kw}))
     monkeypatch.setenv("CNS_BUS_PUB_PORT", str(free_port()))
     assert main(["grade", "--query", "Q?", "--answer", "A"]) == 1
     err = capsys.readouterr().err

@@ -75,7 +75,8 @@ def test_malformed_messages_are_dropped_and_the_subscriber_goes_on(bus_config, p
         raw.send_multipart([b"critique.result", b"\xff\xfe garbage"])
         raw.send_multipart([b"critique.result"])
         raw.send_multipart([b"critique.result", b'{"subject": "critique.result", "payload": []}'])
-        good = pub.publish(CRITIQUE, {"ok": True})
+        good = Envelope(subject=CRITIQUE, payload={"ok": True})
+        raw.send_multipart(good.encode())                  # same socket as the bad ones: same order
         received = sub.recv(timeout=5)
         assert received is not None and received.message_id == good.message_id
         assert sub.dropped == 3

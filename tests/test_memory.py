@@ -293,14 +293,22 @@ def brute_force(engrams, f: EngramFilters, order: str) -> list[str]:
     EngramFilters(contains="MOUNTAINS"), EngramFilters(session_id="s1", min_score=4),
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in vars(f).items() if v not in (None, False)) or "all")
 @pytest.mark.parametrize("order", ["newest", "oldest", "score"])
-def test_browse_pages_equal_a_full_sort(graded_memory, filters, order):
-    everything = graded_memory.get([f"e{i:03d}" for i in range(150)])
+@pytest.mark.parametrize("tuning", ["default", "tight"])
+def test_browse_pages_equal_a_full_sort(graded_memory, filters, order, tuning):
+    memory = graded_memory
+    if tuning == "tight":   # tiny bands and steps, no direct sort: every probing branch is taken
+        from cns_core.memory import memory_settings
+
+        cfg = memory_settings()
+        cfg["browse"] = {**cfg["browse"], "band_slack": 1, "first_step_s": 1, "direct_limit": 0}
+        memory = MemoryService(path=graded_memory.path, collection="engrams", config=cfg)
+    everything = memory.get([f"e{i:03d}" for i in range(150)])
     expected = brute_force(everything, filters, order)
     pages = []
     for offset in range(0, len(expected) + 29, 29):
-        pages += [e.id for e in graded_memory.browse(filters, offset=offset, limit=29, order=order)]
+        pages += [e.id for e in memory.browse(filters, offset=offset, limit=29, order=order)]
     assert pages == expected
-    assert graded_memory.count(filters) == len(expected)
+    assert memory.count(filters) == len(expected)
 
 
 def test_semantic_search_ranks_then_filters(graded_memory):
