@@ -235,8 +235,9 @@ def _edge_collisions(relations: list[Any], relation_ids: dict[str, int]) -> list
             continue
         edge = (rel["source"], anchor(rel["target"]))
         if edge in first:
-            problems.append(f"relations[{i}]: a second relation from {edge[0]!r} to {edge[1]!r} "
-                            f"(first at relations[{first[edge]}]); merge them into one")
+            problems.append(f"relations[{i}]: {edge[0]!r} already argues about {edge[1]!r} in "
+                            f"relations[{first[edge]}]; the reasoning graph holds one relation per pair "
+                            f"of claims (an undercut counts at the claim it attacks), keep one")
         else:
             first[edge] = i
     return problems
@@ -457,13 +458,30 @@ def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
     return parse_snos(path.read_bytes(), name=str(path), limits=limits)
 
 
+# Characters YAML reads as line breaks; PyYAML writes them raw in plain style, so a
+# string holding one would not read back the same. Double quotes escape them.
+_YAML_BREAKS = ("\x85", "\u2028", "\u2029")
+
+
+class _SNODumper(yaml.SafeDumper):
+    """Safe YAML output that keeps every string intact through a round trip."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = '"' if any(ch in value for ch in _YAML_BREAKS) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_SNODumper.add_representer(str, _represent_str)
+
+
 def serialize_snos(snos: SNO | Iterable[SNO], fmt: Literal["json", "yaml"] = "json") -> str:
     """One SNO becomes a mapping, several a list; round-trips through :func:`parse_snos`."""
     data: Any = snos.to_data() if isinstance(snos, SNO) else [s.to_data() for s in snos]
     if fmt == "json":
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if fmt == "yaml":
-        return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        return yaml.dump(data, Dumper=_SNODumper, sort_keys=False, allow_unicode=True, width=100)
     raise ValueError(f"fmt: must be 'json' or 'yaml' (got {fmt!r})")
 
 

@@ -315,7 +315,7 @@ BAD = [
     ("argdown", "d.argdown", "[A]: a\n  + [B]: b\n  - [B]\n", "line 3", "[B] already relates to [A] (line 2)"),
     ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
                                       "<edge id='c2' src='a2' trg='a1' type='reb'/>"),
-     "document", "relations[1] (id c2): a second relation from 'a2' to 'a1'"),
+     "document", "relations[1] (id c2): 'a2' already argues about 'a1'"),
 ]
 
 

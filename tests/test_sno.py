@@ -8,7 +8,7 @@ import json
 import networkx as nx
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cns_core.sno import (SNO, SNOLimits, SNOValidationError, dump_snos, load_snos, parse_snos,
@@ -106,6 +106,7 @@ def snos(draw) -> SNO:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sno=snos(), fmt=st.sampled_from(["json", "yaml"]))
+@example(sno=SNO(id="0", title="\x85 \u2028", hypothesis="c0", claims=[{"id": "c0", "text": "a\u2029b"}]), fmt="yaml")
 def test_round_trip_property(sno, fmt):
     text = serialize_snos(sno, fmt)
     (again,) = parse_snos(text, f"x.{fmt}", limits=SNOLimits())
@@ -204,7 +205,8 @@ def test_yaml_is_read_with_safe_load_only(tag, tmp_path):
     (lambda d: d["evidence"].append({"id": "e1", "text": "again"}), "evidence[1].id: duplicate id 'e1' (first at evidence[0])"),
     (lambda d: d["relations"][1].update(id="r1"), "relations[1].id: duplicate id 'r1' (first at relations[0])"),
     (lambda d: d["relations"].append({"source": "c3", "target": "c1", "kind": "support"}),
-     "relations[3]: a second relation from 'c3' to 'c1' (first at relations[1]); merge them into one"),
+     "relations[3]: 'c3' already argues about 'c1' in relations[1]; the reasoning graph holds one "
+     "relation per pair of claims (an undercut counts at the claim it attacks), keep one"),
     (lambda d: d["evidence"][0].update(validity=1.5), "evidence[0].validity: must be between 0 and 1 (got 1.5)"),
     (lambda d: d["evidence"][0].update(validity=-0.1), "evidence[0].validity: must be between 0 and 1 (got -0.1)"),
     (lambda d: d["evidence"][0].update(validity="high"), "evidence[0].validity: must be a number (got 'high')"),
