@@ -102,11 +102,12 @@ def test_coherence_check_text_and_sno(capsys, state_dir):
 
 
 def test_sick_meets_the_targets(shared_data, capsys, state_dir):
-    """Contradiction precision >= 0.90 with recall >= 0.60 on SICK (first 1,500 pairs, half held back)."""
+    """Contradiction precision >= 0.90 with recall >= 0.60 on SICK (first 1,000 pairs, half held back;
+    the whole file is measured by `cns coherence-eval`, see the README)."""
     sick = shared_data / "sick_test" / "SICK_test.tsv"
     if not sick.is_file():
         pytest.skip(f"{sick} is absent")
-    assert main(["coherence-eval", str(sick), "--limit", "1500"]) == 0
+    assert main(["coherence-eval", str(sick), "--limit", "1000"]) == 0
     out = capsys.readouterr().out
     figures = _figures(out)
     assert "model pass: yes" in out
