@@ -444,3 +444,17 @@ def test_check_sno_marks_declared_attacks(tmp_path):
     (pair,) = report.pairs
     assert {pair.a, pair.b} == {"a", "h"} and pair.declared and pair.kind == "claim-claim"
     assert report.claims["b"].status == "neutral"
+
+
+def test_thresholds_weights_and_calibration_per_call(tmp_path, memory_api):
+    from cns_core.coherence.calibration import CalibrationState, Calibrator
+
+    hook = _hook(tmp_path, memory_api)
+    strict = hook.settings.with_thresholds(tau_block=0.999999999, tau_c=0.999999999)
+    relaxed = hook.check_chain("o1", "The north gate is not locked.", importance=0.3)
+    held = hook.check_chain("o2", "The north gate is not locked.", importance=0.3, settings=strict)
+    assert relaxed.blocked and not held.blocked and held.prop_tags[0].contradiction_types == ()
+    soft = Calibrator(CalibrationState(temperature=4.0))
+    softened = hook.check_chain("o3", "The north gate is not locked.", importance=0.3, calibration=soft)
+    assert softened.prop_tags[0].contradict < relaxed.prop_tags[0].contradict
+    assert hook.calibrator.state.temperature == 1.0      # the hook's own calibration is untouched

@@ -231,8 +231,8 @@ class CoherenceHook:
     # ----- stage 1 ------------------------------------------------------------
     def _gather(self, props: Sequence[Proposition], vectors: np.ndarray | None, chain: ThoughtChain,
                 mem_api: MemoryAPI, plan: LatencyPlan, extra: Sequence[EvidenceNode],
-                exclude: set[str]) -> list[list[EvidenceNode]]:
-        r = self.settings.retrieval
+                exclude: set[str], settings: CoherenceSettings) -> list[list[EvidenceNode]]:
+        r = settings.retrieval
         scale = 0.5 if plan.halve_k else 1.0
         k = {name: (max(1, int(value * scale)) if value > 0 else 0)
              for name, value in (("sem", r.k_sem), ("temp", r.k_temp), ("self", r.k_self))}
@@ -284,12 +284,16 @@ class CoherenceHook:
     # ----- stages 2-6 ---------------------------------------------------------
     def score_evidence(self, props: Sequence[Proposition], evidence: Sequence[Sequence[EvidenceNode]],
                        plan: LatencyPlan | None = None, started: float | None = None,
-                       degraded: list[str] | None = None, *, budgeted: bool = True) -> list[list[PairScore]]:
+                       degraded: list[str] | None = None, *, budgeted: bool = True,
+                       settings: CoherenceSettings | None = None,
+                       calibrator: Calibrator | None = None) -> list[list[PairScore]]:
         """Stages 2-6 for each proposition against its evidence (one model call for all pairs).
 
-        ``degraded`` collects what was switched off; ``budgeted=False`` ignores the latency cut.
+        ``degraded`` collects what was switched off; ``budgeted=False`` ignores the latency cut;
+        ``settings`` and ``calibrator`` replace the hook's own for this call.
         """
-        settings = self.settings
+        settings = settings or self.settings
+        calibrator = calibrator or self.calibrator
         plan = plan or LatencyPlan()
         started = self.clock() if started is None else started
         degraded = [] if degraded is None else degraded
@@ -330,7 +334,7 @@ class CoherenceHook:
                 else:
                     entail_m[chosen], contr_m[chosen], scored[chosen] = probs[:, 0], probs[:, 2], True
         raw = fuse(entail_h, contr_h, entail_m, contr_m, scored, settings.weights)
-        cal = self.calibrator.apply(raw) if n else raw
+        cal = calibrator.apply(raw) if n else raw
         out: list[list[PairScore]] = [[] for _ in props]
         for j in range(n):
             out[owners[j]].append(PairScore(
@@ -341,9 +345,10 @@ class CoherenceHook:
                 raw=tuple(float(x) for x in raw[j]), calibrated=tuple(float(x) for x in cal[j])))
         return out
 
-    def _vectors(self, props: Sequence[Proposition], chain: ThoughtChain, mem_api: MemoryAPI) -> np.ndarray | None:
+    def _vectors(self, props: Sequence[Proposition], chain: ThoughtChain, mem_api: MemoryAPI,
+                 settings: CoherenceSettings) -> np.ndarray | None:
         needed = (mem_api.needs_vectors or bool(chain.self_facets)
-                  or (self.settings.retrieval.intra_chain and len(props) > 1)
+                  or (settings.retrieval.intra_chain and len(props) > 1)
                   or bool(chain.narrative_ctx or chain.goals_ctx))
         if not needed or not props:
             return None
@@ -356,13 +361,16 @@ class CoherenceHook:
                     self_facets: Mapping[str, np.ndarray] | None = None, coherence_prev: float | None = None,
                     metadata: Mapping[str, Any] | None = None, mem_api: MemoryAPI | None = None,
                     backlog: bool = False, extra_evidence: Sequence[EvidenceNode] = (),
-                    exclude_ids: Iterable[str] = (), store_quarantine: bool = True) -> HookResult:
+                    exclude_ids: Iterable[str] = (), store_quarantine: bool = True,
+                    settings: CoherenceSettings | None = None, calibration: Calibrator | None = None
+                    ) -> HookResult:
         """Check one candidate chain; see the module docstring for the stages.
 
         ``chain`` is a :class:`ThoughtChain` or the chain id (then ``text`` or ``propositions``
         is required). ``backlog`` says the caller is behind: the calibration is not re-fitted.
         ``extra_evidence`` is checked besides what retrieval finds (a quarantine re-check passes
         the new evidence); ``exclude_ids`` never count as evidence (the chain's own engram).
+        ``settings`` (thresholds, weights) and ``calibration`` replace the hook's own for this chain.
         Raises ``ValueError`` only for unusable input; any failure inside is the neutral fail-safe.
         """
         if not isinstance(chain, ThoughtChain):
@@ -385,7 +393,7 @@ class CoherenceHook:
         plan = self.governor.plan()
         try:
             result = self._check(chain, tick, started, plan, mem_api or self.mem_api, extra_evidence,
-                                 set(exclude_ids) | {chain.id})
+                                 set(exclude_ids) | {chain.id}, settings, calibration)
         except Exception as exc:  # spec 19: a crash treats the chain as neutral, no block, logged
             result = self._neutral(chain, tick, started, exc)
         # one outlier (a model loading on first use) must not silence the model for long
@@ -404,8 +412,9 @@ class CoherenceHook:
         return result
 
     def _check(self, chain: ThoughtChain, tick: int, started: float, plan: LatencyPlan, mem_api: MemoryAPI,
-               extra: Sequence[EvidenceNode], exclude: set[str]) -> HookResult:
-        s = self.effective_settings()
+               extra: Sequence[EvidenceNode], exclude: set[str], settings: CoherenceSettings | None = None,
+               calibrator: Calibrator | None = None) -> HookResult:
+        s = settings or self.effective_settings()
         degraded: list[str] = []
         if not plan.advanced_parse:
             degraded.append("parse_skipped")
@@ -414,9 +423,10 @@ class CoherenceHook:
         chain_importance = s.default_importance if chain.importance is None else float(chain.importance)
         props = chain.propositions or tuple(extract_propositions(chain.text or "", chain.id,
                                                                  advanced=plan.advanced_parse))
-        vectors = self._vectors(props, chain, mem_api)
-        evidence = self._gather(props, vectors, chain, mem_api, plan, extra, exclude)
-        pair_scores = self.score_evidence(props, evidence, plan, started, degraded)
+        vectors = self._vectors(props, chain, mem_api, s)
+        evidence = self._gather(props, vectors, chain, mem_api, plan, extra, exclude, s)
+        pair_scores = self.score_evidence(props, evidence, plan, started, degraded, settings=s,
+                                          calibrator=calibrator)
         tags = []
         for i, (prop, pairs) in enumerate(zip(props, pair_scores)):
             importance = chain_importance if prop.importance is None else float(prop.importance)
