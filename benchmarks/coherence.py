@@ -73,7 +73,8 @@ def _fact(rng: random.Random) -> str:
     if kind == 4:
         return f"The {rng.choice(PROJECTS)} team finished {rng.choice(EVENTS)} before {rng.choice(EVENTS)}."
     if kind == 5:
-        return f"{rng.choice(PEOPLE)} leads {rng.choice(TOPICS)} for {rng.choice(PROJECTS)} with {rng.randrange(3, 40)} people."
+        return (f"{rng.choice(PEOPLE)} leads {rng.choice(TOPICS)} for {rng.choice(PROJECTS)} "
+                f"with {rng.randrange(3, 40)} people.")
     return f"{rng.choice(PEOPLE)} does not work on {rng.choice(TOPICS)} for {rng.choice(PROJECTS)}."
 
 
@@ -257,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'engram search, batched (per chain)':38s} {b[0]:6.1f} ms {b[1]:6.1f} ms")
     print(f"{'engram search, one query per prop':38s} {s[0]:6.1f} ms {s[1]:6.1f} ms")
     print(f"ratio model / heuristics p95: {rows['model'][1] / rows['heuristics'][1]:.2f}")
-    print(f"ratio pre-embedded / fresh heuristics p95: {rows['heuristics, pre-embedded'][1] / rows['heuristics'][1]:.2f}")
+    pre = rows["heuristics, pre-embedded"][1] / rows["heuristics"][1]
+    print(f"ratio pre-embedded / fresh heuristics p95: {pre:.2f}")
     print(f"ratio one-query-per-prop / batched search p95: {s[1] / max(b[1], 1e-9):.2f}")
     for name, limit in (("heuristics", 20), ("model", 100), ("heuristics, pre-embedded", 20),
                         ("model, pre-embedded", 100), ("model, pre-embedded, engrams seen", 100)):

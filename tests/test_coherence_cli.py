@@ -22,8 +22,8 @@ def _labelled_rows() -> list[dict]:
     rows = []
     for s in SUBJECTS:
         thing = s.split()[1]
-        rows.append({"sentence1": f"{s.capitalize()} is working today", "sentence2": f"{s.capitalize()} is not working today",
-                     "gold_label": "contradiction"})
+        rows.append({"sentence1": f"{s.capitalize()} is working today",
+                     "sentence2": f"{s.capitalize()} is not working today", "gold_label": "contradiction"})
         rows.append({"sentence1": f"{s.capitalize()} in the hall is working today",
                      "sentence2": f"{s.capitalize()} is working", "gold_label": "entailment"})
         rows.append({"sentence1": f"{s.capitalize()} is working today",

@@ -167,7 +167,8 @@ def _spo(tokens: Sequence[str]) -> tuple[str, str, str, tuple[str, ...]]:
     while j < len(content) and (content[j] in _TIME_WORDS or content[j].endswith("ly") and len(content[j]) > 4):
         lead_mods.append(content[j])
         j += 1
-    if j == verb_at + len(pred) and j < len(content) and content[j] in _PREPOSITIONS and content[j] not in ("before", "after", "since", "until"):
+    if (j == verb_at + len(pred) and j < len(content) and content[j] in _PREPOSITIONS
+            and content[j] not in ("before", "after", "since", "until")):
         pred.append(content[j])  # "moved to 5 pm", "lives in Paris": the phrase is the object
         j += 1
     obj, mods = _split_object(content[j:])
