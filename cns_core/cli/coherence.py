@@ -66,15 +66,10 @@ def run_check(args: argparse.Namespace) -> int:
     hook = _hook(args, log=False if args.no_log else None).warm_up()
     out: list[dict[str, Any]] = []
     if args.text:
-        memory = None
         if args.memory:
             from cns_core.memory import MemoryService
 
-            memory = MemoryService()
-        if memory is not None:
-            from cns_core.coherence.retrieval import MemoryAPI
-
-            hook.mem_api = MemoryAPI.from_memory(memory)
+            hook.attach_memory(MemoryService())
         result = hook.check_chain(args.chain_id, args.text, importance=args.importance,
                                   goals_ctx=args.goal or (), narrative_ctx=args.narrative or ())
         out.append({"chain_id": result.chain_id, "blocked": result.blocked,
