@@ -70,9 +70,10 @@ def run_check(args: argparse.Namespace) -> int:
             from cns_core.memory import MemoryService
 
             hook.attach_memory(MemoryService())
-        result = hook.check_chain(args.chain_id, args.text, importance=args.importance,  # a look, not a write:
-                                  goals_ctx=args.goal or (), narrative_ctx=args.narrative or (),  # nothing
-                                  store_quarantine=False)                                          # quarantined
+        # a look, not a write: nothing goes to the quarantine
+        result = hook.check_chain(args.chain_id, args.text, importance=args.importance,
+                                  goals_ctx=args.goal or (), narrative_ctx=args.narrative or (),
+                                  store_quarantine=False)
         out.append({"chain_id": result.chain_id, "blocked": result.blocked,
                     "metrics": result.chain_metrics.to_dict(), "degraded": list(result.degraded),
                     "error": result.error, "props": [t.to_dict() for t in result.prop_tags]})
