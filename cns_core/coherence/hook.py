@@ -54,14 +54,14 @@ from cns_core.coherence.schemas import (
     ThoughtChain,
 )
 from cns_core.coherence.settings import CoherenceSettings
+from cns_core.models.nli import NLI_LABELS
 
-__all__ = ["CoherenceHook", "PreWriteVerdict", "LABELS"]
+__all__ = ["CoherenceHook", "PreWriteVerdict"]
 
 if TYPE_CHECKING:
     from cns_core.coherence.sno_check import SNOCoherence
 
 _log = logging.getLogger(__name__)
-LABELS = ("entailment", "neutral", "contradiction")
 # evidence whose similarity is known and must reach retrieval.min_similarity to count
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
 
@@ -108,9 +108,9 @@ def _propositions(items: Iterable[Any], chain_id: str) -> tuple[Proposition, ...
 def _label_index(label: int | str) -> int:
     if isinstance(label, str):
         name = label.strip().lower()
-        if name not in LABELS:
-            raise ValueError(f"label: expected one of {', '.join(LABELS)}, got {label!r}")
-        return LABELS.index(name)
+        if name not in NLI_LABELS:
+            raise ValueError(f"label: expected one of {', '.join(NLI_LABELS)}, got {label!r}")
+        return NLI_LABELS.index(name)
     if label not in (0, 1, 2):
         raise ValueError(f"label: expected 0, 1 or 2, got {label!r}")
     return int(label)
