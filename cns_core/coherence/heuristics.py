@@ -89,10 +89,15 @@ def _features_of_tokens(tokens: tuple[str, ...]) -> TextFeatures:
                         numbers=tuple(extract_numbers(list(tokens))), timed=bool(temporal_relations(tokens)))
 
 
+@lru_cache(maxsize=50_000)
+def _is_numeral(token: str) -> bool:
+    return bool(extract_numbers([token]))
+
+
 @lru_cache(maxsize=10_000)
 def _word_stems(tokens: tuple[str, ...]) -> frozenset[str]:
     """Content stems without the numerals ("3", "three", "dozen"); only a numeric cue needs them."""
-    return frozenset(content_stems(t for t in tokens if not extract_numbers([t])))
+    return frozenset(content_stems(t for t in tokens if not _is_numeral(t)))
 
 
 @lru_cache(maxsize=50_000)
