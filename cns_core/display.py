@@ -82,7 +82,7 @@ EDGE_STYLES: dict[str, dict[str, Any]] = {
     "undercut": {"color": "#9333ea", "dashes": [2, 5], "width": 2.5, "arrow": "bar", "label": "undercuts"},
 }
 HIGHLIGHT_COLOURS: dict[str, str] = {
-    "cycle": "#b91c1c",        # border of claims on a cycle, and the cycle's edges
+    "cycle": "#0284c7",        # border of claims on a cycle, and the halo of the cycle's edges
     "orphan": "#f59e0b",       # border of claims cut off from the hypothesis
     "hypothesis": "#111827",   # border of the root claim
 }

@@ -165,12 +165,13 @@ def sno_graph_html(
         smooth = {"enabled": True, "type": "curvedCW", "roundness": 0.25 * k} if k else None
         edge: dict[str, Any] = dict(
             title=title,
-            color=dict.fromkeys(("color", "highlight", "hover"),
-                                HIGHLIGHT_COLOURS["cycle"] if on_cycle else style["color"]),
+            color=dict.fromkeys(("color", "highlight", "hover"), style["color"]),
             dashes=style["dashes"],
-            width=style["width"] + (1.5 if on_cycle else 0.0),
+            width=style["width"] + (1.0 if on_cycle else 0.0),
             arrows={"to": {"enabled": True, "type": style["arrow"]}},
             relation=rel.id,
+            # an edge on a cycle keeps its kind's colour and gets a halo in the cycle colour
+            shadow={"enabled": on_cycle, "color": HIGHLIGHT_COLOURS["cycle"], "size": 9, "x": 0, "y": 0},
         )
         if smooth:
             edge["smooth"] = smooth
@@ -294,7 +295,9 @@ def _legend(findings: GraphFindings) -> str:
     rows = "".join(f"<div>{swatch} {text}</div>" for swatch, text in items)
     rows += f"<div>{ramp} grounding 0 → 1 <span style=\"display:inline-block;width:11px;height:11px;background:{GREY}\"></span> n/a</div>"
     if findings.cycles:
-        rows += f'<div><span style="border:2px solid {HIGHLIGHT_COLOURS["cycle"]};padding:0 6px">&nbsp;</span> on a cycle</div>'
+        rows += (f'<div><span style="border:2px solid {HIGHLIGHT_COLOURS["cycle"]};padding:0 6px">&nbsp;</span> '
+                 f'<span style="display:inline-block;width:26px;border-top:3px solid {HIGHLIGHT_COLOURS["cycle"]};'
+                 f'box-shadow:0 0 5px {HIGHLIGHT_COLOURS["cycle"]}"></span> on a cycle</div>')
     if findings.flagged:
         rows += f'<div><span style="border:2px dashed {HIGHLIGHT_COLOURS["orphan"]};padding:0 6px">&nbsp;</span> orphan</div>'
     return ('<div id="cns-legend" style="position:absolute;top:8px;left:8px;z-index:5;background:rgba(255,255,255,.92);'

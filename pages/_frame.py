@@ -108,3 +108,12 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()<>#+-.!|~$"})
 def md(text: object) -> str:
     """User text made inert for ``st.markdown``: markdown and HTML characters are escaped."""
     return str(text).translate(_MD_SPECIAL)
+
+
+def stat(label: str, badge_html: str, caption: str = "", help_text: str | None = None) -> None:
+    """A metric-like block whose value is a coloured badge (band, gate); ``label`` is ours, not user text."""
+    st.markdown(f'<div style="font-size:0.875rem;margin-bottom:0.35rem">{label}</div>', unsafe_allow_html=True,
+                help=help_text)
+    st.markdown(badge_html, unsafe_allow_html=True)
+    if caption:
+        st.caption(caption)

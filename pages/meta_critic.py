@@ -52,7 +52,9 @@ with frame.guard("Could not run the Meta-Critic"):
             hr.append(f"{display.critic_label(hi)} {ev.critic_scores[hi]:.2f} over {display.critic_label(lo)} "
                       f"{ev.critic_scores[lo]:.2f}<br>gap {gap:.2f}: {verdict} ({thr:.2f})<br>"
                       f"<i>{interpret_conflict(hi, lo, config)}</i>")
-        z.append(zr), text.append(tr), hover.append(hr)
+        z.append(zr)
+        text.append(tr)
+        hover.append(hr)
     labels = [display.critic_label(n) for n in names]
     fig = go.Figure(go.Heatmap(
         z=z, x=labels, y=labels, zmin=0.0, zmax=1.0, colorscale=display.HEATMAP_COLOURSCALE,

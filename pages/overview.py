@@ -17,7 +17,7 @@ with frame.guard("Could not show the examples"):
     examples = ui_state.load_examples()
     if examples:
         st.markdown("**Examples**")
-        cols = st.columns(min(len(examples), 6))
+        cols = st.columns(min(len(examples), 3))
         for i, (label, sno) in enumerate(examples.items()):
             profile = sno.metadata.get("profile", "") if isinstance(sno.metadata, dict) else ""
             if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=str(profile) or None,
@@ -40,15 +40,15 @@ with frame.guard("Could not evaluate the current SNO"):
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
     with m2:
-        st.markdown("Quality band")
-        st.markdown(frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
-                    unsafe_allow_html=True)
-        st.caption(ev.band.action)
+        frame.stat("Quality band", frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
+                   ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")
     lo, hi = ev.confidence_band
     m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
-    gate = ev.score >= frame.meta_critic().config.gate_threshold and ev.complete
-    m4.metric("Quality gate", "passes" if gate else "fails",
-              help=f"Passes at {frame.meta_critic().config.gate_threshold:.2f} (config/meta.yaml).")
+    gate = frame.meta_critic().quality_gate(sno, context=weights)
+    with m4:
+        frame.stat("Quality gate", frame.badge("passes" if gate.passed else "fails",
+                                               display.GREEN if gate.passed else display.RED),
+                   gate.reason, "Tune the threshold on the Meta-Critic page.")
     if ev.failed:
         st.warning("Failed critics (left out, weight redistributed): "
                    + "; ".join(f"{display.critic_label(n)}: {why}" for n, why in ev.failed.items()))
@@ -64,26 +64,22 @@ with frame.guard("Could not evaluate the current SNO"):
             "Confidence": r.confidence if r and r.ok else None,
             "Explanation": r.explanation if r else "no result",
         })
-    table = pd.DataFrame(rows)
-    left, right = st.columns([3, 2])
-    with left:
-        st.markdown("**Per critic**")
-        st.dataframe(table, hide_index=True, width="stretch", column_config={
-            "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
-            "Weight": st.column_config.NumberColumn("Weight", format="%.2f"),
-            "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f"),
-            "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
-            "Explanation": st.column_config.TextColumn("Explanation", width="large")})
-    with right:
-        fig = go.Figure()
-        for name in CRITIC_NAMES:
-            fig.add_bar(y=["Trust Score"], x=[ev.weighted.contributions.get(name, 0.0)], orientation="h",
-                        name=display.critic_label(name), marker_color=display.critic_colour(name),
-                        hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
-        fig.update_layout(barmode="stack", height=190, margin=dict(l=10, r=10, t=30, b=10),
-                          xaxis=dict(range=[0, 1], title="contribution to the Trust Score"),
-                          legend=dict(orientation="h", y=-0.6), title="Contributions")
-        st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
+    fig = go.Figure()
+    for name in CRITIC_NAMES:
+        fig.add_bar(y=[""], x=[ev.weighted.contributions.get(name, 0.0)], orientation="h",
+                    name=display.critic_label(name), marker_color=display.critic_colour(name),
+                    hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
+    fig.update_layout(barmode="stack", height=150, margin=dict(l=10, r=10, t=36, b=10),
+                      xaxis=dict(range=[0, 1]), title=dict(text="Contributions to the Trust Score", x=0),
+                      legend=dict(orientation="h", y=1.25, x=1, xanchor="right"))
+    st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
+    st.markdown("**Per critic**")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
+        "Weight": st.column_config.NumberColumn("Weight", format="%.2f"),
+        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f"),
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+        "Explanation": st.column_config.TextColumn("Explanation", width="large")})
 
     c1, c2 = st.columns(2)
     with c1:

@@ -84,10 +84,8 @@ with frame.guard("Could not tune the weights"):
         m1.metric("Trust Score", f"{after.score:.3f}", delta=f"{after.score - before.score:+.3f} vs {profile}",
                   delta_color="normal" if after.score != before.score else "off")
         with m2:
-            st.markdown("Quality band")
-            st.markdown(frame.badge(display.band_label(after.band), display.band_colour(after.band)) +
-                        f" &nbsp; was {display.band_label(before.band)} with {frame.md(profile)}",
-                        unsafe_allow_html=True)
+            frame.stat("Quality band", frame.badge(display.band_label(after.band), display.band_colour(after.band)),
+                       f"{display.band_label(before.band)} with the {profile} profile")
         if after.failed:
             st.warning("Left out (failed): " + ", ".join(display.critic_label(n) for n in after.failed))
 

@@ -23,13 +23,14 @@ def _sno() -> SNO:
             {"id": "b", "text": "B attacks", "role": "opponent"},
             {"id": "c", "text": "C on a cycle"},
             {"id": "o", "text": "an orphan claim"},
+            {"id": "u", "text": "U undercuts the support of A", "role": "opponent"},
         ],
         "relations": [
             {"id": "r1", "source": "a", "target": "h", "kind": "support"},
             {"id": "r2", "source": "b", "target": "h", "kind": "attack"},
             {"id": "r3", "source": "c", "target": "a", "kind": "support"},
             {"id": "r4", "source": "a", "target": "c", "kind": "support"},
-            {"id": "r5", "source": "b", "target": "r1", "kind": "attack"},
+            {"id": "r5", "source": "u", "target": "r1", "kind": "attack"},
         ],
         "evidence": [{"id": "e1", "text": "</script><img src=x onerror=alert(2)>", "source": "lab"}],
     })
@@ -88,15 +89,15 @@ def test_nodes_coloured_by_grounding_and_tooltips_explain(page):
 
 def test_support_rebut_undercut_drawn_differently(page):
     edges = {e["relation"]: e for e in _dataset(page, "edges")}
-    assert set(edges) == {"r1", "r2", "r3", "r4", "r5"}  # the rebut and undercut b -> h both drawn
+    assert set(edges) == {"r1", "r2", "r3", "r4", "r5"}
     support, rebut, undercut = edges["r1"], edges["r2"], edges["r5"]
     assert support["dashes"] is False
     assert rebut["dashes"] == display.EDGE_STYLES["rebut"]["dashes"]
     assert undercut["dashes"] == display.EDGE_STYLES["undercut"]["dashes"]
     assert len({support["color"]["color"], rebut["color"]["color"], undercut["color"]["color"]}) == 3
-    assert (undercut["from"], undercut["to"]) == ("b", "h")  # drawn into the claim r1 argues for
+    assert (undercut["from"], undercut["to"]) == ("u", "h")  # drawn into the claim r1 argues for
     assert undercut["arrows"]["to"]["type"] == "bar" and rebut["arrows"]["to"]["type"] == "arrow"
-    assert "b undercuts r1" in undercut["title"] and "b rebuts h" in rebut["title"]
+    assert "u undercuts r1" in undercut["title"] and "b rebuts h" in rebut["title"]
     assert undercut.get("smooth", {}).get("roundness", 0) > 0  # bent so it does not hide the rebut
 
 
@@ -110,8 +111,10 @@ def test_cycles_and_orphans_highlighted(page):
     assert nodes["o"]["shapeProperties"]["borderDashes"]
     assert "On a cycle:" in nodes["c"]["title"] and "Detached" in nodes["o"]["title"]
     edges = {e["relation"]: e for e in _dataset(page, "edges")}
-    assert edges["r3"]["color"]["color"] == display.HIGHLIGHT_COLOURS["cycle"]
-    assert edges["r1"]["color"]["color"] == display.EDGE_STYLES["support"]["color"]
+    assert edges["r3"]["shadow"] == {"enabled": True, "color": display.HIGHLIGHT_COLOURS["cycle"], "size": 9,
+                                     "x": 0, "y": 0}
+    assert edges["r3"]["color"]["color"] == display.EDGE_STYLES["support"]["color"]  # still reads as support
+    assert edges["r1"]["shadow"]["enabled"] is False
     assert 'id="cns-legend"' in page and "on a cycle" in page and "orphan" in page
 
 
