@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+import math
+from typing import Any, Mapping
 
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ConfigError", "config_dir", "load_config", "data_dir", "state_dir", "env_override"]
+__all__ = ["ConfigError", "config_dir", "load_config", "data_dir", "state_dir", "env_override",
+           "config_number", "config_mapping"]
 
 
 class ConfigError(ValueError):
@@ -72,3 +74,31 @@ def env_override(value: Any, env_name: str, cast: type = str) -> Any:
         return cast(raw)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{env_name}={raw!r}: expected {cast.__name__}") from exc
+
+
+def config_number(section: Mapping[str, Any], key: str, *, file: str, path: str = "", default: Any = None,
+                  low: float | None = None, high: float | None = None, integer: bool = False) -> Any:
+    """``section[key]`` checked to be a number in ``[low, high]``; errors read ``file: path.key: problem``."""
+    where = f"{file}: {path}.{key}" if path else f"{file}: {key}"
+    value = section.get(key, default)
+    if value is None:
+        raise ConfigError(f"{where}: is required")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise ConfigError(f"{where}: expected a number, got {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = (f"between {low:g} and {high:g}" if low is not None and high is not None
+                  else f">= {low:g}" if low is not None else f"<= {high:g}")
+        raise ConfigError(f"{where}: must be {bounds} (got {value!r})")
+    if integer:
+        if int(value) != value:
+            raise ConfigError(f"{where}: expected a whole number, got {value!r}")
+        return int(value)
+    return float(value)
+
+
+def config_mapping(section: Mapping[str, Any], key: str, *, file: str) -> Mapping[str, Any]:
+    """``section[key]`` as a mapping (absent means empty); errors name the file and key."""
+    value = section.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{file}: {key}: expected a mapping")
+    return value

@@ -13,31 +13,19 @@ from typing import Any, Mapping
 from cns_core.coherence.fusion import FusionWeights
 from cns_core.coherence.heuristics import HeuristicSettings
 from cns_core.coherence.retrieval import DEFAULT_TRUST_BY_SCORE
-from cns_core.config import ConfigError, load_config, state_dir
+from cns_core.config import ConfigError, config_mapping, config_number, load_config, state_dir
 
 __all__ = ["Thresholds", "RetrievalSettings", "LatencySettings", "CoherenceSettings"]
 
 
 def _num(section: Mapping[str, Any], key: str, default: float, where: str, *, low: float | None = 0.0,
          high: float | None = None, integer: bool = False) -> Any:
-    value = section.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"coherence.yaml: {where}.{key}: expected a number, got {value!r}")
-    if low is not None and value < low or high is not None and value > high:
-        bounds = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
-        raise ConfigError(f"coherence.yaml: {where}.{key}: must be {bounds} (got {value!r})")
-    if integer:
-        if int(value) != value:
-            raise ConfigError(f"coherence.yaml: {where}.{key}: expected a whole number, got {value!r}")
-        return int(value)
-    return float(value)
+    return config_number(section, key, file="coherence.yaml", path=where, default=default, low=low, high=high,
+                         integer=integer)
 
 
 def _section(cfg: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    section = cfg.get(name) or {}
-    if not isinstance(section, Mapping):
-        raise ConfigError(f"coherence.yaml: {name}: expected a mapping")
-    return section
+    return config_mapping(cfg, name, file="coherence.yaml")
 
 
 def _trust_table(value: Any) -> tuple[float, ...]:

@@ -7,11 +7,10 @@ it as an argument and tests can hand in their own. Errors name the key.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from cns_core.config import ConfigError, load_config
+from cns_core.config import ConfigError, config_mapping, config_number, load_config
 from cns_core.critics.base import CRITIC_NAMES
 
 __all__ = ["QualityBand", "MetaConfig"]
@@ -29,22 +28,11 @@ class QualityBand:
 
 def _number(raw: Mapping[str, Any], key: str, path: str, lo: float = 0.0, hi: float = 1.0,
             default: float | None = None) -> float:
-    value = raw.get(key, default)
-    where = f"meta.yaml: {path}{key}"
-    if value is None:
-        raise ConfigError(f"{where}: is required")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise ConfigError(f"{where}: must be a number (got {value!r})")
-    if not lo <= value <= hi:
-        raise ConfigError(f"{where}: must be between {lo:g} and {hi:g} (got {value!r})")
-    return float(value)
+    return config_number(raw, key, file="meta.yaml", path=path.rstrip("."), default=default, low=lo, high=hi)
 
 
 def _mapping(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = raw.get(key) or {}
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"meta.yaml: {key}: must be a mapping")
-    return value
+    return config_mapping(raw, key, file="meta.yaml")
 
 
 def _critic(name: Any, where: str) -> str:
