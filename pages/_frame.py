@@ -18,8 +18,8 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["page", "guard", "pipeline", "meta_critic", "memory", "current", "results", "profiles",
-           "weights", "badge"]
+__all__ = ["page", "guard", "pipeline", "meta_critic", "memory", "coherence_hook", "judge_feed", "current",
+           "results", "profiles", "weights", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -38,12 +38,38 @@ def meta_critic():
     return MetaCritic(pipeline=pipeline())
 
 
-@st.cache_resource(show_spinner=False)
 def memory():
-    """The engram memory of ``state_dir()`` (created empty when absent)."""
+    """The engram memory of ``state_dir()`` (created empty when absent); one per state folder."""
+    from cns_core.config import state_dir
+
+    return _memory_at(str(state_dir()))
+
+
+@st.cache_resource(show_spinner=False)
+def _memory_at(folder: str):
     from cns_core.memory import MemoryService
 
     return MemoryService()
+
+
+@st.cache_resource(show_spinner=False)
+def coherence_hook():
+    """The coherence hook for SNO checks (configured NLI backend; it logs nothing from the dashboard)."""
+    from cns_core.coherence import CoherenceHook
+
+    return CoherenceHook(log=False)
+
+
+@st.cache_resource(show_spinner=False)
+def judge_feed(pub_address: str, sub_address: str):
+    """The bus feed of the Judge page (one listener per bus address; see cns_core.judge_feed)."""
+    from cns_core.agents.bus import bus_settings
+    from cns_core.judge_feed import JudgeFeed
+
+    bus = bus_settings()
+    if (bus.pub_address, bus.sub_address) != (pub_address, sub_address):
+        raise RuntimeError("the bus settings changed while the feed was being opened; reload the page")
+    return JudgeFeed(bus)
 
 
 @st.cache_data(show_spinner=False, ttl=60)

@@ -1,0 +1,181 @@
+"""What the Judge page needs from the bus and the judge, without Streamlit.
+
+:func:`judge_status` tells whether the bus proxy and Ollama answer (and whether the
+judge model is there), so the page can say what is missing instead of failing.
+:class:`JudgeFeed` holds one publisher and one subscriber thread per server
+process: it publishes turns (or questions for GeneratorAgent) and keeps every
+``response.generation`` and ``critique.result`` it hears by ``query_id``, so a
+page rerun (a fragment tick) only reads a dict. Turns are plain dicts kept in
+the page's session state; :func:`apply_updates` fills in answers and grades.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, MutableMapping, Sequence
+
+from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber
+from cns_core.agents.messages import QueryMessage, TurnMessage
+
+__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "proxy_reachable", "JudgeFeed", "new_turn",
+           "apply_updates"]
+
+AGENTS_COMMAND = "cns agents"
+
+
+@dataclass(frozen=True)
+class JudgeStatus:
+    """What answers right now: the bus proxy, Ollama (``/api/tags``) and the judge and generator models."""
+
+    bus_address: str
+    proxy: bool
+    ollama_url: str
+    ollama: bool
+    judge_model: str
+    judge_model_present: bool
+    generator_model: str
+    generator_model_present: bool
+    models: tuple[str, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+    @property
+    def can_grade(self) -> bool:
+        return self.proxy and self.ollama and self.judge_model_present
+
+    @property
+    def can_ask(self) -> bool:
+        return self.proxy and self.ollama and self.generator_model_present
+
+
+def proxy_reachable(bus: BusConfig, timeout: float = 0.3) -> bool:
+    """True when something accepts connections on the proxy's publish and subscribe ports."""
+    for port in (bus.pub_port, bus.sub_port):
+        try:
+            with socket.create_connection((bus.host, port), timeout=timeout):
+                pass
+        except OSError:
+            return False
+    return True
+
+
+def judge_status(bus: BusConfig | None = None, timeout: float = 0.5) -> JudgeStatus:
+    """Probe the proxy and Ollama once (a refused connection returns at once; ``timeout`` caps a hang)."""
+    from cns_core.agents.bus import bus_settings
+    from cns_core.agents.ollama import OllamaClient, OllamaError
+    from cns_core.agents.prometheus import critic_settings, generator_settings
+
+    problems: list[str] = []
+    bus = bus or bus_settings()
+    proxy = proxy_reachable(bus, timeout)
+    if not proxy:
+        problems.append(f"no bus proxy on {bus.pub_address} / {bus.sub_address}")
+    judge, gen = critic_settings(), generator_settings()
+    models: list[str] = []
+    ollama = False
+    try:
+        models = OllamaClient(judge.url, timeout).tags(timeout=timeout)
+        ollama = True
+    except OllamaError as exc:
+        problems.append(f"Ollama at {judge.url} does not answer ({exc})")
+    present = lambda m: m in models or f"{m}:latest" in models  # noqa: E731
+    if ollama and not present(judge.model):
+        problems.append(f"judge model {judge.model!r} is not in Ollama (ollama pull it)")
+    return JudgeStatus(bus.pub_address, proxy, judge.url, ollama, judge.model, ollama and present(judge.model),
+                       gen.model, ollama and present(gen.model), tuple(models), tuple(problems))
+
+
+def new_turn(query: str, answer: str | None, session_id: str, mode: str) -> dict[str, Any]:
+    """A turn as the page keeps it; ``answer`` None while GeneratorAgent is still answering."""
+    return {"query_id": uuid.uuid4().hex, "query": query, "answer": answer, "session_id": session_id,
+            "mode": mode, "score": None, "feedback": "", "graded": False, "sent_at": time.time(), "error": ""}
+
+
+class JudgeFeed:
+    """One publisher and a listening thread on the bus for the dashboard (see the module doc)."""
+
+    def __init__(self, bus: BusConfig, *, ready_timeout: float = 3.0, keep: int = 5000):
+        self.bus = bus
+        self.keep = keep
+        self.answers: dict[str, dict[str, Any]] = {}
+        self.critiques: dict[str, dict[str, Any]] = {}
+        self.error: str | None = None
+        self.received = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self.publisher = Publisher(bus, source="dashboard")
+        self._thread = threading.Thread(target=self._listen, args=(ready_timeout,), name="cns-judge-feed",
+                                        daemon=True)
+        self._thread.start()
+        self._ready.wait(ready_timeout + 1.0)
+
+    def _listen(self, ready_timeout: float) -> None:
+        sub = Subscriber([RESPONSE, CRITIQUE], self.bus)
+        try:
+            try:
+                sub.wait_ready(self.publisher, timeout=ready_timeout)
+            except BusError as exc:
+                self.error = str(exc)
+            finally:
+                self._ready.set()
+            while not self._stop.is_set():
+                for env in sub.recv_batch(256, 0.2):
+                    qid = env.payload.get("query_id")
+                    if not isinstance(qid, str):
+                        continue
+                    with self._lock:
+                        target = self.critiques if env.subject == CRITIQUE else self.answers
+                        target[qid] = dict(env.payload)
+                        self.received += 1
+                        if len(target) > self.keep:
+                            target.pop(next(iter(target)))
+        finally:
+            sub.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive() and self.error is None
+
+    def send_turn(self, turn: MutableMapping[str, Any]) -> None:
+        """Publish a pasted query and answer as ``response.generation`` (validated first)."""
+        msg = TurnMessage(query=turn["query"], answer=turn["answer"] or "", session_id=turn["session_id"],
+                          query_id=turn["query_id"])
+        self.publisher.publish(RESPONSE, msg.model_dump(exclude_none=True))
+
+    def ask(self, turn: MutableMapping[str, Any]) -> None:
+        """Publish a question as ``query.request`` for GeneratorAgent."""
+        msg = QueryMessage(query=turn["query"], session_id=turn["session_id"], query_id=turn["query_id"])
+        self.publisher.publish(QUERY, msg.model_dump(exclude_none=True))
+
+    def lookup(self, query_id: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        with self._lock:
+            return self.answers.get(query_id), self.critiques.get(query_id)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+        self.publisher.close()
+
+
+def apply_updates(turns: Sequence[MutableMapping[str, Any]], feed: JudgeFeed | None) -> int:
+    """Fill in answers (asked questions) and grades that arrived; returns how many turns changed."""
+    if feed is None:
+        return 0
+    changed = 0
+    for turn in turns:
+        if turn.get("graded") and turn.get("answer") is not None:
+            continue
+        answer, critique = feed.lookup(turn["query_id"])
+        if turn.get("answer") is None and answer is not None:
+            turn["answer"] = str(answer.get("answer", ""))
+            changed += 1
+        if not turn.get("graded") and critique is not None:
+            turn["score"] = critique.get("score")
+            turn["feedback"] = str(critique.get("feedback") or critique.get("error") or "")
+            turn["graded"] = True
+            changed += 1
+    return changed

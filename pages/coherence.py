@@ -1,0 +1,102 @@
+"""Coherence: proposition tags and contradictions of the current SNO; chain metrics from the hook's log."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+import _frame as frame
+from cns_core import display
+from cns_core.coherence.log_view import chain_series, default_log_path, filter_log, load_log, summarise
+
+_STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}
+_CHECKS = "cns_coherence_checks"   # session cache: SNO content hash -> SNOCoherence
+
+frame.page("Coherence", "Which claims of the current SNO contradict each other or their evidence, and how "
+           "coherent the engram stream has been (from the coherence hook's log).")
+
+with frame.guard("Could not check the current SNO"):
+    label, sno = frame.current()
+    st.subheader(frame.md(sno.title or sno.id))
+    checks = st.session_state.setdefault(_CHECKS, {})
+    key = sno.content_hash()
+    if key not in checks:
+        with st.spinner("Checking the claims against each other and the evidence…"):
+            checks[key] = frame.coherence_hook().check_sno(sno)
+    report = checks[key]
+    m = report.metrics
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Coherence", f"{m.coherence_chain:.2f}", help="Support minus contradiction over the claims (0-1).")
+    c2.metric("Contradiction density", f"{m.contradiction_density:.2f}",
+              help="Share of claims with a contradiction above the threshold.")
+    c3.metric("Contradiction pairs", len(report.pairs))
+    if report.degraded:
+        st.warning("Degraded: " + "; ".join(report.degraded))
+
+    st.markdown("**Proposition tags**")
+    texts = {c.id: c.text for c in sno.claims}
+    tags_html = []
+    for claim_id, cc in report.claims.items():
+        t = cc.tag
+        tip = (f"entail {t.entail:.2f} · contradict {t.contradict:.2f} · uncertainty {t.uncertainty:.2f}"
+               + (f" · types: {', '.join(t.contradiction_types)}" if t.contradiction_types else ""))
+        tags_html.append(
+            f'<div style="margin:0.2rem 0">{frame.badge(cc.status, _STATUS_COLOURS.get(cc.status, display.GREY))}'
+            f' <b>{display.escape(claim_id)}</b> <span title="{display.escape(tip)}">'
+            f'{display.escape(texts.get(claim_id, t.text))}</span></div>')
+    st.markdown("".join(tags_html) or "No claims.", unsafe_allow_html=True)
+    st.dataframe(pd.DataFrame([{"Claim": cid, "Status": cc.status, "Entail": cc.tag.entail,
+                                "Contradict": cc.tag.contradict, "Uncertainty": cc.tag.uncertainty,
+                                "Types": ", ".join(cc.tag.contradiction_types)}
+                               for cid, cc in report.claims.items()]),
+                 hide_index=True, width="stretch", key="cns_coherence_tags")
+
+    st.markdown("**Contradiction pairs**")
+    if not report.pairs:
+        st.info("No two nodes contradict each other above the threshold.")
+    else:
+        st.dataframe(pd.DataFrame([{"A": p.a, "B": p.b, "Score": p.score, "Kind": p.kind,
+                                    "Types": ", ".join(p.types),
+                                    "Declared": "attack relation" if p.declared else "not declared"}
+                                   for p in report.pairs]),
+                     hide_index=True, width="stretch", key="cns_coherence_pairs")
+        st.caption("Declared: an attack relation already states the conflict (a rebuttal, not an inconsistency).")
+
+st.divider()
+st.subheader("The engram stream")
+with frame.guard("Could not read the coherence log"):
+    path = default_log_path()
+    rows = load_log(path)
+    if not rows:
+        st.info(f"No coherence log yet ({path}). It fills when the judge loop runs with the coherence hook "
+                "(`cns agents`) or with `cns coherence check`.")
+        st.stop()
+    summary = summarise(rows)
+    s1, s2, s3, s4 = st.columns(4)
+    s1.metric("Chains checked", f"{summary.chains:,}")
+    s2.metric("Blocked", f"{summary.blocked_chains:,}")
+    s3.metric("Mean coherence", "–" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}")
+    s4.metric("Mean contradiction density", "–" if summary.mean_density is None else f"{summary.mean_density:.2f}")
+
+    series = chain_series(rows)
+    if series:
+        fig = go.Figure()
+        ticks = [p["tick"] for p in series]
+        fig.add_scatter(x=ticks, y=[p["coherence_chain"] for p in series], name="coherence",
+                        mode="lines+markers", line=dict(color=display.GREEN))
+        fig.add_scatter(x=ticks, y=[p["contradiction_density"] for p in series], name="contradiction density",
+                        mode="lines+markers", line=dict(color=display.RED))
+        fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10), yaxis=dict(range=[0, 1]),
+                          xaxis=dict(title="tick"), title=dict(text="Chain metrics over time", x=0),
+                          legend=dict(orientation="h", y=1.15, x=1, xanchor="right"))
+        st.plotly_chart(fig, width="stretch", key="cns_coherence_series")
+
+    st.markdown("**Log**")
+    f1, f2, f3 = st.columns(3)
+    chain = f1.text_input("Chain id contains", key="cns_coherence_chain")
+    types = f2.multiselect("Contradiction type", list(summary.types), key="cns_coherence_types")
+    blocked = f3.selectbox("Blocked", ["any", "blocked", "passed"], key="cns_coherence_blocked")
+    shown = filter_log(rows, chain, types, None if blocked == "any" else blocked == "blocked")
+    st.caption(f"{len(shown):,} of {len(rows):,} lines")
+    st.dataframe(pd.DataFrame(shown[-2000:]), hide_index=True, width="stretch", key="cns_coherence_log")

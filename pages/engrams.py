@@ -1,0 +1,91 @@
+"""Engrams: browse the scored memory (ChromaDB) with filters, pages and a score histogram."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import plotly.graph_objects as go
+import streamlit as st
+
+import _frame as frame
+from cns_core import display
+from cns_core.engram_view import HISTOGRAM_BUCKETS, FilterChoice, build_filters, page_count, score_histogram
+from cns_core.engrams import UNGRADED
+
+PER_PAGE = 25
+_ORDERS = {"Newest first": "newest", "Oldest first": "oldest", "Best score first": "score",
+           "Most similar first": "relevance"}
+
+frame.page("Engrams", "Every stored turn with the judge's grade (hover a badge for its feedback). "
+           "Filter by score, time, text or meaning; the histogram counts the filtered memory per grade.")
+
+with frame.guard("Could not open the engram memory"):
+    memory = frame.memory()
+    total = memory.count()
+    if total == 0:
+        st.info("The memory is empty: no engram has been stored yet. Start the judge loop with `cns agents` "
+                "and send turns from the Judge page, or run `make run` for a demo memory.")
+        st.stop()
+
+    with st.sidebar:
+        st.markdown("### Engram filters")
+        ungraded = st.checkbox("Ungraded only", key="cns_engrams_ungraded",
+                               help="Turns the judge has not graded yet.")
+        score_range = st.slider("Score range", 1, 5, (1, 5), key="cns_engrams_scores", disabled=ungraded,
+                                help="The full range 1-5 also keeps ungraded turns.")
+        dates = st.date_input("Time range (UTC)", value=(), key="cns_engrams_dates",
+                              help="Pick a first and a last day; leave empty for all time.")
+        contains = st.text_input("Text contains", key="cns_engrams_contains",
+                                 help="Case-insensitive, in the query or the answer.")
+        similar = st.text_input("Similar in meaning to", key="cns_engrams_similar",
+                                help="Semantic search with the MiniLM embeddings.")
+        session = st.text_input("Session id", key="cns_engrams_session")
+
+    since = until = None
+    if isinstance(dates, (tuple, list)) and dates:
+        since, until = dates[0], dates[-1]
+    try:
+        filters = build_filters(FilterChoice(score_range=tuple(score_range), ungraded_only=ungraded, since=since,
+                                             until=until, contains=contains, similar_to=similar,
+                                             session_id=session))
+    except ValueError as exc:
+        st.error(f"Filter: {exc}")
+        st.stop()
+
+    orders = list(_ORDERS) if filters.similar_to else list(_ORDERS)[:3]
+    c1, c2 = st.columns([3, 1])
+    order_label = c2.selectbox("Order", orders, key="cns_engrams_order")
+    with st.spinner("Counting engrams…"):
+        histogram = score_histogram(memory, filters)
+        matches = memory.count(filters)
+    pages = page_count(matches, PER_PAGE)
+    page_no = c2.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="cns_engrams_page")
+    page_no = min(int(page_no), pages)
+    c1.markdown(f"**{matches:,}** of **{total:,}** engrams match · page {page_no} of {pages}")
+
+    fig = go.Figure(go.Bar(
+        x=[display.score_badge(s if s != UNGRADED else None).label for s in HISTOGRAM_BUCKETS],
+        y=[histogram[s] for s in HISTOGRAM_BUCKETS],
+        marker_color=[display.score_badge(s if s != UNGRADED else None).colour for s in HISTOGRAM_BUCKETS],
+        hovertemplate="%{x}: %{y:,} engrams<extra></extra>"))
+    fig.update_layout(height=220, margin=dict(l=10, r=10, t=36, b=10), title=dict(text="Engrams per grade", x=0),
+                      yaxis=dict(title="engrams"))
+    st.plotly_chart(fig, width="stretch", key="cns_engrams_histogram")
+
+    with st.spinner("Reading the page…"):
+        rows = memory.browse(filters, offset=(page_no - 1) * PER_PAGE, limit=PER_PAGE, order=_ORDERS[order_label])
+    if not rows:
+        st.info("No engram matches these filters.")
+    for e in rows:
+        when = datetime.fromtimestamp(e.timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        with st.container(border=True):
+            st.markdown(
+                f'<div style="display:flex;justify-content:space-between;gap:1rem">'
+                f'<b>{display.escape(e.query)}</b>{display.score_badge_html(e.critic_score, e.feedback)}</div>'
+                f'<div style="margin-top:0.3rem">{display.escape(e.answer)}</div>'
+                f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">{display.escape(when)} · '
+                f'session {display.escape(e.session_id or "–")} · id {display.escape(e.id)}</div>',
+                unsafe_allow_html=True)
+            if e.feedback:
+                with st.expander("Judge feedback"):
+                    st.markdown(frame.md(e.feedback))

@@ -1,0 +1,98 @@
+"""Judge: send a turn to the judge loop on the bus and watch its grade arrive."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import _frame as frame
+from cns_core import display, ui_state
+from cns_core.agents.bus import bus_settings
+from cns_core.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn
+
+frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
+           "bus; the answer shows at once and its badge appears when the grade arrives.")
+
+turns: list[dict] = st.session_state.setdefault(ui_state.KEY_JUDGE_TURNS, [])
+feed = None
+status = None
+
+with frame.guard("Could not read the bus and judge settings"):
+    bus = bus_settings()
+    status = judge_status(bus)
+    c1, c2, c3 = st.columns(3)
+    c1.markdown("**Bus proxy** " + frame.badge("reachable" if status.proxy else "not running",
+                                               display.GREEN if status.proxy else display.RED), unsafe_allow_html=True)
+    c1.caption(status.bus_address)
+    c2.markdown("**Ollama** " + frame.badge("reachable" if status.ollama else "not reachable",
+                                            display.GREEN if status.ollama else display.RED), unsafe_allow_html=True)
+    c2.caption(status.ollama_url)
+    c3.markdown("**Judge model** " + frame.badge("present" if status.judge_model_present else "missing",
+                                                 display.GREEN if status.judge_model_present else display.AMBER),
+                unsafe_allow_html=True)
+    c3.caption(frame.md(status.judge_model))
+    if not status.proxy:
+        st.warning("The judge loop is not running: no bus proxy answers, so turns cannot be sent or graded. "
+                   "Start it in a terminal:")
+        st.code(AGENTS_COMMAND, language="bash")
+    elif not status.can_grade:
+        st.warning("The bus is up but the judge cannot grade: " + "; ".join(status.problems)
+                   + ". Turns are still stored; their grade stays empty.")
+    if status.proxy:
+        feed = frame.judge_feed(bus.pub_address, bus.sub_address)
+        if feed.error:
+            st.error(f"Bus listener: {feed.error}")
+            feed = None
+
+with st.form("cns_judge_form", clear_on_submit=True):
+    modes = ["Paste a query and an answer", "Ask a question (GeneratorAgent answers)"]
+    mode = st.radio("Mode", modes, horizontal=True, key="cns_judge_mode",
+                    help="Asking needs a generator model in config/critic.yaml and Ollama running.")
+    query = st.text_area("Query", key="cns_judge_query", height=80)
+    answer = st.text_area("Answer (paste mode)", key="cns_judge_answer", height=120)
+    session_id = st.text_input("Session id", value="dashboard", key="cns_judge_session")
+    sent = st.form_submit_button("Send to the judge", type="primary", disabled=feed is None)
+
+if sent:
+    asking = mode == modes[1]
+    if not query.strip():
+        st.error("Query: must not be empty.")
+    elif not asking and not answer.strip():
+        st.error("Answer: paste the answer to grade (or choose Ask a question).")
+    elif asking and status is not None and not status.can_ask:
+        st.error(f"Asking needs GeneratorAgent's model ({status.generator_model or 'none configured'}) in Ollama; "
+                 "paste an answer instead.")
+    elif feed is not None:
+        turn = new_turn(query.strip(), None if asking else answer.strip(), session_id.strip(),
+                        "ask" if asking else "paste")
+        with frame.guard("Could not publish the turn"):
+            (feed.ask if asking else feed.send_turn)(turn)
+            turns.append(turn)
+
+
+@st.fragment(run_every=1.0)
+def _turns() -> None:
+    apply_updates(turns, feed)
+    if not turns:
+        st.info("No turn sent yet in this session.")
+        return
+    for turn in reversed(turns):
+        with st.container(border=True):
+            st.markdown(f"**Q:** {display.escape(turn['query'])}", unsafe_allow_html=True)
+            if turn["answer"] is None:
+                st.caption("Waiting for GeneratorAgent's answer…")
+                continue
+            st.markdown(f"<div>{display.escape(turn['answer'])}</div>", unsafe_allow_html=True)
+            if turn["graded"] and display.grade_of(turn["score"]) is None:
+                st.caption("The judge could not grade this turn: " + frame.md(turn["feedback"] or "no score"))
+            elif turn["graded"]:
+                badge = display.score_badge_html(turn["score"], turn["feedback"])
+                st.markdown(f'<div style="text-align:right">{badge}</div>', unsafe_allow_html=True)
+                if turn["feedback"]:
+                    with st.expander("Judge feedback"):
+                        st.markdown(frame.md(turn["feedback"]))
+            else:
+                st.caption("Waiting for the judge's grade…")
+
+
+st.subheader("Turns")
+_turns()

@@ -1,0 +1,183 @@
+"""AppTests of the Engrams, Judge and Coherence pages, each opened on its own.
+
+The memory is a real Chroma store of 30 engrams written through MemoryService
+(scores 1-5 and ungraded); the judge test runs a real bus proxy on free ports and
+publishes ``critique.result`` itself, then reruns the page as the fragment tick would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cns_core import display
+from cns_core.agents.bus import CRITIQUE, Publisher
+from judge_loop_helpers import bus_config, free_port, lean_torch, proxy  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("lean_torch")
+
+N_ENGRAMS = 30
+SCORES = [1, 2, 3, 4, 5, None]      # engram i gets SCORES[i % 6]
+BADGE_COLOUR = re.compile(r'data-grade="([^"]+)"[^>]*background:(#[0-9a-f]{6})')
+
+
+def _page(name: str) -> AppTest:
+    return AppTest.from_file(f"../pages/{name}", default_timeout=60)
+
+
+@pytest.fixture(scope="module")
+def filled_state(tmp_path_factory):
+    """A state folder with 30 engrams (5 per grade, 5 ungraded) and a small coherence log."""
+    from cns_core.memory import MemoryService
+
+    folder = tmp_path_factory.mktemp("dashboard-state")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CNS_STATE_DIR", str(folder))
+        memory = MemoryService()
+        now = time.time()
+        ids = memory.write_episodic_many([
+            {"query": f"Question {i} about <b>tides</b>?", "answer": f"Answer {i}: the moon pulls the sea.",
+             "session_id": f"s{i % 3}", "query_id": f"q{i:02d}", "timestamp": now - 3600 * i}
+            for i in range(N_ENGRAMS)])
+        for i, qid in enumerate(ids):
+            if SCORES[i % 6] is not None:
+                memory.update_engram_score(qid, SCORES[i % 6], f"Feedback {i} with \"quotes\" & <tags>")
+    lines = []
+    for tick in range(1, 5):
+        for p in ("p1", "p2"):
+            lines.append({"tick": tick, "chain_id": f"chain-{tick}", "p_id": f"{p}", "entail": 0.5,
+                          "contradict": 0.6 if tick == 3 else 0.1, "uncertainty": 0.3,
+                          "types": ["negation"] if tick == 3 else [], "drift_facets": [],
+                          "coherence_chain": 0.2 if tick == 3 else 0.8,
+                          "contradiction_density": 0.5 if tick == 3 else 0.0, "blocked": tick == 3})
+    (folder / "coherence.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"torn', "utf-8")
+    return folder
+
+
+@pytest.fixture
+def memory_env(filled_state, monkeypatch):
+    monkeypatch.setenv("CNS_STATE_DIR", str(filled_state))
+    return filled_state
+
+
+def _badges(at: AppTest) -> list[tuple[str, str]]:
+    html = "".join(m.value for m in at.markdown)
+    return BADGE_COLOUR.findall(html)
+
+
+def test_engrams_lists_every_grade_with_the_spec_colours(memory_env):
+    at = _page("engrams.py").run()
+    assert not at.exception
+    assert any("30** of **30** engrams" in m.value for m in at.markdown)
+    badges = _badges(at)
+    assert len(badges) == 25                          # one page
+    expected = {"5": "#22c55e", "4": "#22c55e", "3": "#f59e0b", "2": "#ef4444", "1": "#ef4444", "none": "#9ca3af"}
+    assert {g for g, _ in badges} == set(expected)
+    for grade, colour in badges:
+        if grade == "none":
+            assert colour == display.GREY
+        else:
+            assert colour == expected[grade]
+    html = "".join(m.value for m in at.markdown)
+    assert "&lt;b&gt;tides&lt;/b&gt;" in html and "<b>tides</b>" not in html          # user text escaped
+    assert 'title="Feedback 0 with &quot;quotes&quot; &amp; &lt;tags&gt;"' in html   # feedback on hover
+    assert at.expander and any(e.label == "Judge feedback" for e in at.expander)
+
+
+def test_engrams_filters_change_the_list(memory_env):
+    at = _page("engrams.py").run()
+    at.checkbox(key="cns_engrams_ungraded").check().run()
+    assert not at.exception
+    assert {g for g, _ in _badges(at)} == {"none"} and len(_badges(at)) == 5
+    at.checkbox(key="cns_engrams_ungraded").uncheck().run()
+    at.slider(key="cns_engrams_scores").set_value((4, 5)).run()
+    badges = _badges(at)
+    assert len(badges) == 10 and {g for g, _ in badges} == {"4", "5"}
+    assert {c for _, c in badges} == {"#22c55e"}
+    at.text_input(key="cns_engrams_contains").input("question 7 ").run()   # q07 has grade 2: outside 4-5
+    assert any("0** of **30**" in m.value for m in at.markdown)
+    assert any("No engram matches" in i.value for i in at.info)
+
+
+def test_engrams_page_two_and_histogram(memory_env):
+    at = _page("engrams.py").run()
+    at.number_input(key="cns_engrams_page").set_value(2).run()
+    assert not at.exception
+    assert len(_badges(at)) == N_ENGRAMS - 25
+    chart = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert chart["data"][0]["y"] == [5, 5, 5, 5, 5, 5]
+
+
+def test_engrams_empty_memory_shows_the_empty_state(state_dir):
+    at = _page("engrams.py").run()
+    assert not at.exception
+    assert any("memory is empty" in i.value for i in at.info)
+
+
+def test_judge_without_a_proxy_says_how_to_start_it(state_dir, monkeypatch):
+    monkeypatch.setenv("CNS_BUS_PUB_PORT", str(free_port()))
+    monkeypatch.setenv("CNS_BUS_SUB_PORT", str(free_port()))
+    monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    at = _page("judge.py").run()
+    assert not at.exception
+    assert any("not running" in w.value for w in at.warning)
+    assert any(c.value == "cns agents" for c in at.code)
+    assert at.button[0].disabled if at.button else True
+
+
+def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
+    monkeypatch.setenv("CNS_BUS_PUB_PORT", str(bus_config.pub_port))
+    monkeypatch.setenv("CNS_BUS_SUB_PORT", str(bus_config.sub_port))
+    monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    at = _page("judge.py").run()
+    assert not at.exception
+    assert any("reachable" in m.value for m in at.markdown)
+    assert not any("not running" in w.value for w in at.warning)
+    at.text_area(key="cns_judge_query").input("What pulls the <tides>?")
+    at.text_area(key="cns_judge_answer").input("The moon & the sun.")
+    at.button[0].click().run()
+    assert not at.exception
+    html = "".join(m.value for m in at.markdown)
+    assert "The moon &amp; the sun." in html and "What pulls the &lt;tides&gt;?" in html
+    assert not _badges(at)
+    assert any("Waiting for the judge" in c.value for c in at.caption)
+    turn = at.session_state["cns_judge_turns"][0]
+    with Publisher(bus_config, source="test") as pub:
+        assert pub.wait_ready(5)
+        pub.publish(CRITIQUE, {"query_id": turn["query_id"], "score": 3, "feedback": "Partly <right>.",
+                               "session_id": "dashboard"})
+        deadline = time.monotonic() + 10
+        while not _badges(at) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            at.run()                              # what the fragment's tick does in a browser
+    assert not at.exception
+    assert _badges(at) == [("3", "#f59e0b")]
+    assert 'title="Partly &lt;right&gt;."' in "".join(m.value for m in at.markdown)
+
+
+def test_coherence_tags_the_default_example_and_reads_the_log(memory_env):
+    from cns_core import ui_state
+
+    at = _page("coherence.py").run()
+    assert not at.exception
+    sno = next(iter(ui_state.load_examples().values()))
+    html = "".join(m.value for m in at.markdown)
+    for claim in sno.claims:
+        assert display.escape(claim.id) in html
+    assert re.search(r">(contradicted|supported|neutral)</span>", html)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Chains checked"] == "4" and metrics["Blocked"] == "1"
+    at.selectbox(key="cns_coherence_blocked").set_value("blocked").run()
+    assert any(c.value.startswith("2 of 8 lines") for c in at.caption)
+    at.text_input(key="cns_coherence_chain").input("CHAIN-9").run()
+    assert any(c.value.startswith("0 of 8 lines") for c in at.caption)
+
+
+def test_coherence_without_a_log_says_so(state_dir):
+    at = _page("coherence.py").run()
+    assert not at.exception
+    assert any("No coherence log yet" in i.value for i in at.info)
