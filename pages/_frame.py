@@ -39,14 +39,16 @@ def meta_critic():
 
 
 def memory():
-    """The engram memory of ``state_dir()`` (created empty when absent); one per state folder."""
+    """The configured engram memory (default ``state_dir()/chroma``, created empty when absent); one per place."""
     from cns_core.config import state_dir
+    from cns_core.memory import memory_settings
 
-    return _memory_at(str(state_dir()))
+    cfg = memory_settings()
+    return _memory_at(str(cfg.get("url") or cfg.get("path") or state_dir() / "chroma"))
 
 
 @st.cache_resource(show_spinner=False)
-def _memory_at(folder: str):
+def _memory_at(where: str):
     from cns_core.memory import MemoryService
 
     return MemoryService()
