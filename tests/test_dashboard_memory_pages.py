@@ -16,7 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 from cns_core import display
 from cns_core.agents.bus import CRITIQUE, Publisher
-from judge_loop_helpers import bus_config, free_port, lean_torch, proxy  # noqa: F401  (fixtures)
+from fake_ollama import fake_grade
+from judge_loop_helpers import (  # noqa: F401  (fixtures)
+    bus_config, fake_ollama, free_port, judge_settings, lean_torch, ollama, proxy,
+)
 
 pytestmark = pytest.mark.usefixtures("lean_torch")
 
@@ -157,6 +160,37 @@ def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
     assert not at.exception
     assert _badges(at) == [("3", "#f59e0b")]
     assert 'title="Partly &lt;right&gt;."' in "".join(m.value for m in at.markdown)
+
+
+def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, proxy, judge_settings, ollama,
+                                                                monkeypatch):
+    """The ask flow over the real agents and a fake Ollama: query.request -> answer -> grade on the page."""
+    import dataclasses
+
+    from cns_core.agents.critic import CriticAgent
+    from cns_core.agents.generator import GeneratorAgent
+    from cns_core.agents.prometheus import generator_settings
+
+    for name, value in (("CNS_BUS_PUB_PORT", bus_config.pub_port), ("CNS_BUS_SUB_PORT", bus_config.sub_port),
+                        ("CNS_OLLAMA_URL", ollama.url)):
+        monkeypatch.setenv(name, str(value))
+    gen = dataclasses.replace(generator_settings(), url=ollama.url, timeout=2.0)
+    with GeneratorAgent(bus_config, settings=gen), CriticAgent(bus_config, settings=judge_settings):
+        at = _page("judge.py").run()
+        assert not at.exception and not at.warning          # proxy, Ollama and the judge model are all there
+        at.radio(key="cns_judge_mode").set_value("Ask a question (GeneratorAgent answers)")
+        at.text_area(key="cns_judge_query").input("Name a prime number.")
+        at.button[0].click().run()
+        assert any("Waiting for GeneratorAgent" in c.value for c in at.caption)
+        deadline = time.monotonic() + 15
+        while not _badges(at) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            at.run()
+    assert not at.exception
+    answer = "Answer: Name a prime number."
+    assert answer in "".join(m.value for m in at.markdown)
+    grade = str(fake_grade(answer))
+    assert [g for g, _ in _badges(at)] == [grade]
 
 
 def test_coherence_tags_the_default_example_and_reads_the_log(memory_env):
