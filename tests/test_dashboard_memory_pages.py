@@ -215,3 +215,36 @@ def test_coherence_without_a_log_says_so(state_dir):
     at = _page("coherence.py").run()
     assert not at.exception
     assert any("No coherence log yet" in i.value for i in at.info)
+
+
+def test_build_filters_maps_the_widgets():
+    from datetime import date
+
+    from cns_core.engram_view import FilterChoice, build_filters, page_count
+
+    f = build_filters(FilterChoice())
+    assert f.buckets is None and f.since is None
+    f = build_filters(FilterChoice(score_range=(2, 3), since=date(2026, 1, 2), until=date(2026, 1, 2),
+                                   contains="  "))
+    assert f.buckets == (3, 2) and f.contains is None
+    assert f.until - f.since == pytest.approx(86400, abs=0.01)
+    assert build_filters(FilterChoice(score_range=(4, 5), ungraded_only=True)).buckets == (-1,)
+    with pytest.raises(ValueError, match="since"):
+        build_filters(FilterChoice(since=date(2026, 2, 1), until=date(2026, 1, 1)))
+    assert (page_count(0, 25), page_count(25, 25), page_count(26, 25)) == (1, 1, 2)
+
+
+def test_log_view_filters_and_series(filled_state):
+    from cns_core.coherence.log_view import chain_series, filter_log, load_log, summarise
+
+    rows = load_log(filled_state / "coherence.jsonl")
+    assert len(rows) == 8                                  # the torn last line is skipped
+    series = chain_series(rows)
+    assert [p["tick"] for p in series] == [1, 2, 3, 4]
+    assert [p["coherence_chain"] for p in series] == [0.8, 0.8, 0.2, 0.8]
+    assert len(filter_log(rows, types=["negation"])) == 2
+    assert len(filter_log(rows, chain_id="CHAIN-1", blocked=False)) == 2
+    assert filter_log(rows, chain_id="chain-3", blocked=False) == []
+    s = summarise(rows)
+    assert (s.chains, s.blocked_chains, s.types) == (4, 1, ("negation",))
+    assert s.mean_density == pytest.approx(0.125)
