@@ -14,9 +14,10 @@ frame.page("Author / Load", "Upload an SNO as JSON or YAML, or build one below. 
 
 
 def _problems(problems: list[str], where: str) -> None:
+    """Every problem as ``field: message`` in plain text (a data grid is a canvas: unreadable to search/copy)."""
     st.error(f"{where}: {len(problems)} problem(s) found. Nothing was loaded.")
     rows = [p.split(": ", 1) if ": " in p else ["(file)", p] for p in problems]
-    st.dataframe(pd.DataFrame(rows, columns=["Field", "Problem"]), hide_index=True, width="stretch")
+    st.markdown("\n".join(f"- `{field.replace('`', '')}`: {frame.md(message)}" for field, message in rows))
 
 
 upload_tab, form_tab = st.tabs(["Upload a file", "Build in a form"])

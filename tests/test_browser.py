@@ -1,0 +1,224 @@
+"""The dashboard in a real browser: ``streamlit run`` on 127.0.0.1 driven by Debian's chromium.
+
+Playwright never downloads a browser here: it drives ``/usr/bin/chromium``
+(``make browser`` installs it; ``make test`` depends on that). Each page is
+visited by its URL path (the page list comes from ``dashboard._SECTIONS``, so
+pages added later are covered), checked for exception boxes, and saved as a
+full-page screenshot under ``test-artifacts/`` for a human to look at.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+FIRST_RENDER_MS = 60_000
+WARM_UP_MS = 180_000      # models load on the first visit; the machine may be busy
+MALFORMED = b"""id: broken
+hypothesis: h
+claims:
+  - {id: h, text: Cities should limit cars.}
+  - {id: c1, text: ""}
+evidence:
+  - {id: e1, text: A study., validity: 1.5}
+relations:
+  - {source: c1, target: h, kind: endorses}
+"""
+
+
+def dashboard_pages() -> list[tuple[str, str]]:
+    """(file stem, title) of every page the router lists whose file exists, read from ``_SECTIONS``."""
+    tree = ast.parse((ROOT / "dashboard.py").read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "_SECTIONS")
+    sections = ast.literal_eval(node.value)
+    return [(Path(name).stem, title) for entries in sections.values() for name, title, _ in entries
+            if (ROOT / "pages" / name).is_file()]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``streamlit run dashboard.py`` over a small demo memory in a private state dir."""
+    state = tmp_path_factory.mktemp("browser-state")
+    env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "ANONYMIZED_TELEMETRY": "False"}
+    demo = subprocess.run([sys.executable, "-m", "cns_core.demo_memory", "--count", "60"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=180)
+    assert demo.returncode == 0, demo.stderr
+    port = _free_port()
+    log = (state / "streamlit.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
+                            stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None, (state / "streamlit.log").read_text()
+            assert time.monotonic() < deadline, "streamlit did not answer /_stcore/health within 60 s"
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        pytest.fail("/usr/bin/chromium is missing: run `make browser` (make test installs it) to get Debian's "
+                    "chromium; Playwright must not download its own browser here.")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def app_url(server, browser):
+    """The server's URL once a first visit has loaded the models (the slow part of a cold start)."""
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        pg.goto(f"{server}/")
+        pg.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
+    finally:
+        context.close()
+    return server
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    pg.set_default_timeout(FIRST_RENDER_MS)
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+def settle(page) -> None:
+    """Wait until the script run is over (Streamlit marks the app element) and nothing spins."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
+        " return a && a.getAttribute('data-test-script-state') === 'notRunning'; }", timeout=FIRST_RENDER_MS)
+    page.locator('[data-testid="stSpinner"]').first.wait_for(state="detached", timeout=FIRST_RENDER_MS)
+
+
+def open_page(page, base: str, stem: str, title: str) -> None:
+    page.goto(f"{base}/" if stem == "overview" else f"{base}/{stem}")
+    page.locator("h1", has_text=title).first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+
+
+def assert_clean(page, what: str) -> None:
+    assert page.locator('[data-testid="stException"]').count() == 0, f"{what}: an exception box is shown"
+    body = page.locator("body").inner_text()
+    assert "Traceback" not in body, f"{what}: a traceback is shown"
+
+
+def shoot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def test_every_page_renders_without_an_exception(app_url, page):
+    pages = dashboard_pages()
+    assert [s for s, _ in pages][:5] == ["overview", "author", "graph", "weights", "meta_critic"]
+    for stem, title in pages:
+        open_page(page, app_url, stem, title)
+        assert_clean(page, title)
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        for _, other in pages:
+            assert nav.get_by_text(other, exact=True).count() == 1, f"{other} missing from the navigation"
+        shoot(page, f"page-{stem}")
+
+
+def _trust_score(page) -> str:
+    metric = page.locator('[data-testid="stMetric"]', has_text="Trust Score").first
+    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def test_weights_slider_changes_the_trust_score(app_url, page):
+    open_page(page, app_url, "weights", "Weights")
+    before = _trust_score(page)
+    slider = page.locator('input[type="range"][aria-label="Grounding"]')
+    old = slider.input_value()
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Home")         # down to 0: Grounding no longer counts
+    page.wait_for_function(
+        "(before) => { const m = [...document.querySelectorAll('[data-testid=\"stMetric\"]')]"
+        ".find(e => e.innerText.includes('Trust Score'));"
+        " return m && m.querySelector('[data-testid=\"stMetricValue\"]').innerText.trim() !== before; }",
+        arg=before, timeout=FIRST_RENDER_MS)
+    settle(page)
+    after = _trust_score(page)
+    assert after != before and 0.0 <= float(after) <= 1.0
+    assert float(old) > 0 and float(slider.input_value()) == 0.0
+    assert_clean(page, "Weights after a slider move")
+    shoot(page, "weights-after-slider")
+
+
+def test_author_upload_of_a_malformed_file_names_the_fields(app_url, page, tmp_path):
+    open_page(page, app_url, "author", "Author / Load")
+    page.locator('input[type="file"]').first.set_input_files(
+        files=[{"name": "broken.yaml", "mimeType": "application/yaml", "buffer": MALFORMED}])
+    error = page.locator('[data-testid="stAlert"]', has_text="problem(s) found")
+    error.first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+    assert "broken.yaml" in error.first.inner_text() and "Nothing was loaded" in error.first.inner_text()
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    for field in ("claims[1].text", "evidence[0].validity", "relations[0].kind"):
+        assert field in text, (field, text[:500])
+    assert_clean(page, "Author after a malformed upload")
+    shoot(page, "author-malformed-upload")
+
+
+def test_reasoning_graph_draws_a_canvas(app_url, page):
+    open_page(page, app_url, "graph", "Reasoning graph")
+    frame = page.frame_locator('[data-testid="stIFrame"], iframe').first
+    canvas = frame.locator("canvas").first
+    canvas.wait_for(state="visible", timeout=FIRST_RENDER_MS)
+    box = canvas.bounding_box()
+    assert box and box["width"] > 100 and box["height"] > 100
+    assert_clean(page, "Reasoning graph")
+    page.wait_for_timeout(1500)     # let vis-network's layout settle for the screenshot
+    shoot(page, "graph-canvas")
