@@ -71,7 +71,7 @@ with frame.guard("Could not evaluate the current SNO"):
                     hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
     fig.update_layout(barmode="stack", height=150, margin=dict(l=10, r=10, t=36, b=10),
                       xaxis=dict(range=[0, 1]), title=dict(text="Contributions to the Trust Score", x=0),
-                      legend=dict(orientation="h", y=1.25, x=1, xanchor="right"))
+                      legend=dict(orientation="h", y=1.25, x=1, xanchor="right", traceorder="normal"))
     st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
     st.markdown("**Per critic**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={

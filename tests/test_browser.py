@@ -156,7 +156,17 @@ def assert_clean(page, what: str) -> None:
 
 
 def shoot(page, name: str) -> None:
+    """A screenshot of the whole page: the viewport is stretched to the main area's height (Streamlit
+    scrolls inside ``stMain``, so ``full_page`` alone would cut the page at the window)."""
+    settle(page)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stSkeleton\"], .stale-element')")
+    height = page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                           " return Math.max(document.body.scrollHeight, m ? m.scrollHeight : 0); }")
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(max(size["height"], height + 40), 6000)})
+    page.wait_for_timeout(700)     # charts and grids re-layout to the new size
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
 
 
 def test_every_page_renders_without_an_exception(app_url, page):
