@@ -81,8 +81,9 @@ with frame.guard("Could not tune the weights"):
         before = frame.assess(sno, results, profiles[profile], profile)
         after = frame.assess(sno, results, chosen, "custom")
         m1, m2 = st.columns(2)
-        m1.metric("Trust Score", f"{after.score:.3f}", delta=f"{after.score - before.score:+.3f} vs {profile}",
-                  delta_color="normal" if after.score != before.score else "off")
+        changed = f"{after.score:.3f}" != f"{before.score:.3f}"
+        m1.metric("Trust Score", f"{after.score:.3f}",
+                  delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None)
         with m2:
             frame.stat("Quality band", frame.badge(display.band_label(after.band), display.band_colour(after.band)),
                        f"{display.band_label(before.band)} with the {profile} profile")
@@ -102,6 +103,7 @@ with frame.guard("Could not tune the weights"):
                           legend=dict(orientation="h", y=1.12, x=1, xanchor="right"))
         st.plotly_chart(fig, width="stretch", key="cns_weights_chart")
 
+    with st.container():     # full width: six number columns do not fit beside the sliders
         table = pd.DataFrame([{
             "Critic": display.critic_label(n),
             "Score": results[n].score if n in results and results[n].ok else None,
