@@ -112,7 +112,7 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def app_url(server, browser):
+def app_url(browser, server):
     """The server's URL once a first visit has loaded the models (the slow part of a cold start)."""
     context = browser.new_context()
     try:
