@@ -3,7 +3,9 @@
 Pages live in ``pages/`` and only arrange widgets; the logic is in ``cns_core``
 (``cns_core.ui_state`` for what pages share, ``cns_core.display`` for colours).
 ``pages/_frame.py`` holds the Streamlit glue (cached pipeline, Meta-Critic and
-memory; the current SNO; error guard) that every page imports as ``_frame``.
+memory; the current SNO; error guard) that every page imports as ``from pages import _frame``
+(the project root is on ``sys.path`` both here and when Streamlit runs a page file alone, as it
+does for a direct link on a freshly started server; ``pages/`` itself is not).
 
 Session-state keys (constants in ``cns_core.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
@@ -23,19 +25,15 @@ To open an SNO on every page from another page (the Corpus page does this):
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
+from cns_core import ui_state
+from pages import _frame as frame
+
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
-if str(PAGES) not in sys.path:
-    sys.path.insert(0, str(PAGES))
-
-import _frame as frame  # noqa: E402  (needs pages/ on sys.path)
-
-from cns_core import ui_state  # noqa: E402
 
 st.set_page_config(page_title="CNS Studio", page_icon=":material/account_tree:", layout="wide")
 

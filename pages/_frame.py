@@ -1,9 +1,10 @@
 """Streamlit glue every page shares: cached resources, the current SNO, headers, errors.
 
 Not a page itself (``dashboard.py`` lists the pages explicitly). Pages import it
-as ``import _frame as frame``: Streamlit puts a script's own folder on
-``sys.path`` when a page runs alone, and ``dashboard.py`` adds ``pages/`` when
-the app runs as a whole. Everything computed here comes from ``cns_core``.
+as ``from pages import _frame as frame``, which needs only the project root on
+``sys.path``: Streamlit puts the main script's folder there, also when a direct
+link on a fresh server runs a page file alone. Everything computed here comes
+from ``cns_core``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import ui_state
 from cns_core.sno import serialize_snos
 

@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import display
 from cns_core.coherence.log_view import chain_series, default_log_path, filter_log, load_log, summarise
 

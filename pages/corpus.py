@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import corpus, display, ui_state
 
 KEY_FRAME = "cns_corpus_frame"     # the loaded results table

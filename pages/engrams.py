@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import plotly.graph_objects as go
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import display
 from cns_core.engram_view import HISTOGRAM_BUCKETS, FilterChoice, build_filters, page_count, score_histogram
 from cns_core.engrams import UNGRADED

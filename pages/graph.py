@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core.graph_html import claim_grounding, graph_findings, sno_graph_html
 
 frame.page("Reasoning graph", "Claims coloured by how well evidence entails them (red → amber → green, grey: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import display, ui_state
 from cns_core.agents.bus import bus_settings
 from cns_core.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn

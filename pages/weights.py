@@ -6,7 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import _frame as frame
+from pages import _frame as frame
 from cns_core import display, ui_state
 from cns_core.critics.base import CRITIC_NAMES
 from cns_core.scoring import blend

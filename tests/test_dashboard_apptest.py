@@ -41,7 +41,7 @@ def app_state(tmp_path_factory):
 
 def pipeline():
     """The page's own cached pipeline (the same object every AppTest of this process uses)."""
-    import _frame
+    from pages import _frame
 
     return _frame.pipeline()
 
