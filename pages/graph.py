@@ -37,7 +37,7 @@ with frame.guard("Could not draw the reasoning graph"):
     st.iframe(page_html, height=height + 20)
 
     findings = graph_findings(sno)
-    c1, c2 = st.columns(2)
+    c1, c2, c3 = st.columns(3)
     with c1:
         st.markdown("**Cycles** (circular reasoning)")
         if findings.cycles:
@@ -45,12 +45,14 @@ with frame.guard("Could not draw the reasoning graph"):
                 st.markdown("- " + " → ".join(frame.md(n) for n in [*cycle, cycle[0]]))
         else:
             st.caption("None.")
-    with c2:
-        st.markdown("**Orphans** (no path to the hypothesis)")
-        if findings.orphans:
-            st.markdown(", ".join(frame.md(n) for n in sorted(findings.orphans)))
-        else:
-            st.caption("None.")
+    for column, title, claims in ((c2, "**Orphans** (argue for no other claim)", findings.orphans),
+                                  (c3, "**Detached** (no path to the hypothesis)", findings.detached)):
+        with column:
+            st.markdown(title)
+            if claims:
+                st.markdown(", ".join(frame.md(n) for n in sorted(claims)))
+            else:
+                st.caption("None.")
 
     st.markdown("**Claims and their grounding**")
     evidence = {e.id: e for e in sno.evidence}
