@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from local_servers import free_port, stop_process, wait_until_serving
 
 __all__ = ["free_port", "chroma_server_url", "lean_torch", "bus_config", "proxy", "fake_ollama", "ollama",
            "judge_settings", "warm_embedder", "wait_for"]
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _chroma_binary() -> str | None:
@@ -48,24 +40,13 @@ def chroma_server_url():
                              "--port", str(port)], stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chroma run did not start (exit {proc.poll()}); see {folder}/server.log")
-            time.sleep(0.2)
+        try:
+            wait_until_serving(f"{url}/api/v2/heartbeat", proc, "chroma run")
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}; see {folder}/server.log")
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
         shutil.rmtree(folder, ignore_errors=True)
 

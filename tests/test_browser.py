@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import ast
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from local_servers import free_port, stop_process, wait_until_serving
 
 pytestmark = pytest.mark.browser
 
@@ -50,12 +48,6 @@ def dashboard_pages() -> list[tuple[str, str]]:
             if (ROOT / "pages" / name).is_file()]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``streamlit run dashboard.py`` over a small demo memory in a private state dir."""
@@ -65,7 +57,7 @@ def server(tmp_path_factory):
     demo = subprocess.run([sys.executable, "-m", "cns_core.demo_memory", "--count", "60"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=180)
     assert demo.returncode == 0, demo.stderr
-    port = _free_port()
+    port = free_port()
     log = (state / "streamlit.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1", "--server.headless", "true",
@@ -73,25 +65,13 @@ def server(tmp_path_factory):
                             stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None, (state / "streamlit.log").read_text()
-            assert time.monotonic() < deadline, "streamlit did not answer /_stcore/health within 60 s"
-            time.sleep(0.3)
+        try:
+            wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run")
+        except RuntimeError as exc:
+            pytest.fail(f"{exc}; log:\n{(state / 'streamlit.log').read_text()}")
         yield base
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
         log.close()
 
 
