@@ -156,13 +156,24 @@ def bus_settings(**overrides: Any) -> BusConfig:
         raise ConfigError(f"bus.yaml: {problems}") from None
 
 
-def bind_socket(sock: zmq.Socket, address: str, what: str) -> None:
-    try:
-        sock.bind(address)
-    except zmq.ZMQError as exc:
-        sock.close(linger=0)
-        raise BusError(f"{what}: cannot listen on {address} ({exc}); is another `cns agents` running? "
-                       "Choose other ports in config/bus.yaml or CNS_BUS_*_PORT.") from exc
+def bind_socket(sock: zmq.Socket, address: str, what: str, settle_s: float = 1.0) -> None:
+    """Bind, waiting up to ``settle_s`` for a port that a just-closed socket still holds.
+
+    ZeroMQ releases a closed socket's port in its I/O thread, shortly after ``close``
+    returns, so a proxy restarted at once would otherwise find its own old port taken.
+    """
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            sock.bind(address)
+            return
+        except zmq.ZMQError as exc:
+            if exc.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            sock.close(linger=0)
+            raise BusError(f"{what}: cannot listen on {address} ({exc}); is another `cns agents` running? "
+                           "Choose other ports in config/bus.yaml or CNS_BUS_*_PORT.") from exc
 
 
 def signal_and_join(control: zmq.Socket, message: bytes, thread: threading.Thread, timeout: float = 5.0) -> None:
