@@ -171,8 +171,9 @@ def get_nli_backend(backend: str | None = None) -> NLIBackend:
     if factory is None:
         raise ModelUnavailableError("nli", f"unknown backend {name!r}",
                                     f"Set nli.backend (or CNS_NLI_BACKEND) to one of {', '.join(_FACTORIES)}.")
-    key = (name, repr(sorted(cfg.get(name.replace("-", "_"), cfg.get(name, {})).items()))
-           if isinstance(cfg.get(name), dict) else None)
+    # one instance per backend and its settings section (``ollama-minicheck`` -> ``ollama_minicheck``)
+    section = cfg.get(name.replace("-", "_"))
+    key = (name, repr(sorted(section.items())) if isinstance(section, dict) else None)
     with _instances_lock:
         if key not in _instances:
             if isinstance(factory, str):
