@@ -14,7 +14,7 @@ import sys
 from typing import Sequence
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("evaluate", "importer", "coherence", "agents")
+_COMMAND_MODULES = ("evaluate", "importer", "coherence", "agents", "train_nli")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,8 @@ import numpy as np
 
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NLI_LABELS
 
-__all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report"]
+__all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report", "expected_calibration_error",
+           "fit_temperature"]
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,36 @@ def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
 def format_report(report: dict[str, float]) -> list[str]:
     """One ``name: value`` line per figure (counts as integers, the rest to three decimals)."""
     return [f"{name}: {int(value)}" if name == "pairs" else f"{name}: {value:.3f}" for name, value in report.items()]
+
+
+def expected_calibration_error(probs: np.ndarray, labels: Sequence[int] | np.ndarray, bins: int = 15) -> float:
+    """Top-label ECE: the mean gap between confidence and accuracy over equal-width confidence bins."""
+    probs = np.asarray(probs, dtype=np.float64)
+    labels = np.asarray(labels)
+    confidence = probs.max(axis=1)
+    correct = probs.argmax(axis=1) == labels
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    which = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
+    total = 0.0
+    for b in range(bins):
+        members = which == b
+        if members.any():
+            total += members.sum() * abs(confidence[members].mean() - correct[members].mean())
+    return float(total / max(1, len(labels)))
+
+
+def fit_temperature(logits: np.ndarray, labels: Sequence[int] | np.ndarray) -> float:
+    """The softmax temperature that minimises the negative log-likelihood of ``labels``."""
+    from scipy.optimize import minimize_scalar
+
+    logits = np.asarray(logits, dtype=np.float64)
+    labels = np.asarray(labels, dtype=np.int64)
+    rows = np.arange(len(labels))
+
+    def nll(log_t: float) -> float:
+        scaled = logits / np.exp(log_t)
+        scaled -= scaled.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(scaled).sum(axis=1))
+        return float(np.mean(log_norm - scaled[rows, labels]))
+
+    return float(np.exp(minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))

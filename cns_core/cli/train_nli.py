@@ -1,0 +1,45 @@
+"""``cns train-nli``: fine-tune the project's NLI cross-encoder (settings in ``config/nli_train.yaml``).
+
+Resumable: the run checkpoints every ``checkpoint_every`` steps, and the same command
+continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long
+CPU run can be split). ``--no-resume`` starts over.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cns_core.models.nli_training import load_train_settings, train_nli
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train-nli", help="fine-tune the NLI cross-encoder shipped under models/",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--output", help="model folder to write (default: output in config/nli_train.yaml)")
+    parser.add_argument("--data-dir", help="folder of the training TSV files (default: <CNS_DATA_DIR>/nli_train)")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--learning-rate", type=float)
+    parser.add_argument("--max-steps", type=int, help="cap on optimizer steps (a quick run)")
+    parser.add_argument("--device", choices=("auto", "cpu", "cuda"))
+    parser.add_argument("--threads", type=int, help="torch CPU threads (0: all cores)")
+    parser.add_argument("--stop-after", type=int, metavar="N",
+                        help="end this invocation after N steps with a checkpoint; run again to continue")
+    parser.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = load_train_settings({
+        "output": args.output, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
+        "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
+        "threads": args.threads})
+    result = train_nli(settings, resume=not args.no_resume, stop_after_steps=args.stop_after,
+                       progress=not args.quiet)
+    if result.finished:
+        print(f"model written to {result.output} after {result.steps} steps "
+              f"(temperature {result.report['temperature']:.3f})")
+    return 0

