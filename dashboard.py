@@ -80,7 +80,8 @@ def _on_profile_change() -> None:
 
 
 def _sidebar() -> None:
-    from cns_core.models.nli import nli_settings
+    from cns_core.models import get_nli_backend
+    from cns_core.models.nli import nli_identity
 
     with st.sidebar:
         st.markdown("### CNS Studio")
@@ -102,8 +103,11 @@ def _sidebar() -> None:
             if origin == "custom":
                 st.caption("Custom weights from the Weights page are in force.")
         with frame.guard("Could not read the model settings"):
-            backend, _ = nli_settings()
-            st.caption(f"NLI backend: **{backend}** · embeddings: MiniLM (offline)")
+            backend = get_nli_backend()
+            st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")
+            if getattr(backend, "fallback_reason", None):
+                st.warning("The configured NLI model could not be loaded; scores come from the fallback "
+                           f"named above. {backend.fallback_reason}")
 
 
 navigation = st.navigation(_navigation())

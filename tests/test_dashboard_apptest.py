@@ -75,7 +75,7 @@ def test_dashboard_opens_on_the_overview_of_the_default_example():
     assert at.session_state[ui_state.KEY_CURRENT] == label
     assert at.sidebar.selectbox(key="cns_sidebar_sno").value == label
     assert at.sidebar.selectbox(key="cns_sidebar_profile").value == "default"
-    assert any("NLI backend" in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("NLI: **") for c in at.sidebar.caption)
     assert not at.error
 
 

@@ -356,3 +356,90 @@ def test_benchmark_prints_one_figure_a_line(lexical, tmp_path, capsys):
 
 def test_pair_features_of_nothing():
     assert pair_features([], embedder=None).shape == (0, len(FEATURES))
+
+
+# ----- the backend around a trained model: fp32, temperature, int8, failures, fallback ---------------------
+def _with_temperature(src: Path, dst: Path, temperature: float) -> Path:
+    shutil.copytree(src, dst)
+    (dst / "calibration.json").write_text(json.dumps({"temperature": temperature}))
+    return dst
+
+
+def test_temperature_beside_the_weights_softens_the_probabilities(tiny_models, tmp_path):
+    plain = TransformersNLI(str(tiny_models["default"]), device="cpu")
+    warm = TransformersNLI(str(_with_temperature(tiny_models["default"], tmp_path / "t", 4.0)), device="cpu")
+    logits = plain.logits(PAIRS)
+    expected = _softmax(logits / 4.0)[:, label_columns(json.loads(
+        (tiny_models["default"] / "config.json").read_text())["id2label"])]
+    probs = warm.predict(PAIRS)
+    assert warm.temperature == 4.0 and plain.temperature == 1.0
+    assert np.allclose(probs, expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"temperature": "hot"}', "calibration.json: no valid temperature"),
+    ('{"temperature": 0}', "calibration.json: temperature 0.0 is out of range"),
+])
+def test_a_bad_calibration_file_is_named(tiny_models, tmp_path, content, message):
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_models["default"], folder)
+    (folder / "calibration.json").write_text(content)
+    with pytest.raises(ModelUnavailableError, match=message):
+        TransformersNLI(str(folder), device="cpu").predict(PAIRS[:1])
+
+
+def test_corrupt_weights_name_the_path_and_the_command_that_restores_them(tiny_models, tmp_path):
+    folder = tmp_path / "corrupt"
+    shutil.copytree(tiny_models["default"], folder)
+    (folder / "model.safetensors").write_bytes(b"\x00" * 64)
+    with pytest.raises(ModelUnavailableError) as info:
+        TransformersNLI(str(folder), device="cpu").predict(PAIRS[:1])
+    message = str(info.value)
+    assert f"cannot load model {folder}" in message and "missing or corrupt" in message
+    assert "git checkout -- models/nli-minilm-l6" in message and "cns train-nli" in message
+
+
+def test_int8_stays_close_to_fp32(tiny_models):
+    fp32 = TransformersNLI(str(tiny_models["default"]), device="cpu").predict(PAIRS)
+    int8_backend = TransformersNLI(str(tiny_models["default"]), device="cpu", precision="int8")
+    int8 = int8_backend.predict(PAIRS)
+    assert int8_backend.identity == "default (int8)"
+    assert int8.shape == fp32.shape and np.allclose(int8.sum(axis=1), 1.0)
+    assert np.abs(int8 - fp32).max() < 0.05
+
+
+def test_unknown_precision_names_the_setting():
+    with pytest.raises(ValueError, match="nli.transformers.precision: must be fp32 or int8"):
+        TransformersNLI("x", precision="fp8")
+
+
+def test_no_silent_fallback_unless_configured(tmp_path, monkeypatch):
+    monkeypatch.setenv("CNS_NLI_MODEL", str(tmp_path / "gone"))
+    backend = get_nli_backend("transformers")
+    assert getattr(backend, "fallback_reason", None) is None
+    with pytest.raises(ModelUnavailableError, match="no such folder"):
+        backend.predict(PAIRS[:1])
+
+
+def test_configured_fallback_is_used_and_says_why(tmp_path, monkeypatch):
+    from cns_core.models.nli import nli_identity
+
+    config = tmp_path / "config"
+    shutil.copytree(PROJECT_ROOT / "config", config)
+    models = yaml.safe_load((config / "models.yaml").read_text())
+    models["nli"].update(backend="transformers", fallback="lexical")
+    models["nli"]["transformers"]["model"] = str(tmp_path / "gone")
+    (config / "models.yaml").write_text(yaml.safe_dump(models))
+    monkeypatch.setenv("CNS_CONFIG_DIR", str(config))
+    backend = get_nli_backend()
+    assert backend.name == "lexical"
+    assert nli_identity(backend).startswith("lexical (fallback: transformers unavailable: cannot load model")
+    assert backend.predict(PAIRS[:1]).shape == (1, 3)
+
+
+def test_relative_model_folders_are_found_from_the_project_root(tmp_path, monkeypatch):
+    from cns_core.models.nli import SHIPPED_MODEL, resolve_model_path
+
+    monkeypatch.chdir(tmp_path)
+    assert resolve_model_path(SHIPPED_MODEL) == str(PROJECT_ROOT / SHIPPED_MODEL)
+    assert resolve_model_path("cross-encoder/nli-deberta-v3-xsmall") == "cross-encoder/nli-deberta-v3-xsmall"

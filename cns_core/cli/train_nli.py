@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from cns_core.models.nli_training import load_train_settings, train_nli
+from cns_core.models.nli_training import calibrate_model, load_train_settings, train_nli
 
 __all__ = ["register", "run"]
 
@@ -29,6 +29,8 @@ def register(subparsers) -> None:
                         help="end this invocation after N steps with a checkpoint; run again to continue")
     parser.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--calibrate-only", action="store_true",
+                        help="re-fit temperature and contradiction threshold of the model at --output on its dev slice")
     parser.set_defaults(func=run)
 
 
@@ -37,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
         "output": args.output, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
         "threads": args.threads})
+    if args.calibrate_only:
+        calibration = calibrate_model(settings)
+        print(f"calibrated {settings.output_path}: temperature {calibration['temperature']:.3f}, "
+              f"contradiction threshold {calibration['contradiction_threshold']:.2f} "
+              f"({calibration['dev_pairs']} dev pairs)")
+        return 0
     result = train_nli(settings, resume=not args.no_resume, stop_after_steps=args.stop_after,
                        progress=not args.quiet)
     if result.finished:

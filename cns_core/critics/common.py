@@ -36,11 +36,20 @@ def critic_settings(name: str, overrides: Mapping[str, Any] | None = None) -> di
     return _merge(section, overrides or {})
 
 
-def contradiction_threshold(settings: Mapping[str, Any]) -> float:
-    """The critic's own threshold, else the NLI backend's calibrated one from ``config/models.yaml``."""
+def contradiction_threshold(settings: Mapping[str, Any], nli: Any = None) -> float:
+    """Where p(contradiction) flags a contradiction, first found of: the critic's own setting,
+    the threshold fitted with the NLI model (its ``calibration.json``), the backend's section
+    of ``config/models.yaml``, and ``nli.contradiction_threshold``."""
     value = settings.get("contradiction_threshold")
+    if value is None and nli is not None:
+        value = getattr(nli, "contradiction_threshold", None)
     if value is None:
-        value = load_config("models").get("nli", {}).get("contradiction_threshold", 0.5)
+        nli_cfg = load_config("models").get("nli", {})
+        name = getattr(nli, "name", None) or nli_cfg.get("backend", "")
+        section = nli_cfg.get(str(name).replace("-", "_"))
+        value = section.get("contradiction_threshold") if isinstance(section, dict) else None
+        if value is None:
+            value = nli_cfg.get("contradiction_threshold", 0.5)
     value = float(value)
     if not 0.0 < value <= 1.0:
         raise ConfigError(f"contradiction_threshold: must be in (0, 1] (got {value})")

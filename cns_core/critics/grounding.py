@@ -1,9 +1,11 @@
 """Grounding critic: is each claim entailed by some piece of evidence?
 
 Score_G = mean over claims of max over evidence of p(entailment | evidence, claim)
-(CNS 2.0, section 2.2). Unlike the spec's loop of one model call per claim, every
-(evidence window, claim) pair goes to the NLI backend in **one** ``predict`` call and the
-maxima are numpy reductions over a (claims x windows) matrix.
+(CNS 2.0, section 2.2). Unlike the spec's loop of one model call per claim over every
+evidence item, each claim is paired only with its ``top_k`` evidence windows by embedding
+similarity (the cross-encoder is the dear part; the bi-encoder embeds each text once), and
+all those pairs go to the NLI backend in **one** ``predict`` call. The cost grows with
+claims x k, not claims x evidence. A window outside a claim's top k counts as neutral for it.
 
 Long evidence is split into windows of a few sentences (as MiniCheck and SummaC do) so a
 model with a 256-token limit still sees all of it; an evidence item counts with its best
@@ -18,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from cns_core.critics.base import CriticContext, CriticResult, Issue
-from cns_core.critics.common import ConfiguredCritic, contradiction_threshold, nli_of
+from cns_core.critics.common import ConfiguredCritic, contradiction_threshold, embedder_of, nli_of
+from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 
-__all__ = ["GroundingCritic", "split_sentences", "evidence_windows"]
+__all__ = ["GroundingCritic", "split_sentences", "evidence_windows", "top_k_windows"]
 
 # A sentence ends at . ! ? (and closing quotes/brackets) followed by space and a capital,
 # digit or opening quote; a few abbreviations do not end sentences.
@@ -70,11 +73,26 @@ def _entropy_confidence(rows: np.ndarray) -> float:
     return float(np.clip(1.0 - entropy.mean(), 0.0, 1.0))
 
 
+def top_k_windows(claim_vectors: np.ndarray, window_vectors: np.ndarray, k: int) -> np.ndarray:
+    """``(claims, k)`` indices of each claim's most similar windows (unit vectors, cosine), best first.
+
+    ``k <= 0`` or ``k >= windows`` keeps every window.
+    """
+    n_windows = window_vectors.shape[0]
+    if k <= 0 or k >= n_windows:
+        return np.broadcast_to(np.arange(n_windows), (claim_vectors.shape[0], n_windows))
+    similarity = claim_vectors @ window_vectors.T
+    top = np.argpartition(-similarity, k - 1, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(similarity, top, axis=1), axis=1)
+    return np.take_along_axis(top, order, axis=1)
+
+
 class GroundingCritic(ConfiguredCritic):
     """Mean best entailment of each claim by the evidence, with per-claim details."""
 
     name = "grounding"
-    requires = frozenset({"nli"})
+    version = 2
+    requires = frozenset({"nli", "embedder"})
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         claims, evidence = list(sno.claims), list(sno.evidence)
@@ -101,12 +119,20 @@ class GroundingCritic(ConfiguredCritic):
         n_claims, n_windows = len(claims), len(windows)
 
         nli = nli_of(context)
-        pairs = [(w, c.text) for c in claims for w in windows]
-        probs = np.asarray(nli.predict(pairs), dtype=np.float64)
-        if probs.shape != (len(pairs), 3) or not np.isfinite(probs).all():
+        k = int(s.get("top_k") or 0)
+        if 0 < k < n_windows:
+            vectors = embedder_of(context).encode([c.text for c in claims] + windows)
+            chosen = top_k_windows(vectors[:n_claims], vectors[n_claims:], k)
+        else:
+            chosen = top_k_windows(np.zeros((n_claims, 1)), np.zeros((n_windows, 1)), 0)
+        pairs = [(windows[w], claims[i].text) for i in range(n_claims) for w in chosen[i]]
+        scored = np.asarray(nli.predict(pairs), dtype=np.float64)
+        if scored.shape != (len(pairs), 3) or not np.isfinite(scored).all():
             raise ValueError(f"NLI backend {getattr(nli, 'name', type(nli).__name__)!r} returned "
-                             f"{probs.shape} values for {len(pairs)} pairs (expected ({len(pairs)}, 3) finite)")
-        probs = probs.reshape(n_claims, n_windows, 3)
+                             f"{scored.shape} values for {len(pairs)} pairs (expected ({len(pairs)}, 3) finite)")
+        probs = np.zeros((n_claims, n_windows, 3))
+        probs[..., 1] = 1.0                       # windows outside a claim's top k: neutral
+        probs[np.arange(n_claims)[:, None], chosen] = scored.reshape(n_claims, chosen.shape[1], 3)
         ent, neu, con = probs[..., 0], probs[..., 1], probs[..., 2]
 
         rows = np.arange(n_claims)
@@ -123,7 +149,7 @@ class GroundingCritic(ConfiguredCritic):
         relevance = np.maximum.reduceat(1.0 - neu, starts, axis=1).max(axis=0)   # (evidence,)
 
         score = float(best_ent.mean())
-        threshold = contradiction_threshold(s)
+        threshold = contradiction_threshold(s, nli)
         weak, unsupported = float(s["weak_entailment"]), float(s["unsupported"])
         issues: list[Issue] = []
         per_claim: dict[str, dict[str, Any]] = {}
@@ -164,5 +190,5 @@ class GroundingCritic(ConfiguredCritic):
             sub_scores={"validity_weighted": float(weighted.mean()), "supported_share": supported / n_claims,
                         "contradicted_share": float(np.count_nonzero(worst_con >= threshold)) / n_claims},
             evidence={"claims": per_claim, "evidence": per_evidence, "pairs": len(pairs),
-                      "nli_backend": getattr(nli, "name", type(nli).__name__)},
+                      "windows_per_claim": int(chosen.shape[1]), "nli_backend": nli_identity(nli)},
             issues=tuple(issues))

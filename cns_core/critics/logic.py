@@ -52,7 +52,7 @@ class LogicCritic(ConfiguredCritic):
                 raise ValueError(f"NLI backend returned {probs.shape} values for {len(supports)} pairs")
         except Exception as exc:  # degrade: the NLI check is one signal among several
             return [], f"{type(exc).__name__}: {exc}"
-        threshold = contradiction_threshold(self.settings)
+        threshold = contradiction_threshold(self.settings, nli)
         found = [(r.source, r.target, float(p)) for r, p in zip(supports, probs[:, 2]) if p >= threshold]
         return found, None
 

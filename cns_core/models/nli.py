@@ -7,10 +7,12 @@ underlying model uses.
 
 Backends, chosen by ``nli.backend`` in ``config/models.yaml`` or ``CNS_NLI_BACKEND``:
 
-* ``lexical`` (default, offline): a calibrated proxy from embeddings and
+* ``transformers`` (default): any sequence-classification NLI model by hub name or
+  local folder, loaded with ``local_files_only`` so nothing downloads. The default
+  model is the project's own MiniLM cross-encoder shipped in ``models/nli-minilm-l6``
+  (trained by ``cns train-nli``), with the softmax temperature fitted beside it;
+* ``lexical`` (the fast offline proxy): a calibrated estimate from embeddings and
   contradiction cues (:mod:`cns_core.models.lexical_nli`);
-* ``transformers``: any sequence-classification NLI model by hub name or
-  local folder, loaded with ``local_files_only`` so nothing downloads;
 * ``ollama-minicheck``: a grounding model served by Ollama
   (:mod:`cns_core.models.minicheck`).
 """
@@ -18,16 +20,25 @@ Backends, chosen by ``nli.backend`` in ``config/models.yaml`` or ``CNS_NLI_BACKE
 from __future__ import annotations
 
 import importlib
+import json
 import threading
+import warnings
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from cns_core.config import env_override, load_config
+from cns_core.config import PROJECT_ROOT, env_override, load_config
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
-           "get_nli_backend", "reset_backends"]
+           "get_nli_backend", "reset_backends", "nli_identity", "resolve_model_path", "SHIPPED_MODEL"]
+
+# The project's own model, shipped in the repository (see its MODEL_CARD.md).
+SHIPPED_MODEL = "models/nli-minilm-l6"
+_RESTORE = ("Restore the shipped weights with `git checkout -- models/nli-minilm-l6` (or retrain them with "
+            "`cns train-nli`), point nli.transformers.model / CNS_NLI_MODEL at another NLI model folder, "
+            "or choose nli.backend: lexical.")
 
 NLI_LABELS: tuple[str, str, str] = ("entailment", "neutral", "contradiction")
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
@@ -69,44 +80,117 @@ def softmax_rows(logits: np.ndarray) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
+def resolve_model_path(model: str) -> str:
+    """A relative folder is taken from the project root (so the shipped model is found from any
+    working directory); anything else (absolute path, hub name) is returned as it is."""
+    candidate = PROJECT_ROOT / model
+    if not Path(model).is_absolute() and (candidate.exists() or model.startswith("models/")):
+        return str(candidate)
+    return model
+
+
 class TransformersNLI:
-    """A Hugging Face sequence-classification NLI model, batched, on CUDA when present."""
+    """A Hugging Face sequence-classification NLI model, batched, on CUDA when present.
+
+    Weights are always computed in fp32 on CPU (fp16 is slow and inexact there, whatever the
+    stored precision); ``precision="int8"`` quantizes the linear layers dynamically for CPU.
+    A ``calibration.json`` beside the weights holds the softmax temperature fitted at training.
+    """
 
     name = "transformers"
 
-    def __init__(self, model: str, batch_size: int = 32, max_length: int = 256, device: str = "auto"):
+    def __init__(self, model: str, batch_size: int = 32, max_length: int = 256, device: str = "auto",
+                 precision: str = "fp32"):
+        if precision not in ("fp32", "int8"):
+            raise ValueError(f"nli.transformers.precision: must be fp32 or int8 (got {precision!r})")
         self.model_name = model
+        self.model_path = resolve_model_path(model)
         self.batch_size = batch_size
         self.max_length = max_length
+        self.precision = precision
+        self.temperature = 1.0
+        self._contradiction_threshold: float | None = None
         self._device_setting = device
         self._loaded: tuple[Any, Any, list[int], Any] | None = None
         self._lock = threading.Lock()
 
+    @property
+    def identity(self) -> str:
+        """What scored a result: the model folder's name and its precision."""
+        return f"{Path(self.model_name).name} ({self.precision})"
+
+    def _fail(self, problem: str, exc: Exception | None = None) -> ModelUnavailableError:
+        detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else exc!r})" if exc else ""
+        return ModelUnavailableError(self.name, f"cannot load model {self.model_path}: {problem}{detail}",
+                                     _RESTORE)
+
     def _load(self):
         if self._loaded is not None:
             return self._loaded
+        with self._lock:
+            if self._loaded is None:
+                self._loaded = self._load_now()
+        return self._loaded
+
+    def _load_now(self):
         import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers.utils import logging as hf_logging
 
-        remedy = ("Set nli.transformers.model in config/models.yaml (or CNS_NLI_MODEL) to a local folder "
-                  "holding an NLI model, or choose nli.backend: lexical.")
+        folder = Path(self.model_path)
+        if folder.is_absolute() and not folder.is_dir():
+            raise self._fail("no such folder")
+        if folder.is_dir() and not any((folder / f).is_file() for f in ("model.safetensors", "pytorch_model.bin")):
+            raise self._fail("the folder holds no weights (model.safetensors)")
+        verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()          # no load reports or bars on the console
+        hf_logging.disable_progress_bar()
         try:
-            tokenizer = AutoTokenizer.from_pretrained(self.model_name, local_files_only=True)
-            model = AutoModelForSequenceClassification.from_pretrained(self.model_name, local_files_only=True)
-        except Exception as exc:  # OSError, ValueError, EnvironmentError from the hub client
-            raise ModelUnavailableError(self.name, f"cannot load model {self.model_name!r} ({type(exc).__name__}: "
-                                        f"{str(exc).splitlines()[0] if str(exc) else exc!r})", remedy) from exc
+            tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+            model = AutoModelForSequenceClassification.from_pretrained(self.model_path, local_files_only=True,
+                                                                       dtype=torch.float32)
+        except Exception as exc:  # OSError, ValueError, safetensors errors for corrupt files
+            raise self._fail("the weights or tokenizer are missing or corrupt", exc) from exc
+        finally:
+            hf_logging.set_verbosity(verbosity)
+            if bars:
+                hf_logging.enable_progress_bar()
         try:
             columns = label_columns(model.config.id2label)
         except ValueError as exc:
-            raise ModelUnavailableError(self.name, f"model {self.model_name!r} is not an NLI model: {exc}",
-                                        remedy) from exc
+            raise self._fail(f"it is not an NLI model: {exc}") from exc
+        calibration = folder / "calibration.json"
+        if calibration.is_file():
+            try:
+                fitted = json.loads(calibration.read_text())
+                self.temperature = float(fitted["temperature"])
+                threshold = fitted.get("contradiction_threshold")
+                self._contradiction_threshold = None if threshold is None else float(threshold)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise self._fail(f"{calibration.name}: no valid temperature", exc) from exc
+            if not 0.01 <= self.temperature <= 100:
+                raise self._fail(f"{calibration.name}: temperature {self.temperature} is out of range")
         wanted = self._device_setting
         device = torch.device("cuda" if wanted == "auto" and torch.cuda.is_available()
                               else "cpu" if wanted == "auto" else wanted)
         model.to(device).eval()
-        self._loaded = (tokenizer, model, columns, device)
-        return self._loaded
+        if self.precision == "int8":
+            if device.type != "cpu":
+                raise self._fail("int8 runs on CPU only; set nli.transformers.device: cpu or precision: fp32")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # torch marks its quantized tensors deprecated
+                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        return tokenizer, model, columns, device
+
+    @property
+    def contradiction_threshold(self) -> float | None:
+        """The p(contradiction) cut-off fitted with the model (``calibration.json``), if any."""
+        self._load()
+        return self._contradiction_threshold
+
+    def ensure_loaded(self) -> None:
+        """Load now (raises :class:`ModelUnavailableError`), instead of at the first ``predict``."""
+        self._load()
 
     @property
     def device(self):
@@ -131,7 +215,17 @@ class TransformersNLI:
 
     def predict(self, pairs: Sequence[Pair]) -> np.ndarray:
         _, _, columns, _ = self._load()
-        return softmax_rows(self.logits(pairs))[:, columns]
+        return softmax_rows(self.logits(pairs) / self.temperature)[:, columns]
+
+
+def nli_identity(backend: Any) -> str:
+    """How a result names the NLI that scored it: ``nli-minilm-l6 (fp32)``, ``lexical``, ...
+
+    A fallback backend says so, with the reason the configured one was not used.
+    """
+    label = getattr(backend, "identity", None) or getattr(backend, "name", type(backend).__name__)
+    reason = getattr(backend, "fallback_reason", None)
+    return f"{label} (fallback: {reason})" if reason else str(label)
 
 
 def nli_settings(backend: str | None = None) -> tuple[str, dict[str, Any]]:
@@ -142,6 +236,7 @@ def nli_settings(backend: str | None = None) -> tuple[str, dict[str, Any]]:
     tcfg["model"] = env_override(tcfg.get("model"), "CNS_NLI_MODEL")
     tcfg["device"] = env_override(tcfg.get("device", "auto"), "CNS_NLI_DEVICE")
     tcfg["batch_size"] = env_override(int(tcfg.get("batch_size", 32)), "CNS_NLI_BATCH_SIZE", int)
+    tcfg["precision"] = env_override(tcfg.get("precision", "fp32"), "CNS_NLI_PRECISION")
     return name, cfg
 
 
@@ -150,8 +245,9 @@ def _build_transformers(cfg: dict[str, Any]) -> NLIBackend:
     if not t.get("model"):
         raise ModelUnavailableError("transformers", "no model configured",
                                     "Set nli.transformers.model in config/models.yaml or CNS_NLI_MODEL.")
-    return TransformersNLI(t["model"], batch_size=int(t.get("batch_size", 32)),
-                           max_length=int(t.get("max_length", 256)), device=str(t.get("device", "auto")))
+    return TransformersNLI(str(t["model"]), batch_size=int(t.get("batch_size", 32)),
+                           max_length=int(t.get("max_length", 256)), device=str(t.get("device", "auto")),
+                           precision=str(t.get("precision", "fp32")))
 
 
 # name -> "module:factory"; each factory takes the ``nli`` config section.
@@ -164,22 +260,44 @@ _instances: dict[tuple, NLIBackend] = {}
 _instances_lock = threading.Lock()
 
 
-def get_nli_backend(backend: str | None = None) -> NLIBackend:
-    """The process-wide NLI backend (one instance per backend and model)."""
-    name, cfg = nli_settings(backend)
+def _build(name: str, cfg: dict[str, Any]) -> NLIBackend:
     factory = _FACTORIES.get(name)
     if factory is None:
         raise ModelUnavailableError("nli", f"unknown backend {name!r}",
                                     f"Set nli.backend (or CNS_NLI_BACKEND) to one of {', '.join(_FACTORIES)}.")
+    if isinstance(factory, str):
+        module, attr = factory.split(":")
+        factory = getattr(importlib.import_module(module), attr)
+    return factory(cfg)
+
+
+def _with_fallback(name: str, cfg: dict[str, Any]) -> NLIBackend:
+    """The configured backend; where ``nli.fallback`` names another and the first cannot load,
+    that one, marked with ``fallback_reason`` so every result and page says so."""
+    fallback = cfg.get("fallback")
+    backend = _build(name, cfg)
+    if not fallback or fallback == name:
+        return backend
+    try:
+        ensure = getattr(backend, "ensure_loaded", None)
+        if ensure is not None:
+            ensure()
+        return backend
+    except ModelUnavailableError as exc:
+        substitute = _build(str(fallback), cfg)
+        substitute.fallback_reason = f"{name} unavailable: {exc.problem}"  # type: ignore[attr-defined]
+        return substitute
+
+
+def get_nli_backend(backend: str | None = None) -> NLIBackend:
+    """The process-wide NLI backend (one instance per backend and model)."""
+    name, cfg = nli_settings(backend)
     # one instance per backend and its settings section (``ollama-minicheck`` -> ``ollama_minicheck``)
     section = cfg.get(name.replace("-", "_"))
-    key = (name, repr(sorted(section.items())) if isinstance(section, dict) else None)
+    key = (name, repr(sorted(section.items())) if isinstance(section, dict) else None, cfg.get("fallback"))
     with _instances_lock:
         if key not in _instances:
-            if isinstance(factory, str):
-                module, attr = factory.split(":")
-                factory = getattr(importlib.import_module(module), attr)
-            _instances[key] = factory(cfg)
+            _instances[key] = _with_fallback(name, cfg)
         return _instances[key]
 
 

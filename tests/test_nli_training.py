@@ -1,0 +1,232 @@
+"""Training the NLI cross-encoder: the TSV reader, the split, calibration maths, and the real
+training loop on a tiny random BERT for a few CPU steps (checkpoint, resume, export, loading)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cns_core.config import ConfigError
+from cns_core.models.nli import NLI_LABELS, TransformersNLI, softmax_rows
+from cns_core.models.nli_data import detokenize, read_nli_files, read_nli_tsv, stratified_split
+from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature
+from cns_core.models.nli_training import (CALIBRATION_FILE, REPORT_FILE, TrainSettings, load_train_settings,
+                                          train_nli)
+from cns_core.models.tiny import build_tiny_nli_model
+
+ROWS = [
+    ("A man plays a guitar on stage.", "A man is playing music.", "entailment"),
+    ("A man plays a guitar on stage.", "Nobody is playing an instrument.", "contradiction"),
+    ("A man plays a guitar on stage.", "The man is famous.", "neutral"),
+    ("Two dogs run in a park.", "Animals are outside.", "entailment"),
+    ("Two dogs run in a park.", "The dogs are asleep indoors.", "contradiction"),
+    ("Two dogs run in a park.", "The dogs belong to a child.", "neutral"),
+]
+
+
+def _write_tsv(path: Path, rows, header="premise\thypothesis\tlabel\tgenre") -> Path:
+    lines = [header] + ["\t".join(r) if isinstance(r, tuple) and len(r) == 4 else "\t".join((*r, "test"))
+                        if isinstance(r, tuple) else r for r in rows]
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def test_bad_rows_are_reported_by_line_and_the_rest_is_read(tmp_path):
+    path = _write_tsv(tmp_path / "mix.tsv.gz", [
+        ROWS[0], "only\ttwo", ("", "Empty premise.", "neutral"), ("P.", "H.", "maybe"), ROWS[1]])
+    data = read_nli_tsv(path)
+    assert len(data) == 2 and data.labels == [0, 2]
+    assert [str(p) for p in data.problems] == [
+        "mix.tsv.gz:3: expected 4 tab-separated columns, found 2",
+        "mix.tsv.gz:4: premise: empty",
+        "mix.tsv.gz:5: label: 'maybe' is not one of entailment, neutral, contradiction"]
+
+
+def test_unusable_files_name_the_file(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        read_nli_tsv(tmp_path / "absent.tsv.gz")
+    bad_header = _write_tsv(tmp_path / "h.tsv.gz", [ROWS[0]], header="a\tb\tc\td")
+    with pytest.raises(ValueError, match="h.tsv.gz: header must name premise, hypothesis, label"):
+        read_nli_tsv(bad_header)
+    not_gzip = tmp_path / "x.tsv.gz"
+    not_gzip.write_text("premise\thypothesis\tlabel\tgenre\n")
+    with pytest.raises(ValueError, match="x.tsv.gz: cannot be read"):
+        read_nli_tsv(not_gzip)
+
+
+@pytest.mark.parametrize("tokenized, plain", [
+    ("it 's raining , is n't it ?", "it's raining, isn't it?"),
+    ("They ( the twins ) left at 5 % past .", "They (the twins) left at 5% past."),
+    ("I ca n't say I 'd go", "I can't say I'd go"),
+])
+def test_detokenize(tokenized, plain):
+    assert detokenize(tokenized) == plain
+
+
+def test_tokenized_files_are_detokenized_on_reading(tmp_path):
+    path = _write_tsv(tmp_path / "subset_tokenized.tsv.gz", [("He did n't go .", "He stayed .", "entailment")])
+    assert read_nli_tsv(path).premises == ["He didn't go."]
+    plain = _write_tsv(tmp_path / "plain.tsv.gz", [("He did n't go .", "He stayed .", "entailment")])
+    assert read_nli_tsv(plain).premises == ["He did n't go ."]
+
+
+def test_stratified_split_holds_the_same_share_of_each_label():
+    labels = [0] * 100 + [1] * 60 + [2] * 40
+    kept, held = stratified_split(labels, 0.1, seed=3)
+    assert sorted(np.r_[kept, held].tolist()) == list(range(200))
+    assert np.bincount(np.asarray(labels)[held]).tolist() == [10, 6, 4]
+    again, _ = stratified_split(labels, 0.1, seed=3)
+    assert np.array_equal(kept, again)
+
+
+def test_fit_temperature_recovers_the_temperature_that_made_the_labels():
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0, 3, size=(6000, 3))
+    true_t = 2.5
+    probs = softmax_rows(logits / true_t)
+    labels = np.array([rng.choice(3, p=row) for row in probs])
+    assert fit_temperature(logits, labels) == pytest.approx(true_t, rel=0.1)
+    # calibrated probabilities have a small ECE; the over-confident raw ones do not
+    assert expected_calibration_error(softmax_rows(logits / true_t), labels) < 0.03
+    assert expected_calibration_error(softmax_rows(logits), labels) > 0.1
+
+
+def test_ece_of_a_known_case():
+    probs = np.array([[0.9, 0.05, 0.05], [0.9, 0.05, 0.05], [0.6, 0.2, 0.2], [0.6, 0.2, 0.2]])
+    labels = np.array([0, 1, 0, 0])
+    # bin 0.9: confidence 0.9, accuracy 0.5 -> 0.4 x 2; bin 0.6: confidence 0.6, accuracy 1 -> 0.4 x 2
+    assert expected_calibration_error(probs, labels) == pytest.approx(0.4)
+
+
+def test_held_out_files_are_refused_as_training_data(tmp_path):
+    settings = TrainSettings(data_dir=str(tmp_path), train_files=["mnli_dev_mismatched.tsv.gz"],
+                             held_out_files=["mnli_dev_mismatched.tsv.gz"], output=str(tmp_path / "out"))
+    with pytest.raises(ConfigError, match="mnli_dev_mismatched.tsv.gz is held out"):
+        train_nli(settings, progress=False, log=lambda _: None)
+
+
+def test_committed_settings_keep_evaluation_sets_out_of_training():
+    settings = load_train_settings()
+    assert "mnli_dev_mismatched.tsv.gz" in settings.held_out_files
+    assert not set(settings.train_files) & set(settings.held_out_files)
+    assert not any("sick" in name.lower() for name in settings.train_files)
+
+
+def test_bad_settings_name_the_field():
+    with pytest.raises(ConfigError, match="nli_train.yaml: epochs: Input should be greater than or equal to 1"):
+        load_train_settings({"epochs": 0})
+
+
+@pytest.fixture(scope="module")
+def tiny_base(tmp_path_factory) -> Path:
+    return build_tiny_nli_model(tmp_path_factory.mktemp("base") / "tiny", seed=5)
+
+
+def _settings(tmp_path: Path, base: Path, **extra) -> TrainSettings:
+    data = tmp_path / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    _write_tsv(data / "train.tsv.gz", ROWS * 8 + ["bad\trow"])
+    values = dict(base_model=str(base), data_dir=str(data), train_files=["train.tsv.gz"], dev_fraction=0.25,
+                  epochs=2, batch_size=4, learning_rate=1e-3, max_length=32, checkpoint_every=2, threads=1,
+                  device="cpu", output=str(tmp_path / "model"), eval_batch_size=8)
+    values.update(extra)
+    return TrainSettings(**values)
+
+
+def test_training_writes_a_loadable_calibrated_model(tmp_path, tiny_base):
+    logs: list[str] = []
+    result = train_nli(_settings(tmp_path, tiny_base), progress=False, log=logs.append)
+    assert result.finished and result.steps == 2 * 9          # 36 training pairs / 4, two epochs
+    assert any("skipped train.tsv.gz:50: expected 4 tab-separated columns" in line for line in logs)
+    assert [h["epoch"] for h in result.history] == [1, 2]
+    assert result.history[0]["dev"]["pairs"] == 12
+    out = result.output
+    assert (out / "model.safetensors").is_file() and (out / "tokenizer.json").is_file()
+    calibration = json.loads((out / CALIBRATION_FILE).read_text())
+    report = json.loads((out / REPORT_FILE).read_text())
+    assert report["train_pairs"] == 36 and report["skipped_rows"] == 1
+    assert report["temperature"] == pytest.approx(calibration["temperature"], rel=1e-5)
+    config = json.loads((out / "config.json").read_text())
+    assert config["id2label"] == {"0": "entailment", "1": "neutral", "2": "contradiction"}
+    assert config["dtype"] == "float16"                      # stored at half size ...
+    nli = TransformersNLI(str(out), device="cpu")
+    probs = nli.predict([(p, h) for p, h, _ in ROWS])
+    assert nli.device.type == "cpu" and nli.temperature == pytest.approx(calibration["temperature"], rel=1e-5)
+    assert probs.shape == (6, 3) and np.allclose(probs.sum(axis=1), 1.0)
+    _, model, _, _ = nli._load()
+    assert next(model.parameters()).dtype.is_floating_point and str(next(model.parameters()).dtype) == \
+        "torch.float32"                                     # ... and computed in fp32
+
+
+def test_a_split_run_resumes_to_the_same_model(tmp_path, tiny_base):
+    whole = train_nli(_settings(tmp_path / "a", tiny_base), progress=False, log=lambda _: None)
+    split_settings = _settings(tmp_path / "b", tiny_base)
+    logs: list[str] = []
+    first = train_nli(split_settings, stop_after_steps=5, progress=False, log=logs.append)
+    assert not first.finished and first.steps == 5 and first.output is None
+    assert (split_settings.checkpoint_path / "state.pt").is_file()
+    second = train_nli(split_settings, progress=False, log=logs.append)
+    assert any("resumed from" in line and "step 5" in line for line in logs)
+    assert second.finished and second.steps == whole.steps
+    a = TransformersNLI(str(whole.output), device="cpu").predict([(p, h) for p, h, _ in ROWS])
+    b = TransformersNLI(str(second.output), device="cpu").predict([(p, h) for p, h, _ in ROWS])
+    assert np.allclose(a, b, atol=2e-3)                    # fp16 storage rounds both the same way
+
+
+def test_a_checkpoint_from_other_settings_is_not_resumed(tmp_path, tiny_base):
+    train_nli(_settings(tmp_path, tiny_base), stop_after_steps=2, progress=False, log=lambda _: None)
+    with pytest.raises(ValueError, match="checkpoint was made with other settings"):
+        train_nli(_settings(tmp_path, tiny_base, learning_rate=5e-4), progress=False, log=lambda _: None)
+
+
+def test_cli_trains_with_overrides(tmp_path, tiny_base, monkeypatch, capsys):
+    from cns_core.cli import main
+
+    settings = _settings(tmp_path, tiny_base)
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    import yaml
+
+    (config_dir / "nli_train.yaml").write_text(yaml.safe_dump(settings.model_dump()))
+    monkeypatch.setenv("CNS_CONFIG_DIR", str(config_dir))
+    out = tmp_path / "cli-model"
+    assert main(["train-nli", "--output", str(out), "--max-steps", "3", "--quiet"]) == 0
+    assert f"model written to {out} after 3 steps" in capsys.readouterr().out
+    assert (out / "model.safetensors").is_file()
+
+
+def test_real_training_files_read_whole(shared_data):
+    folder = shared_data / "nli_train"
+    data = read_nli_files([folder / "cad_snli_train.tsv.gz", folder / "snli_dev.tsv.gz"])
+    assert len(data) == 8330 + 9842 and not data.problems
+    assert set(data.labels) == {0, 1, 2} and NLI_LABELS[data.labels[0]] in NLI_LABELS
+
+
+def test_contradiction_threshold_has_the_best_f1():
+    contradiction = NLI_LABELS.index("contradiction")
+    probs = np.zeros((6, 3))
+    probs[:, contradiction] = [0.95, 0.8, 0.7, 0.45, 0.4, 0.1]
+    labels = [contradiction, contradiction, 0, contradiction, 1, 1]
+    # >= 0.45 flags 4 with 3 right: F1 6/7, better than >= 0.80 (2 right of 2: F1 0.8)
+    from cns_core.models.nli_training import fit_contradiction_threshold
+
+    assert fit_contradiction_threshold(probs, labels) == pytest.approx(0.41)
+
+
+def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path, tiny_base):
+    from cns_core.models.nli_training import calibrate_model
+
+    settings = _settings(tmp_path, tiny_base)
+    trained = train_nli(settings, progress=False, log=lambda _: None)
+    first = json.loads((trained.output / CALIBRATION_FILE).read_text())
+    (trained.output / CALIBRATION_FILE).unlink()
+    again = calibrate_model(settings)
+    assert again["dev_pairs"] == first["dev_pairs"] == 12
+    assert again["temperature"] == pytest.approx(first["temperature"], rel=1e-3)
+    assert 0.3 <= again["contradiction_threshold"] <= 0.95
+    assert json.loads((trained.output / CALIBRATION_FILE).read_text())["temperature"] == again["temperature"]
