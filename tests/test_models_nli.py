@@ -332,7 +332,7 @@ def test_bad_nli_files_name_line_and_field(tmp_path, content, suffix, message):
         read_nli_pairs(path)
 
 
-def test_benchmark_prints_one_figure_a_line(lexical, tmp_path, capsys):
+def test_benchmark_prints_backends_side_by_side(lexical, tiny_models, tmp_path, capsys, monkeypatch):
     spec = importlib.util.spec_from_file_location("nli_quality", PROJECT_ROOT / "benchmarks" / "nli_quality.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -343,15 +343,50 @@ def test_benchmark_prints_one_figure_a_line(lexical, tmp_path, capsys):
          "gold_label": "entailment"},
         {"sentence1": "A woman is riding a horse", "sentence2": "A dog is barking", "gold_label": "neutral"},
     ])
-    assert bench.main(["--backend", "lexical", str(path)]) == 0
-    lines = dict(line.split(": ", 1) for line in capsys.readouterr().out.strip().splitlines())
-    assert lines["backend"] == "lexical" and lines["pairs"] == "3"
-    assert float(lines["accuracy"]) == pytest.approx(1.0)
+    monkeypatch.setenv("CNS_NLI_MODEL", str(tiny_models["default"]))
+    assert bench.main(["--backend", "lexical", "--backend", "transformers", str(path)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "file: snli.jsonl"
+    header = lines[1].split()
+    assert header == ["figure", "lexical", "default", "(fp32)"]
+    rows = {line[:30].strip(): line[30:].split() for line in lines[2:]}
+    assert rows["pairs"] == ["3", "3"]
+    assert float(rows["accuracy"][0]) == pytest.approx(1.0)          # the lexical proxy gets these three
     for name in ("precision[neutral]", "recall[contradiction]", "entailment AUC", "contradiction precision",
-                 "contradiction recall", "pairs per second"):
-        assert 0.0 <= float(lines[name]) and name in lines
+                 "contradiction recall", "ECE (top label)", "pairs per second"):
+        assert all(0.0 <= float(v) for v in rows[name]) and len(rows[name]) == 2
     assert bench.main(["--backend", "lexical", str(tmp_path / "absent.jsonl")]) == 2
     assert "absent.jsonl: no such file" in capsys.readouterr().err
+
+
+def test_climate_fever_rows_give_claim_level_auc(tmp_path):
+    from cns_core.models.nli_metrics import claim_level_auc
+
+    rows = [{"claim_id": str(i), "claim": f"Claim {i}.", "claim_label": label,
+             "evidences": [{"evidence": f"Evidence {i}.{k}.", "evidence_label": ev} for k, ev in enumerate(evs)]}
+            for i, (label, evs) in enumerate([("SUPPORTS", ["SUPPORTS", "NOT_ENOUGH_INFO"]),
+                                              ("REFUTES", ["REFUTES", "NOT_ENOUGH_INFO"]),
+                                              ("NOT_ENOUGH_INFO", ["NOT_ENOUGH_INFO", "NOT_ENOUGH_INFO"])])]
+    path = _write_snli(tmp_path / "climate.jsonl", rows)
+    data = read_nli_pairs(path)
+    assert len(data) == 6 and data.labels.tolist() == [0, 1, 2, 1, 1, 1]
+    assert data.groups == ("0", "0", "1", "1", "2", "2")
+    probs = np.array([[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.3, 0.1, 0.6], [0.5, 0.4, 0.1],
+                      [0.2, 0.6, 0.2], [0.2, 0.6, 0.2]])
+    figures = claim_level_auc(probs, data)
+    assert figures["claims (supports/refutes)"] == 2
+    assert figures["claim AUC (max entailment)"] == 1.0          # 0.8 (supports) above 0.5 (refutes)
+    assert figures["claim AUC (entailment - contradiction)"] == 1.0
+
+
+def test_training_format_files_are_read_for_evaluation(tmp_path):
+    import gzip
+
+    path = tmp_path / "eval.tsv.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        handle.write("premise\thypothesis\tlabel\tgenre\nA b.\tC d.\tneutral\tx\n")
+    data = read_nli_pairs(path)
+    assert data.pairs == [("A b.", "C d.")] and data.labels.tolist() == [1]
 
 
 def test_pair_features_of_nothing():

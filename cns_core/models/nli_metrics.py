@@ -1,4 +1,8 @@
-"""Reading labelled NLI pairs (SICK .tsv, SNLI-style .jsonl) and scoring an NLI backend on them.
+"""Reading labelled NLI pairs and scoring an NLI backend on them.
+
+Files: SICK ``.tsv``, SNLI-style ``.jsonl``, the training format (``premise, hypothesis,
+label`` TSV, gzip or not) and Climate-FEVER's ``.jsonl`` (each claim with its five evidence
+sentences: premise = evidence, hypothesis = claim; the claim is the pair's group).
 
 Shared by ``benchmarks/nli_quality.py``, ``scripts/calibrate_lexical_nli.py`` and the
 coherence evaluation, so every figure the project quotes is computed one way.
@@ -19,16 +23,22 @@ import numpy as np
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NLI_LABELS
 
 __all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report", "expected_calibration_error",
-           "fit_temperature"]
+           "fit_temperature", "claim_level_auc"]
 
 
 @dataclass(frozen=True)
 class NLIDataset:
-    """Premise/hypothesis pairs with gold label indices into ``NLI_LABELS``."""
+    """Premise/hypothesis pairs with gold label indices into ``NLI_LABELS``.
+
+    ``groups`` (Climate-FEVER) names the claim each pair belongs to and ``group_labels`` that
+    claim's own label, for claim-level figures.
+    """
 
     name: str
     pairs: list[tuple[str, str]]
     labels: np.ndarray
+    groups: tuple[str, ...] | None = None
+    group_labels: dict[str, str] | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -55,6 +65,35 @@ def _read_sick(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     return pairs, labels
 
 
+_FEVER_LABELS = {"SUPPORTS": "entailment", "REFUTES": "contradiction", "NOT_ENOUGH_INFO": "neutral"}
+
+
+def _read_climate_fever(path: Path) -> NLIDataset:
+    pairs, labels, groups, group_labels = [], [], [], {}
+    with path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+                claim_id, claim = str(row["claim_id"]), row["claim"].strip()
+                group_labels[claim_id] = str(row["claim_label"])
+                for k, ev in enumerate(row["evidences"]):
+                    pairs.append((ev["evidence"].strip(), claim))
+                    labels.append(_label_index(_FEVER_LABELS.get(ev["evidence_label"], ev["evidence_label"]),
+                                               f"{path}:{line}: evidences[{k}].evidence_label"))
+                    groups.append(claim_id)
+            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+                raise ValueError(f"{path}:{line}: not a Climate-FEVER row ({type(exc).__name__}: {exc})") from exc
+    return NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64), tuple(groups), group_labels)
+
+
+def _is_climate_fever(path: Path) -> bool:
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
+    return '"evidences"' in first and '"claim"' in first
+
+
 def _read_jsonl(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     pairs, labels = [], []
     with path.open(encoding="utf-8") as handle:
@@ -76,39 +115,57 @@ def _read_jsonl(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
 
 
 def read_nli_pairs(path: str | Path, limit: int | None = None) -> NLIDataset:
-    """Read a SICK ``.tsv``/``.txt`` (sentence_A, sentence_B, entailment_label) or an
-    SNLI/MNLI-style ``.jsonl`` (sentence1, sentence2, gold_label; '-' rows skipped).
+    """Read a SICK ``.tsv``/``.txt`` (sentence_A, sentence_B, entailment_label), an
+    SNLI/MNLI-style ``.jsonl`` (sentence1, sentence2, gold_label; '-' rows skipped), a
+    training-format TSV (premise, hypothesis, label; ``.gz`` too) or Climate-FEVER's ``.jsonl``.
 
     Raises ``ValueError`` naming the file, line and field for malformed input.
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    reader = _read_jsonl if path.suffix.lower() in (".jsonl", ".json") else _read_sick
-    pairs, labels = reader(path)
+    if path.suffix.lower() in (".jsonl", ".json") and _is_climate_fever(path):
+        data = _read_climate_fever(path)
+    elif path.name.endswith((".tsv.gz", ".gz")) or _first_line(path).startswith("premise\t"):
+        from cns_core.models.nli_data import read_nli_tsv
+
+        rows = read_nli_tsv(path)
+        if rows.problems:
+            raise ValueError(str(rows.problems[0]))
+        data = NLIDataset(path.name, rows.pairs, np.asarray(rows.labels, dtype=np.int64))
+    else:
+        reader = _read_jsonl if path.suffix.lower() in (".jsonl", ".json") else _read_sick
+        pairs, labels = reader(path)
+        data = NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64))
     if limit is not None:
-        pairs, labels = pairs[:limit], labels[:limit]
-    if not pairs:
+        data = NLIDataset(data.name, data.pairs[:limit], data.labels[:limit],
+                          data.groups[:limit] if data.groups else None, data.group_labels)
+    if not data.pairs:
         raise ValueError(f"{path}: no labelled pairs")
-    return NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64))
+    return data
+
+
+def _first_line(path: Path) -> str:
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        return handle.readline()
 
 
 def _precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
-    true_pos = float(np.sum(predicted & actual))
-    precision = true_pos / max(1.0, float(predicted.sum()))
-    recall = true_pos / max(1.0, float(actual.sum()))
-    return precision, recall
+    """Precision and recall of a boolean prediction (0 where nothing is predicted or present)."""
+    from sklearn.metrics import precision_score, recall_score
+
+    return (float(precision_score(actual, predicted, zero_division=0)),
+            float(recall_score(actual, predicted, zero_division=0)))
 
 
 def _roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
-    """Area under the ROC curve (Mann-Whitney U with average ranks for ties); NaN without both classes."""
-    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
-    if n_pos == 0 or n_neg == 0:
+    """Area under the ROC curve (ties count half); NaN without both classes."""
+    from sklearn.metrics import roc_auc_score
+
+    positive = np.asarray(positive, dtype=bool)
+    if positive.all() or not positive.any():
         return float("nan")
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    ranks = (ends - (counts - 1) / 2.0)[inverse]  # 1-based ranks, ties share their average
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    return float(roc_auc_score(positive, scores))
 
 
 def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
@@ -176,3 +233,27 @@ def fit_temperature(logits: np.ndarray, labels: Sequence[int] | np.ndarray) -> f
         return float(np.mean(log_norm - scaled[rows, labels]))
 
     return float(np.exp(minimize_scalar(nll, bounds=(-3.0, 3.0), method="bounded").x))
+
+
+def claim_level_auc(probs: np.ndarray, data: NLIDataset) -> dict[str, float]:
+    """Climate-FEVER claim level, SUPPORTS against REFUTES claims, over each claim's evidence:
+
+    ``claim AUC (max entailment)`` ranks claims by their best p(entailment);
+    ``claim AUC (entailment - contradiction)`` by best p(entailment) minus best p(contradiction).
+    """
+    if not data.groups or not data.group_labels:
+        return {}
+    probs = np.asarray(probs, dtype=np.float64)
+    claims = [c for c in dict.fromkeys(data.groups) if data.group_labels.get(c) in ("SUPPORTS", "REFUTES")]
+    index = {c: i for i, c in enumerate(claims)}
+    ent = np.full(len(claims), -np.inf)
+    con = np.full(len(claims), -np.inf)
+    for row, group in enumerate(data.groups):
+        i = index.get(group)
+        if i is not None:
+            ent[i] = max(ent[i], probs[row, ENTAILMENT])
+            con[i] = max(con[i], probs[row, CONTRADICTION])
+    supports = np.array([data.group_labels[c] == "SUPPORTS" for c in claims])
+    return {"claims (supports/refutes)": float(len(claims)),
+            "claim AUC (max entailment)": _roc_auc(ent, supports),
+            "claim AUC (entailment - contradiction)": _roc_auc(ent - con, supports)}
