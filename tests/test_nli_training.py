@@ -207,15 +207,16 @@ def test_real_training_files_read_whole(shared_data):
     assert set(data.labels) == {0, 1, 2} and NLI_LABELS[data.labels[0]] in NLI_LABELS
 
 
-def test_contradiction_threshold_has_the_best_f1():
+def test_contradiction_threshold_has_the_best_f_half():
     contradiction = NLI_LABELS.index("contradiction")
     probs = np.zeros((6, 3))
     probs[:, contradiction] = [0.95, 0.8, 0.7, 0.45, 0.4, 0.1]
     labels = [contradiction, contradiction, 0, contradiction, 1, 1]
-    # >= 0.45 flags 4 with 3 right: F1 6/7, better than >= 0.80 (2 right of 2: F1 0.8)
+    # F0.5: >= 0.71 flags 2, both right (P 1, R 2/3: 0.909) beats >= 0.41 (P 3/4, R 1: 0.789)
     from cns_core.models.nli_training import fit_contradiction_threshold
 
-    assert fit_contradiction_threshold(probs, labels) == pytest.approx(0.41)
+    assert fit_contradiction_threshold(probs, labels) == pytest.approx(0.71)
+    assert fit_contradiction_threshold(probs, labels, beta=1.0) == pytest.approx(0.41)   # F1: 6/7 at >= 0.41
 
 
 def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path, tiny_base):

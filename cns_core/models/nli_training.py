@@ -336,17 +336,22 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     return TrainResult(settings.output_path, state["global_step"], True, state["history"], report)
 
 
-def fit_contradiction_threshold(probs: np.ndarray, labels: Sequence[int]) -> float:
-    """The p(contradiction) cut-off with the best F1 for the contradiction label (grid of 0.01)."""
+def fit_contradiction_threshold(probs: np.ndarray, labels: Sequence[int], beta: float = 0.5) -> float:
+    """The p(contradiction) cut-off with the best F-beta for the contradiction label (grid of 0.01).
+
+    beta 0.5 weighs precision twice as much as recall: a flagged contradiction is a high-severity
+    issue, and critics take the worst of several evidence windows, which multiplies false alarms.
+    """
     labels_arr = np.asarray(labels) == NLI_LABELS.index("contradiction")
     scores = np.asarray(probs)[:, NLI_LABELS.index("contradiction")]
-    best, best_f1 = 0.5, -1.0
+    best, best_f = 0.5, -1.0
     for threshold in np.round(np.arange(0.30, 0.951, 0.01), 2):
         flagged = scores >= threshold
         tp = float(np.sum(flagged & labels_arr))
-        f1 = 2 * tp / max(1.0, float(flagged.sum() + labels_arr.sum()))
-        if f1 > best_f1:
-            best, best_f1 = float(threshold), f1
+        precision, recall = tp / max(1.0, float(flagged.sum())), tp / max(1.0, float(labels_arr.sum()))
+        f = (1 + beta ** 2) * precision * recall / max(1e-12, beta ** 2 * precision + recall)
+        if f > best_f:
+            best, best_f = float(threshold), f
     return best
 
 
