@@ -16,7 +16,7 @@ from typing import Sequence
 from cns_core.quiet import quiet_model_loading
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("evaluate", "importer", "coherence", "agents", "train_nli")
+_COMMAND_MODULES = ("run", "evaluate", "importer", "coherence", "agents", "train_nli")
 
 
 def build_parser() -> argparse.ArgumentParser:
