@@ -24,7 +24,7 @@ from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, 
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
 __all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "proxy_reachable", "JudgeFeed", "new_turn",
-           "apply_updates"]
+           "apply_updates", "store_ungraded"]
 
 AGENTS_COMMAND = "cns agents"
 
@@ -115,6 +115,13 @@ def new_turn(query: str, answer: str | None, session_id: str, mode: str) -> dict
     """A turn as the page keeps it; ``answer`` None while GeneratorAgent is still answering."""
     return {"query_id": uuid.uuid4().hex, "query": query, "answer": answer, "session_id": session_id,
             "mode": mode, "score": None, "feedback": "", "graded": False, "sent_at": time.time(), "error": ""}
+
+
+def store_ungraded(memory: Any, turn: MutableMapping[str, Any]) -> None:
+    """Keep a turn sent while no judge loop runs: written to the memory without a grade (so pending)."""
+    msg = TurnMessage(query=turn["query"], answer=turn["answer"] or "", session_id=turn["session_id"],
+                      query_id=turn["query_id"])
+    memory.write_episodic(msg.query, msg.answer, msg.session_id, msg.query_id)
 
 
 class JudgeFeed:
