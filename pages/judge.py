@@ -41,7 +41,7 @@ with frame.guard("Could not read the bus and judge settings"):
         tried = (f"no judge answers: tried the **{status.backend}** backend at `{status.judge_url}`"
                  if not status.judge_server else
                  f"the judge model `{status.judge_model}` is not served at `{status.judge_url}` ({status.backend})")
-        st.warning(f"Grading is paused: {frame.md(tried)}. Turns are still stored; their grade stays empty until "
+        st.warning(f"Grading is paused: {tried}. Turns are still stored; their grade stays empty until "
                    "a judge answers, then pending turns are graded (at once by the agents, or with the button "
                    "below). Start a judge with:")
         st.code(status.start_command, language="bash")
