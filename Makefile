@@ -32,8 +32,10 @@ browser:
 demo-memory: $(STAMP)
 	$(PY) -m cns_core.demo_memory
 
+# The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
+# `cns run`: one Ctrl-C stops them all. A judge loop already running is used as it is.
 run: $(STAMP) demo-memory
-	$(VENV)/bin/streamlit run dashboard.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(VENV)/bin/cns run --port $(PORT)
 
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 --dist loadfile -q

@@ -35,7 +35,7 @@ from pages import _frame as frame
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
 
-st.set_page_config(page_title="CNS Studio", page_icon=":material/account_tree:", layout="wide")
+st.set_page_config(page_title="CNS Studio", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
     "Evaluate an SNO": [

@@ -165,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    from cns_core.quiet import quiet_model_loading
+
+    quiet_model_loading()
     from cns_core.memory import MemoryService, MemoryStoreError
 
     try:

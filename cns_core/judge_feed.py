@@ -1,7 +1,8 @@
 """What the Judge page needs from the bus and the judge, without Streamlit.
 
-:func:`judge_status` tells whether the bus proxy and Ollama answer (and whether the
-judge model is there), so the page can say what is missing instead of failing.
+:func:`judge_status` tells whether the bus proxy and the judge server (Ollama or
+OpenAI-compatible) answer and whether the judge model is there, so the page can say
+what is missing and the command that would start it, instead of failing.
 :class:`JudgeFeed` holds one publisher and one subscriber thread per server
 process: it publishes turns (or questions for GeneratorAgent) and keeps every
 ``response.generation`` and ``critique.result`` it hears by ``query_id``, so a
@@ -17,38 +18,45 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any, MutableMapping, Sequence
+from urllib.parse import urlsplit
 
 from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
-__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "proxy_reachable", "JudgeFeed", "new_turn",
-           "apply_updates"]
+__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "proxy_reachable", "JudgeFeed", "new_turn",
+           "apply_updates", "store_ungraded"]
 
 AGENTS_COMMAND = "cns agents"
 
 
 @dataclass(frozen=True)
 class JudgeStatus:
-    """What answers right now: the bus proxy, Ollama (``/api/tags``) and the judge and generator models."""
+    """What answers right now: the bus proxy, the judge server (its model list) and the judge and generator models."""
 
     bus_address: str
     proxy: bool
-    ollama_url: str
-    ollama: bool
+    backend: str              # "ollama" or "openai"
+    judge_url: str
+    judge_server: bool        # the server answered its model list
     judge_model: str
     judge_model_present: bool
     generator_model: str
     generator_model_present: bool
+    start_command: str        # what would start a judge there
     models: tuple[str, ...] = ()
     problems: tuple[str, ...] = field(default=())
 
     @property
+    def server_label(self) -> str:
+        return "Ollama" if self.backend == "ollama" else "OpenAI-compatible server"
+
+    @property
     def can_grade(self) -> bool:
-        return self.proxy and self.ollama and self.judge_model_present
+        return self.proxy and self.judge_server and self.judge_model_present
 
     @property
     def can_ask(self) -> bool:
-        return self.proxy and self.ollama and self.generator_model_present
+        return self.proxy and self.judge_server and self.generator_model_present
 
 
 def proxy_reachable(bus: BusConfig, timeout: float = 0.3) -> bool:
@@ -62,11 +70,24 @@ def proxy_reachable(bus: BusConfig, timeout: float = 0.3) -> bool:
     return True
 
 
+def judge_start_command(settings: Any) -> str:
+    """The command that would serve the configured judge model at the configured URL."""
+    if settings.backend == "ollama":
+        host = urlsplit(settings.url).netloc or "127.0.0.1:11434"
+        prefix = "" if host in ("127.0.0.1:11434", "localhost:11434") else f"OLLAMA_HOST={host} "
+        return f"{prefix}ollama serve   # then, once: ollama pull {settings.model}"
+    from cns_core.config import load_config
+
+    hint = str((load_config("critic").get("openai") or {}).get("start_hint") or "vllm serve {model} --port {port}")
+    port = urlsplit(settings.url).port or 8000
+    return hint.format(model=settings.model, port=port, url=settings.url)
+
+
 def judge_status(bus: BusConfig | None = None, timeout: float = 0.5) -> JudgeStatus:
-    """Probe the proxy and Ollama once (a refused connection returns at once; ``timeout`` caps a hang)."""
+    """Probe the proxy and the judge server once (a refused connection returns at once; ``timeout`` caps a hang)."""
     from cns_core.agents.bus import bus_settings
-    from cns_core.agents.ollama import OllamaClient, OllamaError
-    from cns_core.agents.prometheus import critic_settings, generator_settings
+    from cns_core.agents.chat import ChatError
+    from cns_core.agents.prometheus import chat_client, critic_settings, generator_settings
 
     problems: list[str] = []
     bus = bus or bus_settings()
@@ -74,24 +95,33 @@ def judge_status(bus: BusConfig | None = None, timeout: float = 0.5) -> JudgeSta
     if not proxy:
         problems.append(f"no bus proxy on {bus.pub_address} / {bus.sub_address}")
     judge, gen = critic_settings(), generator_settings()
+    label = "Ollama" if judge.backend == "ollama" else "the OpenAI-compatible server"
     models: list[str] = []
-    ollama = False
+    up = False
     try:
-        models = OllamaClient(judge.url, timeout).tags(timeout=timeout)
-        ollama = True
-    except OllamaError as exc:
-        problems.append(f"Ollama at {judge.url} does not answer ({exc})")
+        models = chat_client(judge, timeout).list_models(timeout=timeout)
+        up = True
+    except (ChatError, ValueError) as exc:
+        problems.append(f"{label} at {judge.url} does not answer ({exc})")
     present = lambda m: m in models or f"{m}:latest" in models  # noqa: E731
-    if ollama and not present(judge.model):
-        problems.append(f"judge model {judge.model!r} is not in Ollama (ollama pull it)")
-    return JudgeStatus(bus.pub_address, proxy, judge.url, ollama, judge.model, ollama and present(judge.model),
-                       gen.model, ollama and present(gen.model), tuple(models), tuple(problems))
+    if up and not present(judge.model):
+        problems.append(f"judge model {judge.model!r} is not served by {label} at {judge.url}")
+    return JudgeStatus(bus.pub_address, proxy, judge.backend, judge.url, up, judge.model, up and present(judge.model),
+                       gen.model, up and present(gen.model), judge_start_command(judge), tuple(models),
+                       tuple(problems))
 
 
 def new_turn(query: str, answer: str | None, session_id: str, mode: str) -> dict[str, Any]:
     """A turn as the page keeps it; ``answer`` None while GeneratorAgent is still answering."""
     return {"query_id": uuid.uuid4().hex, "query": query, "answer": answer, "session_id": session_id,
             "mode": mode, "score": None, "feedback": "", "graded": False, "sent_at": time.time(), "error": ""}
+
+
+def store_ungraded(memory: Any, turn: MutableMapping[str, Any]) -> None:
+    """Keep a turn sent while no judge loop runs: written to the memory without a grade (so pending)."""
+    msg = TurnMessage(query=turn["query"], answer=turn["answer"] or "", session_id=turn["session_id"],
+                      query_id=turn["query_id"])
+    memory.write_episodic(msg.query, msg.answer, msg.session_id, msg.query_id)
 
 
 class JudgeFeed:

@@ -7,7 +7,8 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core import display, ui_state
 from cns_core.agents.bus import bus_settings
-from cns_core.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn
+from cns_core.agents.pending import request_grades
+from cns_core.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn, store_ungraded
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
            "bus; the answer shows at once and its badge appears when the grade arrives.")
@@ -23,20 +24,27 @@ with frame.guard("Could not read the bus and judge settings"):
     c1.markdown("**Bus proxy** " + frame.badge("reachable" if status.proxy else "not running",
                                                display.GREEN if status.proxy else display.RED), unsafe_allow_html=True)
     c1.caption(status.bus_address)
-    c2.markdown("**Ollama** " + frame.badge("reachable" if status.ollama else "not reachable",
-                                            display.GREEN if status.ollama else display.RED), unsafe_allow_html=True)
-    c2.caption(status.ollama_url)
+    c2.markdown(f"**{status.server_label}** " + frame.badge("reachable" if status.judge_server else "not reachable",
+                                                          display.GREEN if status.judge_server else display.RED),
+                unsafe_allow_html=True)
+    c2.caption(f"{status.backend} backend · {status.judge_url}")
     c3.markdown("**Judge model** " + frame.badge("present" if status.judge_model_present else "missing",
                                                  display.GREEN if status.judge_model_present else display.AMBER),
                 unsafe_allow_html=True)
     c3.caption(frame.md(status.judge_model))
     if not status.proxy:
-        st.warning("The judge loop is not running: no bus proxy answers, so turns cannot be sent or graded. "
-                   "Start it in a terminal:")
+        st.warning("The judge loop is not running (no bus proxy answers). A turn you send is stored ungraded in "
+                   "the memory and graded when the loop and a judge run. Start the loop (`make run` starts it "
+                   "with the dashboard):")
         st.code(AGENTS_COMMAND, language="bash")
-    elif not status.can_grade:
-        st.warning("The bus is up but the judge cannot grade: " + "; ".join(status.problems)
-                   + ". Turns are still stored; their grade stays empty.")
+    if not status.judge_server or not status.judge_model_present:
+        tried = (f"no judge answers: tried the **{status.backend}** backend at `{status.judge_url}`"
+                 if not status.judge_server else
+                 f"the judge model `{status.judge_model}` is not served at `{status.judge_url}` ({status.backend})")
+        st.warning(f"Grading is paused: {tried}. Turns are still stored; their grade stays empty until "
+                   "a judge answers, then pending turns are graded (at once by the agents, or with the button "
+                   "below). Start a judge with:")
+        st.code(status.start_command, language="bash")
     if status.proxy:
         feed = frame.judge_feed(bus.pub_address, bus.sub_address)
         if feed.error:
@@ -50,7 +58,7 @@ with st.form("cns_judge_form", clear_on_submit=True):
     query = st.text_area("Query", key="cns_judge_query", height=80)
     answer = st.text_area("Answer (paste mode)", key="cns_judge_answer", height=120)
     session_id = st.text_input("Session id", value="dashboard", key="cns_judge_session")
-    sent = st.form_submit_button("Send to the judge", type="primary", disabled=feed is None)
+    sent = st.form_submit_button("Send to the judge", type="primary")
 
 if sent:
     asking = mode == modes[1]
@@ -67,6 +75,21 @@ if sent:
         with frame.guard("Could not publish the turn"):
             (feed.ask if asking else feed.send_turn)(turn)
             turns.append(turn)
+    elif asking:
+        st.error("Asking needs the judge loop (GeneratorAgent); paste an answer instead, or start the loop.")
+    else:
+        turn = new_turn(query.strip(), answer.strip(), session_id.strip(), "stored")
+        with frame.guard("Could not store the turn"):
+            store_ungraded(frame.memory(), turn)
+            turns.append(turn)
+
+if status is not None and status.proxy and feed is not None:
+    with frame.guard("Could not request the pending grades"):
+        if st.button("Grade pending turns", key="cns_judge_pending", disabled=not status.can_grade,
+                     help="Send every stored turn without a grade to the judge (each once; graded turns are "
+                          "never graded again)."):
+            count = request_grades(feed.publisher, frame.memory())
+            st.success(f"Asked the judge for {count} pending turn(s)." if count else "No turn is waiting for a grade.")
 
 
 @st.fragment(run_every=1.0)
@@ -78,6 +101,10 @@ def _turns() -> None:
     for turn in reversed(turns):
         with st.container(border=True):
             st.markdown(f"**Q:** {display.escape(turn['query'])}", unsafe_allow_html=True)
+            if turn["mode"] == "stored":
+                st.markdown(f"<div>{display.escape(turn['answer'])}</div>", unsafe_allow_html=True)
+                st.caption("Stored ungraded (the judge loop was not running); it is graded when a judge answers.")
+                continue
             if turn["answer"] is None:
                 st.caption("Waiting for GeneratorAgent's answer…")
                 continue

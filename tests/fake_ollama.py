@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 that answers like Ollama (``/api/chat``, ``/api/tags``).
+"""A real HTTP server on 127.0.0.1 that answers like Ollama (``/api/chat``, ``/api/tags``) and like an
+OpenAI-compatible server (``/v1/chat/completions``, ``/v1/models``), streamed or whole as asked.
 
 It plays three roles, chosen from the request the way a real model would see it:
 
@@ -12,8 +13,10 @@ It plays three roles, chosen from the request the way a real model would see it:
 ``mode`` (server-wide) or a ``[fake-ollama:MODE]`` marker in the prompt selects a
 failure: ``slow`` (sleeps ``delay`` seconds first), ``error`` (HTTP 500),
 ``noscore`` (judge output without a score), ``quote`` (judge feedback quoting
-``[RESULT] 5`` then its own score), ``garbage`` (200 with non-JSON). A model
-outside ``models`` gets Ollama's 404 "not found, try pulling it first".
+``[RESULT] 5`` then its own score), ``garbage`` (200 with non-JSON), ``stall`` (a
+streamed reply that sends its first piece, then waits ``delay`` seconds). A model
+outside ``models`` gets Ollama's 404 "not found, try pulling it first" (or the
+OpenAI-style 404). With ``api_key`` set, the OpenAI paths want ``Authorization: Bearer KEY``.
 """
 
 from __future__ import annotations
@@ -51,7 +54,8 @@ class FakeOllama:
     """Start with :meth:`start` (or as a context manager); ``url`` is where it listens."""
 
     def __init__(self, models: tuple[str, ...] = (JUDGE_MODEL, GENERATOR_MODEL, MINICHECK_MODEL),
-                 mode: str = "good", delay: float = 2.0):
+                 mode: str = "good", delay: float = 2.0, api_key: str | None = None):
+        self.api_key = api_key
         self.models = set(models)
         self.mode = mode
         self.delay = delay
@@ -84,8 +88,35 @@ class FakeOllama:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _stream(self, lines: list[bytes], stall: float) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream" if lines[0].startswith(b"data:")
+                                 else "application/x-ndjson")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    for i, line in enumerate(lines):
+                        self.wfile.write(line)
+                        self.wfile.flush()
+                        if i == 0 and stall:
+                            time.sleep(stall)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _authorised(self) -> bool:
+                if fake.api_key is None or self.headers.get("Authorization") == f"Bearer {fake.api_key}":
+                    return True
+                self._send(401, json.dumps({"error": {"message": "Incorrect API key provided",
+                                                      "type": "invalid_request_error"}}).encode())
+                return False
+
             def do_GET(self) -> None:
-                if self.path == "/api/tags":
+                if self.path == "/v1/models":
+                    if self._authorised():
+                        data = [{"id": n, "object": "model", "owned_by": "fake"} for n in sorted(fake.models)]
+                        self._send(200, json.dumps({"object": "list", "data": data}).encode())
+                elif self.path == "/api/tags":
                     names = sorted(fake.models)
                     self._send(200, json.dumps({"models": [{"name": n, "model": n} for n in names]}).encode())
                 else:
@@ -100,11 +131,19 @@ class FakeOllama:
                     return
                 with fake._lock:
                     fake.requests.append(body)
-                if self.path != "/api/chat":
+                if self.path not in ("/api/chat", "/v1/chat/completions"):
                     self._send(404, b"404 page not found", "text/plain")
                     return
+                openai = self.path.startswith("/v1/")
+                if openai and not self._authorised():
+                    return
                 status, payload = fake.answer(body)
-                if isinstance(payload, bytes):
+                if openai and isinstance(payload, dict):
+                    payload = fake.as_openai(status, payload)
+                if status == 200 and isinstance(payload, dict) and body.get("stream"):
+                    stall = fake.delay if fake.mode == "stall" else 0.0
+                    self._stream(fake.stream_lines(payload, openai), stall)
+                elif isinstance(payload, bytes):
                     self._send(status, payload, "text/plain")
                 else:
                     self._send(status, json.dumps(payload).encode())
@@ -149,6 +188,37 @@ class FakeOllama:
         if logprobs is not None:
             out["logprobs"] = logprobs
         return 200, out
+
+    @staticmethod
+    def as_openai(status: int, out: dict[str, Any]) -> dict[str, Any]:
+        """An Ollama-shaped answer in the OpenAI chat-completions shape."""
+        if status != 200:
+            message = str(out.get("error", ""))
+            if status == 404:
+                message = message.replace("not found, try pulling it first", "does not exist")
+            return {"error": {"message": message, "type": "invalid_request_error", "code": status}}
+        return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 1735689600, "model": out["model"],
+                "choices": [{"index": 0, "message": out["message"], "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}}
+
+    @staticmethod
+    def stream_lines(out: dict[str, Any], openai: bool) -> list[bytes]:
+        """The reply cut in three pieces, as Ollama's JSON lines or as server-sent events."""
+        if openai:
+            text, model = out["choices"][0]["message"]["content"], out["model"]
+        else:
+            text, model = out["message"]["content"], out["model"]
+        third = max(1, len(text) // 3)
+        pieces = [text[:third], text[third:2 * third], text[2 * third:]]
+        if openai:
+            events = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model,
+                       "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]} for p in pieces]
+            return ([b": keep-alive\n\n"] + [f"data: {json.dumps(e)}\n\n".encode() for e in events]
+                    + [b"data: [DONE]\n\n"])
+        chunks = [{"model": model, "message": {"role": "assistant", "content": p}, "done": False} for p in pieces]
+        chunks.append({"model": model, "message": {"role": "assistant", "content": ""}, "done": True,
+                       "done_reason": "stop"})
+        return [(json.dumps(c) + "\n").encode() for c in chunks]
 
     def _content(self, prompt: str, mode: str, body: dict[str, Any]) -> tuple[str, list | None]:
         if prompt.startswith("###Task Description"):

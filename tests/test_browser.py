@@ -106,13 +106,26 @@ def app_url(browser, server):
 
 @pytest.fixture
 def page(browser):
+    """A fresh page whose every request is recorded: the test fails if one leaves this machine."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    outside: list[str] = []
+    context.on("request", lambda request: outside.append(request.url) if not _local(request.url) else None)
     pg = context.new_page()
     pg.set_default_timeout(FIRST_RENDER_MS)
     try:
         yield pg
     finally:
         context.close()
+    assert not outside, f"requests outside this machine: {sorted(set(outside))}"
+
+
+def _local(url: str) -> bool:
+    """A request that stays on this machine (loopback, or data:/blob:/about: that need no network)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.scheme in ("data", "blob", "about", "chrome-extension") or parts.hostname in (
+        "127.0.0.1", "localhost", "::1")
 
 
 def settle(page) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import time
 
 import pytest
@@ -125,11 +126,50 @@ def test_judge_without_a_proxy_says_how_to_start_it(state_dir, monkeypatch):
     monkeypatch.setenv("CNS_BUS_PUB_PORT", str(free_port()))
     monkeypatch.setenv("CNS_BUS_SUB_PORT", str(free_port()))
     monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    url = os.environ["CNS_OLLAMA_URL"]
     at = _page("judge.py").run()
     assert not at.exception
     assert any("not running" in w.value for w in at.warning)
-    assert any(c.value == "cns agents" for c in at.code)
-    assert at.button[0].disabled if at.button else True
+    assert any("tried the **ollama** backend at" in w.value and url in w.value for w in at.warning)
+    host = url.removeprefix("http://")
+    assert [c.value for c in at.code] == ["cns agents",
+                                          f"OLLAMA_HOST={host} ollama serve   # then, once: ollama pull prometheus:7b"]
+    at.text_area(key="cns_judge_query").input("What is the capital of Australia?")
+    at.text_area(key="cns_judge_answer").input("Canberra.")
+    at.button[0].click().run(timeout=240)      # the first write loads the embedder
+    assert not at.exception
+    assert any("Stored ungraded" in c.value for c in at.caption)
+    turn = at.session_state["cns_judge_turns"][0]
+    from cns_core.agents.pending import pending_turns
+    from cns_core.memory import MemoryService
+
+    kept = [t for t in pending_turns(MemoryService()) if t.query_id == turn["query_id"]]
+    assert [(t.query, t.answer) for t in kept] == [("What is the capital of Australia?", "Canberra.")]
+
+
+def test_judge_with_the_loop_up_on_an_openai_compatible_judge(bus_config, proxy, ollama, monkeypatch):
+    """Paste a turn: the real CriticAgent grades it through the test server's OpenAI API; the badge arrives."""
+    from cns_core.agents.critic import CriticAgent
+    from cns_core.agents.prometheus import critic_settings
+
+    for name, value in (("CNS_BUS_PUB_PORT", bus_config.pub_port), ("CNS_BUS_SUB_PORT", bus_config.sub_port),
+                        ("CNS_JUDGE_BACKEND", "openai"), ("CNS_OPENAI_BASE_URL", f"{ollama.url}/v1"),
+                        ("CNS_CRITIC_MODEL", "prometheus:7b")):
+        monkeypatch.setenv(name, str(value))
+    with CriticAgent(bus_config, settings=critic_settings()):
+        at = _page("judge.py").run()
+        assert not at.exception and not at.warning
+        assert any("openai backend" in c.value for c in at.caption)
+        at.text_area(key="cns_judge_query").input("What is the capital of Australia?")
+        at.text_area(key="cns_judge_answer").input("Canberra is the capital.")
+        at.button[0].click().run()
+        deadline = time.monotonic() + 15
+        while not _badges(at) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            at.run()
+    assert not at.exception
+    assert [g for g, _ in _badges(at)] == [str(fake_grade("Canberra is the capital."))]
+    assert ollama.requests and ollama.requests[-1]["model"] == "prometheus:7b"
 
 
 def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cns_core.config import ConfigError, env_override, load_config, state_dir
 
 __all__ = [
-    "RESPONSE", "CRITIQUE", "QUERY", "SUBJECTS",
+    "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "SUBJECTS",
     "BusError", "MalformedMessage", "Envelope", "BusConfig", "bus_settings",
     "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join",
 ]
@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 RESPONSE = "response.generation"   # GeneratorAgent -> CriticAgent, MemoryAgent
 CRITIQUE = "critique.result"       # CriticAgent -> MemoryAgent, dashboard, `cns grade`
 QUERY = "query.request"            # dashboard / CLI -> GeneratorAgent
-SUBJECTS = (RESPONSE, CRITIQUE, QUERY)
+GRADE = "critique.request"         # a stored, ungraded turn to grade (pending grades) -> CriticAgent
+SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE)
 _PING = "bus.ping."
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

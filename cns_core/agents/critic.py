@@ -1,7 +1,7 @@
-"""CriticAgent: grades every ``response.generation`` 1-5 with a Prometheus judge and publishes
-``critique.result``.
+"""CriticAgent: grades every ``response.generation`` (and every pending ``critique.request``) 1-5
+with a Prometheus judge and publishes ``critique.result``.
 
-Per turn: RECEIVE (validate, build the prompt) -> START_GRADE (the Ollama call) ->
+Per turn: RECEIVE (validate, build the prompt) -> START_GRADE (the judge call: Ollama or OpenAI-compatible) ->
 PUBLISH -> RESET. Any failure (bad turn, timeout, model missing, HTTP error,
 output without a valid final score) goes FAIL -> ERROR, where a critique with
 ``score: null`` and the reason is published, then RESET. The thread never dies
@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 
 from pydantic import ValidationError
 
 from cns_core.agents.base import Agent
-from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
+from cns_core.agents.bus import CRITIQUE, GRADE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.judge_parse import parse_verdict
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
-from cns_core.agents.ollama import OllamaClient, OllamaError
-from cns_core.agents.prometheus import JudgeSettings, build_messages, critic_settings
+from cns_core.agents.chat import ChatClient, ChatError
+from cns_core.agents.prometheus import JudgeSettings, build_messages, chat_client, critic_settings
 from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, StateMachine
 
 __all__ = ["CriticAgent"]
@@ -32,16 +33,19 @@ class CriticAgent(Agent):
     """Subscribes to ``response.generation``; publishes one ``critique.result`` per valid turn."""
 
     name = "critic"
-    subjects = (RESPONSE,)
+    subjects = (RESPONSE, GRADE)
+    remember_scored = 100_000     # query ids whose grade was published: a pending request for one is skipped
 
     def __init__(self, bus: BusConfig | None = None, *, settings: JudgeSettings | None = None,
-                 client: OllamaClient | None = None):
+                 client: ChatClient | None = None):
         super().__init__(bus)
         self.settings = settings or critic_settings()
-        self.client = client or OllamaClient(self.settings.url, self.settings.timeout)
+        self.client = client or chat_client(self.settings)
         self.machine = StateMachine(CRITIC_MACHINE)
         self.graded = 0
         self.failed = 0
+        self.skipped = 0
+        self._scored: OrderedDict[str, None] = OrderedDict()
 
     def grade(self, turn: TurnMessage) -> CritiqueMessage:
         """Judge one turn; never raises. Leaves the machine in PUBLISHING (score) or ERROR (null score)."""
@@ -58,8 +62,9 @@ class CriticAgent(Agent):
         machine.fire(CriticAction.START_GRADE)
         try:
             result = self.client.chat(self.settings.model, messages, temperature=self.settings.temperature,
-                                      num_ctx=self.settings.num_ctx, timeout=self.settings.timeout)
-        except OllamaError as exc:
+                                      num_ctx=self.settings.num_ctx, timeout=self.settings.timeout,
+                                      stream=self.settings.stream)
+        except ChatError as exc:
             machine.fire(CriticAction.FAIL)
             return CritiqueMessage(**base, latency_s=time.monotonic() - start, error=f"{exc.reason}: {exc}")
         # Only the judge's own output is parsed: the prompt's template and the answer never are.
@@ -73,6 +78,10 @@ class CriticAgent(Agent):
 
     def handle(self, envelope: Envelope) -> None:
         machine = self.machine
+        qid = envelope.payload.get("query_id")
+        if envelope.subject == GRADE and isinstance(qid, str) and qid in self._scored:
+            self.skipped += 1      # a pending request for a turn graded since: never grade twice
+            return
         machine.fire(CriticAction.RECEIVE)
         try:
             turn = TurnMessage.model_validate(envelope.payload)
@@ -92,6 +101,9 @@ class CriticAgent(Agent):
             machine.fire(CriticAction.FAIL)
         else:
             self.graded += 1
+            self._scored[turn.query_id] = None
+            while len(self._scored) > self.remember_scored:
+                self._scored.popitem(last=False)
         if critique.score is None:
             self._publish(critique)
         machine.fire(CriticAction.RESET)

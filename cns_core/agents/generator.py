@@ -1,4 +1,4 @@
-"""GeneratorAgent: answers ``query.request`` through Ollama and publishes ``response.generation``.
+"""GeneratorAgent: answers ``query.request`` through the configured chat server and publishes ``response.generation``.
 
 Small on purpose: the dashboard's ask flow publishes a query, this agent answers
 it, and the CriticAgent and MemoryAgent take it from there. A failed generation
@@ -14,8 +14,8 @@ from pydantic import ValidationError
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import QUERY, RESPONSE, BusConfig, Envelope
 from cns_core.agents.messages import QueryMessage, TurnMessage, describe_errors
-from cns_core.agents.ollama import OllamaClient, OllamaError
-from cns_core.agents.prometheus import GeneratorSettings, generator_settings
+from cns_core.agents.chat import ChatClient, ChatError
+from cns_core.agents.prometheus import GeneratorSettings, chat_client, generator_settings
 
 __all__ = ["GeneratorAgent"]
 
@@ -27,10 +27,10 @@ class GeneratorAgent(Agent):
     subjects = (QUERY,)
 
     def __init__(self, bus: BusConfig | None = None, *, settings: GeneratorSettings | None = None,
-                 client: OllamaClient | None = None):
+                 client: ChatClient | None = None):
         super().__init__(bus)
         self.settings = settings or generator_settings()
-        self.client = client or OllamaClient(self.settings.url, self.settings.timeout)
+        self.client = client or chat_client(self.settings)
         self.answered = 0
 
     def answer(self, query: QueryMessage) -> TurnMessage:
@@ -38,7 +38,8 @@ class GeneratorAgent(Agent):
         messages = ([{"role": "system", "content": self.settings.system}] if self.settings.system else [])
         messages.append({"role": "user", "content": query.query})
         result = self.client.chat(self.settings.model, messages, temperature=self.settings.temperature,
-                                  num_ctx=self.settings.num_ctx, timeout=self.settings.timeout)
+                                  num_ctx=self.settings.num_ctx, timeout=self.settings.timeout,
+                                      stream=self.settings.stream)
         return TurnMessage(query=query.query, answer=result.content.strip(), session_id=query.session_id,
                            query_id=query.query_id, reference=query.reference, rubric=query.rubric,
                            model=result.model)
@@ -51,7 +52,7 @@ class GeneratorAgent(Agent):
             return
         try:
             turn = self.answer(query)
-        except OllamaError as exc:
+        except ChatError as exc:
             log.error("generator: no answer for %s (%s: %s)", query.query_id, exc.reason, exc)
             return
         assert self.publisher is not None

@@ -1,66 +1,39 @@
 """A small client for Ollama's HTTP API (``/api/chat``, ``/api/tags``) with typed errors.
 
-Standard library only (urllib): one blocking request per call, a timeout per
-call, and every failure mapped to one :class:`OllamaError` subclass whose name
-says what happened, so agents can publish the reason instead of crashing.
+One blocking request per call, a timeout per call, every failure one
+:class:`~cns_core.agents.chat.ChatError` subclass (the ``Ollama*`` names below are
+the same classes, for callers that name them). ``stream=True`` reads Ollama's
+streamed reply (one JSON object per line, the last with ``done: true``).
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import time
-import urllib.error
-import urllib.request
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+
+from cns_core.agents.chat import (
+    ChatBadResponse,
+    ChatError,
+    ChatHTTPError,
+    ChatModelMissing,
+    ChatResult,
+    ChatTimeout,
+    ChatUnreachable,
+    iter_lines,
+    open_request,
+    read_json,
+)
 
 __all__ = ["OllamaError", "OllamaUnreachable", "OllamaTimeout", "OllamaModelMissing", "OllamaHTTPError",
            "OllamaBadResponse", "ChatResult", "OllamaClient"]
 
-
-class OllamaError(RuntimeError):
-    """Any failure talking to Ollama; ``reason`` is a short machine-friendly tag."""
-
-    reason = "ollama_error"
-
-
-class OllamaUnreachable(OllamaError):
-    reason = "unreachable"
-
-
-class OllamaTimeout(OllamaError):
-    reason = "timeout"
-
-
-class OllamaModelMissing(OllamaError):
-    reason = "model_missing"
-
-
-class OllamaHTTPError(OllamaError):
-    reason = "http_error"
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
-
-
-class OllamaBadResponse(OllamaError):
-    reason = "bad_response"
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    content: str
-    model: str
-    latency_s: float
-    raw: Mapping[str, Any] = field(repr=False, default_factory=dict)
-
-    @property
-    def logprobs(self) -> list[dict[str, Any]]:
-        """Per-token log-probabilities when the server returned them (``logprobs: true``)."""
-        value = self.raw.get("logprobs")
-        return list(value) if isinstance(value, list) else []
+OllamaError = ChatError
+OllamaUnreachable = ChatUnreachable
+OllamaTimeout = ChatTimeout
+OllamaModelMissing = ChatModelMissing
+OllamaHTTPError = ChatHTTPError
+OllamaBadResponse = ChatBadResponse
 
 
 class OllamaClient:
@@ -75,82 +48,80 @@ class OllamaClient:
     def __repr__(self) -> str:
         return f"OllamaClient({self.url!r})"
 
+    def _open(self, path: str, body: Mapping[str, Any] | None, wait: float, model: str | None = None):
+        try:
+            return open_request(f"{self.url}{path}", body, timeout=wait,
+                                server=f"Ollama at {self.url}; is `ollama serve` running and CNS_OLLAMA_URL right?")
+        except ChatHTTPError as exc:
+            text = exc.detail.lower()
+            if exc.status == 404 and model is not None and ("not found" in text or "pull" in text):
+                raise ChatModelMissing(f"model {model!r} is not available on {self.url} ({exc.detail}); "
+                                       f"run `ollama pull {model}` or change the model in the config") from None
+            raise
+
     def _call(self, path: str, body: Mapping[str, Any] | None, timeout: float | None,
               model: str | None = None) -> dict[str, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(f"{self.url}{path}", data=data, method="GET" if body is None else "POST",
-                                         headers={"Content-Type": "application/json"})
         wait = self.timeout if timeout is None else timeout
-        try:
-            with urllib.request.urlopen(request, timeout=wait) as resp:
-                payload = resp.read()
-        except urllib.error.HTTPError as exc:
-            detail = _error_text(exc)
-            if exc.code == 404 and model is not None and ("not found" in detail.lower() or "pull" in detail.lower()):
-                raise OllamaModelMissing(f"model {model!r} is not available on {self.url} ({detail}); "
-                                         f"run `ollama pull {model}` or change the model in the config") from None
-            raise OllamaHTTPError(f"{self.url}{path} answered HTTP {exc.code}: {detail}", exc.code) from None
-        except (TimeoutError, socket.timeout):
-            raise OllamaTimeout(f"{self.url}{path} gave no answer within {wait:g} s") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, (TimeoutError, socket.timeout)):
-                raise OllamaTimeout(f"{self.url}{path} gave no answer within {wait:g} s") from None
-            raise OllamaUnreachable(f"cannot reach Ollama at {self.url} ({exc.reason}); is `ollama serve` "
-                                    "running and CNS_OLLAMA_URL right?") from None
-        except (ConnectionError, OSError) as exc:
-            raise OllamaUnreachable(f"connection to Ollama at {self.url} failed ({exc})") from None
-        try:
-            out = json.loads(payload)
-        except ValueError:
-            raise OllamaBadResponse(f"{self.url}{path} returned non-JSON: {payload[:120]!r}") from None
-        if not isinstance(out, dict):
-            raise OllamaBadResponse(f"{self.url}{path} returned {type(out).__name__}, expected an object")
-        return out
+        return read_json(self._open(path, body, wait, model), f"{self.url}{path}", wait)
 
     def chat(self, model: str, messages: Sequence[Mapping[str, str]], *, temperature: float = 0.0,
              num_ctx: int | None = None, timeout: float | None = None, options: Mapping[str, Any] | None = None,
-             logprobs: bool = False, top_logprobs: int = 0) -> ChatResult:
-        """One non-streamed chat completion."""
+             logprobs: bool = False, top_logprobs: int = 0, stream: bool = False) -> ChatResult:
+        """One chat completion (streamed when ``stream``; the result is the whole reply either way)."""
         if not model:
-            raise OllamaModelMissing("no model configured")
+            raise ChatModelMissing("no model configured")
         opts: dict[str, Any] = {"temperature": temperature, **(options or {})}
         if num_ctx:
             opts["num_ctx"] = int(num_ctx)
-        body: dict[str, Any] = {"model": model, "messages": list(messages), "stream": False, "options": opts}
+        body: dict[str, Any] = {"model": model, "messages": list(messages), "stream": bool(stream), "options": opts}
         if logprobs:
             body.update({"logprobs": True, "top_logprobs": int(top_logprobs)})
+        wait = self.timeout if timeout is None else timeout
         start = time.monotonic()
-        out = self._call("/api/chat", body, timeout, model=model)
+        if stream:
+            out = self._read_stream(self._open("/api/chat", body, wait, model), start + wait, wait)
+        else:
+            out = read_json(self._open("/api/chat", body, wait, model), f"{self.url}/api/chat", wait)
         message = out.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
-            raise OllamaBadResponse(f"/api/chat answer has no message.content: {str(out)[:160]}")
+            raise ChatBadResponse(f"/api/chat answer has no message.content: {str(out)[:160]}")
         return ChatResult(content=content, model=str(out.get("model", model)), latency_s=time.monotonic() - start,
                           raw=out)
+
+    def _read_stream(self, resp: Any, deadline: float, wait: float) -> dict[str, Any]:
+        """Join a streamed ``/api/chat`` reply into the shape of a non-streamed one."""
+        where = f"{self.url}/api/chat"
+        parts: list[str] = []
+        last: dict[str, Any] = {}
+        for line in iter_lines(resp, where, deadline, wait):
+            try:
+                chunk = json.loads(line)
+            except ValueError:
+                raise ChatBadResponse(f"{where} streamed a non-JSON line: {line[:120]!r}") from None
+            if not isinstance(chunk, dict):
+                raise ChatBadResponse(f"{where} streamed {type(chunk).__name__}, expected an object")
+            if chunk.get("error"):
+                raise ChatHTTPError(f"{where} failed mid-stream: {chunk['error']}", 500, str(chunk["error"]))
+            message = chunk.get("message")
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                parts.append(message["content"])
+            last = chunk
+            if chunk.get("done"):
+                return {**chunk, "message": {"role": "assistant", "content": "".join(parts)}}
+        raise ChatBadResponse(f"{where}: the stream ended without done: true ({str(last)[:120]})")
 
     def tags(self, timeout: float | None = None) -> list[str]:
         """Names of the models the server has (``ollama list``)."""
         out = self._call("/api/tags", None, timeout)
         models = out.get("models")
         if not isinstance(models, list):
-            raise OllamaBadResponse(f"/api/tags answer has no models list: {str(out)[:160]}")
+            raise ChatBadResponse(f"/api/tags answer has no models list: {str(out)[:160]}")
         return [str(m.get("name") or m.get("model")) for m in models if isinstance(m, dict)]
+
+    list_models = tags
 
     def has_model(self, model: str, timeout: float | None = None) -> bool:
         """Whether ``model`` is installed (a name without a tag means ``:latest``)."""
         want = model if ":" in model else f"{model}:latest"
         return any(name == model or name == want for name in self.tags(timeout))
-
-
-def _error_text(exc: urllib.error.HTTPError) -> str:
-    try:
-        body = exc.read().decode("utf-8", "replace")
-    except OSError:
-        return exc.reason or ""
-    try:
-        parsed = json.loads(body)
-        if isinstance(parsed, dict) and parsed.get("error"):
-            return str(parsed["error"])
-    except ValueError:
-        pass
-    return body.strip()[:200] or str(exc.reason)

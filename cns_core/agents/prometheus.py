@@ -8,12 +8,14 @@ A rubric is either the structured form (``criteria`` plus ``score1_description``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from cns_core.agents.chat import BACKENDS
 from cns_core.config import ConfigError, env_override, load_config
 
-__all__ = ["JudgeSettings", "GeneratorSettings", "critic_settings", "generator_settings", "render_rubric", "validate_rubric",
+__all__ = ["chat_client", "JudgeSettings", "GeneratorSettings", "critic_settings", "generator_settings", "render_rubric", "validate_rubric",
            "build_prompt", "build_messages", "RUBRIC_KEYS"]
 
 RUBRIC_KEYS = ("criteria",) + tuple(f"score{i}_description" for i in range(1, 6))
@@ -23,7 +25,7 @@ RUBRIC_KEYS = ("criteria",) + tuple(f"score{i}_description" for i in range(1, 6)
 class JudgeSettings:
     """Everything CriticAgent needs to call the judge."""
 
-    url: str
+    url: str                  # Ollama's URL or the OpenAI-compatible base URL, by ``backend``
     model: str
     temperature: float
     num_ctx: int
@@ -33,6 +35,10 @@ class JudgeSettings:
     rubric_template: str
     prompt: str
     prompt_with_reference: str
+    backend: str = "ollama"
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str = ""
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,41 @@ class GeneratorSettings:
     num_ctx: int
     timeout: float
     system: str
+    backend: str = "ollama"
+    api_key: str | None = field(default=None, repr=False)
+    stream: bool = False
+
+
+@dataclass(frozen=True)
+class _Server:
+    """Where the chat models are served: the backend, its URL, the judge model there, key and streaming."""
+
+    backend: str
+    url: str
+    model: str
+    api_key: str | None
+    api_key_env: str
+    stream: bool
+
+
+def _server(cfg: Mapping[str, Any]) -> _Server:
+    """``backend`` (``CNS_JUDGE_BACKEND``) and its settings: ``ollama_url``/``model`` or the ``openai`` section."""
+    backend = str(env_override(cfg.get("backend", "ollama"), "CNS_JUDGE_BACKEND"))
+    if backend not in BACKENDS:
+        raise ConfigError(f"critic.yaml: backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+    stream = cfg.get("stream", False)
+    if not isinstance(stream, bool):
+        raise ConfigError(f"critic.yaml: stream: expected true or false, got {stream!r}")
+    if backend == "ollama":
+        return _Server(backend, str(env_override(cfg.get("ollama_url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
+                       str(env_override(cfg.get("model", ""), "CNS_CRITIC_MODEL")), None, "", stream)
+    section = cfg.get("openai") or {}
+    if not isinstance(section, Mapping):
+        raise ConfigError("critic.yaml: openai: expected a mapping (base_url, model, api_key_env)")
+    key_env = str(section.get("api_key_env") or "")
+    return _Server(backend, str(env_override(section.get("base_url", "http://127.0.0.1:8000/v1"), "CNS_OPENAI_BASE_URL")),
+                   str(env_override(section.get("model", ""), "CNS_CRITIC_MODEL")),
+                   os.environ.get(key_env) or None if key_env else None, key_env, stream)
 
 
 def _number(cfg: Mapping[str, Any], key: str, cast: type, default: Any, section: str = "critic.yaml") -> Any:
@@ -57,8 +98,10 @@ def _number(cfg: Mapping[str, Any], key: str, cast: type, default: Any, section:
 
 
 def critic_settings(config: Mapping[str, Any] | None = None) -> JudgeSettings:
-    """Judge settings from ``config/critic.yaml`` (``CNS_OLLAMA_URL``, ``CNS_CRITIC_MODEL`` override)."""
+    """Judge settings from ``config/critic.yaml`` (``CNS_JUDGE_BACKEND``, ``CNS_OLLAMA_URL``,
+    ``CNS_OPENAI_BASE_URL``, ``CNS_CRITIC_MODEL`` override)."""
     cfg = dict(config) if config is not None else load_config("critic")
+    server = _server(cfg)
     prompts = cfg.get("prompts") or {}
     missing = [k for k in ("system", "rubric", "absolute", "absolute_with_reference") if not prompts.get(k)]
     if missing:
@@ -66,8 +109,8 @@ def critic_settings(config: Mapping[str, Any] | None = None) -> JudgeSettings:
     rubric = cfg.get("rubric")
     validate_rubric(rubric, "critic.yaml: rubric")
     return JudgeSettings(
-        url=str(env_override(cfg.get("ollama_url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
-        model=str(env_override(cfg.get("model", ""), "CNS_CRITIC_MODEL")),
+        url=server.url, model=server.model, backend=server.backend, api_key=server.api_key,
+        api_key_env=server.api_key_env, stream=server.stream,
         temperature=_number(cfg, "temperature", float, 0.0), num_ctx=_number(cfg, "num_ctx", int, 4096),
         timeout=_number(cfg, "grade_timeout", float, 30.0), rubric=rubric, system=str(prompts["system"]),
         rubric_template=str(prompts["rubric"]), prompt=str(prompts["absolute"]),
@@ -78,12 +121,21 @@ def generator_settings(config: Mapping[str, Any] | None = None) -> GeneratorSett
     """GeneratorAgent's settings (the ``generator`` section; ``CNS_GENERATOR_MODEL`` overrides the model)."""
     cfg = dict(config) if config is not None else load_config("critic")
     gen = dict(cfg.get("generator") or {})
+    server = _server(cfg)
     return GeneratorSettings(
-        url=str(env_override(cfg.get("ollama_url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
+        url=server.url, backend=server.backend, api_key=server.api_key, stream=server.stream,
         model=str(env_override(gen.get("model", ""), "CNS_GENERATOR_MODEL")),
         temperature=_number(gen, "temperature", float, 0.7, "critic.yaml generator"),
         num_ctx=_number(gen, "num_ctx", int, 4096, "critic.yaml generator"),
         timeout=_number(gen, "timeout", float, 60.0, "critic.yaml generator"), system=str(gen.get("system", "")))
+
+
+def chat_client(settings: JudgeSettings | GeneratorSettings, timeout: float | None = None) -> Any:
+    """The chat client for the settings' backend and URL."""
+    from cns_core.agents.chat import make_chat_client
+
+    return make_chat_client(settings.backend, settings.url, settings.timeout if timeout is None else timeout,
+                            settings.api_key)
 
 
 def validate_rubric(rubric: Any, field: str = "rubric") -> Mapping[str, str] | str:

@@ -13,8 +13,10 @@ import os
 import sys
 from typing import Sequence
 
+from cns_core.quiet import quiet_model_loading
+
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("evaluate", "importer", "coherence", "agents", "train_nli")
+_COMMAND_MODULES = ("run", "evaluate", "importer", "coherence", "agents", "train_nli")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    quiet_model_loading()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -63,8 +63,8 @@ def run_agents(args: argparse.Namespace) -> int:
     from cns_core.agents.bus import BusProxy, bus_settings
     from cns_core.agents.critic import CriticAgent
     from cns_core.agents.generator import GeneratorAgent
-    from cns_core.agents.ollama import OllamaClient, OllamaError
-    from cns_core.agents.prometheus import critic_settings
+    from cns_core.agents.chat import ChatError
+    from cns_core.agents.prometheus import chat_client, critic_settings
 
     bus = bus_settings()
     judge = critic_settings()
@@ -72,6 +72,7 @@ def run_agents(args: argparse.Namespace) -> int:
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     proxy = None if args.no_proxy else BusProxy(bus)
     started: list[Any] = []
+    grader = None
     try:
         if proxy is not None:
             proxy.start()
@@ -79,11 +80,11 @@ def run_agents(args: argparse.Namespace) -> int:
                   + (f", journal -> {bus.journal_address}" if bus.journal_enabled else ""))
         if not args.no_critic:
             try:
-                if not OllamaClient(judge.url, timeout=3).has_model(judge.model):
-                    print(f"warning: judge model {judge.model!r} is not pulled on {judge.url}; critiques will "
-                          f"carry score null (ollama pull {judge.model})", file=sys.stderr)
-            except OllamaError as exc:
-                print(f"warning: {exc}; critiques will carry score null until Ollama answers", file=sys.stderr)
+                if not chat_client(judge, timeout=3).has_model(judge.model, timeout=3):
+                    print(f"warning: judge model {judge.model!r} is not served by {judge.backend} at {judge.url}; "
+                          "critiques will carry score null", file=sys.stderr)
+            except ChatError as exc:
+                print(f"warning: {exc}; critiques will carry score null until the judge answers", file=sys.stderr)
         for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence)),
                            (args.no_critic, lambda: CriticAgent(bus, settings=judge)),
                            (args.no_generator, lambda: GeneratorAgent(bus))):
@@ -92,6 +93,9 @@ def run_agents(args: argparse.Namespace) -> int:
                 agent.start()
                 started.append(agent)
                 print(f"{agent.name}: running")
+        if not args.no_critic:
+            grader = _pending_grader(bus, judge, started)
+            print(f"pending grades: requested whenever the judge at {judge.url} answers")
         print("press Ctrl-C to stop")
         while not stop.wait(0.5):
             dead = [a.name for a in started if not a.running]
@@ -100,6 +104,8 @@ def run_agents(args: argparse.Namespace) -> int:
                 return 1
         return 0
     finally:
+        if grader is not None:
+            grader.stop()
         for agent in reversed(started):
             agent.stop()
         if proxy is not None:
@@ -107,6 +113,36 @@ def run_agents(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         print("stopped", file=sys.stderr)
+
+
+def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
+    """Asks for the grades of stored, ungraded turns at start-up and whenever the judge comes back."""
+    from cns_core.agents.chat import ChatError
+    from cns_core.agents.pending import PendingGrader
+    from cns_core.agents.prometheus import chat_client
+    from cns_core.config import load_config
+
+    def judge_up() -> bool:
+        try:
+            return chat_client(judge, timeout=3).has_model(judge.model, timeout=3)
+        except (ChatError, ValueError):
+            return False
+
+    opened: list[Any] = []
+
+    def memory() -> Any:
+        for agent in agents:
+            if getattr(agent, "name", "") == "memory":
+                return agent.memory
+        if not opened:
+            from cns_core.memory import MemoryService
+
+            opened.append(MemoryService())
+        return opened[0]
+
+    pending = load_config("critic").get("pending") or {}
+    return PendingGrader(bus, memory, judge_up, every_s=float(pending.get("check_every_s", 15)),
+                         limit=int(pending.get("limit", 1000))).start()
 
 
 def _memory_agent(bus: Any, coherence: bool) -> Any:

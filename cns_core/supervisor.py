@@ -1,0 +1,152 @@
+"""Run several long-lived commands as one: start them, relay their output, stop them all together.
+
+``cns run`` (and so ``make run``) uses it for the judge loop (``cns agents``) and
+the dashboard (``streamlit run``). Each child runs in its own process group, so
+the supervisor alone decides when it stops: on SIGINT or SIGTERM every child gets
+SIGTERM (its whole group), and whatever is still alive after the grace period is
+killed. A child marked ``restart`` that dies is started again (a few times, with
+a pause); any other child that exits ends the whole run. Nothing is left behind:
+no process, and so no port.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Mapping, Sequence
+
+__all__ = ["ChildSpec", "Supervisor"]
+
+
+@dataclass(frozen=True)
+class ChildSpec:
+    """One command to supervise; ``name`` prefixes its output lines."""
+
+    name: str
+    argv: Sequence[str]
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    restart: bool = False           # start it again when it dies (up to max_restarts)
+    max_restarts: int = 3
+    restart_pause_s: float = 2.0
+
+
+@dataclass
+class _Child:
+    spec: ChildSpec
+    proc: subprocess.Popen
+    restarts: int = 0
+    relay: threading.Thread | None = field(default=None, repr=False)
+
+
+class Supervisor:
+    """``run()`` blocks until a signal or a child's exit, then stops every child; returns the exit status."""
+
+    def __init__(self, children: Sequence[ChildSpec], *, grace_s: float = 10.0, out: IO[str] | None = None,
+                 poll_s: float = 0.3):
+        if not children:
+            raise ValueError("nothing to supervise")
+        self.specs = list(children)
+        self.grace_s = grace_s
+        self.out = out or sys.stdout
+        self.poll_s = poll_s
+        self.children: list[_Child] = []
+        self._stop = threading.Event()
+        self._signal: int | None = None
+        self._print_lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        with self._print_lock:
+            print(text, file=self.out, flush=True)
+
+    def _start(self, spec: ChildSpec) -> subprocess.Popen:
+        proc = subprocess.Popen(list(spec.argv), env=dict(spec.env) if spec.env is not None else None, cwd=spec.cwd,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, bufsize=1, start_new_session=True)
+        self.say(f"[{spec.name}] started (pid {proc.pid})")
+        return proc
+
+    def _relay(self, child: _Child) -> threading.Thread:
+        proc, name = child.proc, child.spec.name
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                self.say(f"[{name}] {line.rstrip()}")
+
+        thread = threading.Thread(target=pump, name=f"cns-relay-{name}", daemon=True)
+        thread.start()
+        return thread
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self._signal = signum
+        self._stop.set()
+
+    def run(self) -> int:
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+        status = 0
+        try:
+            for spec in self.specs:
+                child = _Child(spec, self._start(spec))
+                child.relay = self._relay(child)
+                self.children.append(child)
+            while not self._stop.wait(self.poll_s):
+                status = self._check_children()
+                if status:
+                    break
+            if self._signal is not None:
+                self.say(f"stopping ({signal.Signals(self._signal).name})…")
+        finally:
+            self.stop_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return status
+
+    def _check_children(self) -> int:
+        """0 while all is well (restarting what may be restarted), else the status to end the run with."""
+        for child in self.children:
+            code = child.proc.poll()
+            if code is None:
+                continue
+            spec = child.spec
+            if spec.restart and child.restarts < spec.max_restarts:
+                child.restarts += 1
+                self.say(f"[{spec.name}] exited with status {code}; restarting "
+                         f"({child.restarts}/{spec.max_restarts}) in {spec.restart_pause_s:g} s")
+                if self._stop.wait(spec.restart_pause_s):
+                    return 0
+                child.proc = self._start(spec)
+                child.relay = self._relay(child)
+                continue
+            self.say(f"[{spec.name}] exited with status {code}; stopping the rest")
+            return code or 1
+        return 0
+
+    def stop_all(self) -> None:
+        """SIGTERM every child's process group, wait up to the grace period, then SIGKILL what is left."""
+        for child in self.children:
+            _signal_group(child.proc, signal.SIGTERM)
+        deadline = time.monotonic() + self.grace_s
+        for child in self.children:
+            try:
+                child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                self.say(f"[{child.spec.name}] did not stop within {self.grace_s:g} s; killing it")
+                _signal_group(child.proc, signal.SIGKILL)
+                child.proc.wait()
+            _signal_group(child.proc, signal.SIGKILL)   # any grandchild left in its group
+            if child.relay is not None:
+                child.relay.join(2.0)
+            self.say(f"[{child.spec.name}] stopped")
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,0 +1,90 @@
+"""``cns run`` (what ``make run`` calls): the judge loop and the dashboard start as children, a second
+run reuses them, and one SIGINT stops everything, leaving no process and no port behind."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from local_servers import free_port, stop_process, wait_until_serving
+
+from cns_core.cli.run import port_in_use
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _wait_for(predicate, what: str, timeout_s: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} within {timeout_s:.0f} s; output:\n{log.read_text()}")
+        time.sleep(0.3)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
+    ports = {"CNS_BUS_PUB_PORT": free_port(), "CNS_BUS_SUB_PORT": free_port(), "CNS_BUS_JOURNAL_PORT": free_port()}
+    web = free_port()
+    env = {**os.environ, **{k: str(v) for k, v in ports.items()}, "CNS_STATE_DIR": str(tmp_path / "state"),
+           "CNS_OLLAMA_URL": f"http://127.0.0.1:{free_port()}", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+           "ANONYMIZED_TELEMETRY": "False"}
+    log = tmp_path / "run.log"
+    cmd = [sys.executable, "-m", "cns_core.cli", "run", "--port", str(web)]
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 120)
+        _wait_for(lambda: "memory: running" in log.read_text() and "critic: running" in log.read_text(),
+                  "the MemoryAgent and the CriticAgent did not start", 120, log)
+        assert all(port_in_use(p) for p in ports.values())
+        pids = {name: int(pid) for name, pid in re.findall(r"\[(\w+)\] started \(pid (\d+)\)", log.read_text())}
+        assert set(pids) == {"agents", "dashboard"} and all(_alive(p) for p in pids.values())
+
+        again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0, again.stderr
+        assert "judge loop: already running" in again.stdout and "using it" in again.stdout
+        assert f"port {web} is already in use" in again.stdout
+        assert all(port_in_use(p) for p in ports.values()), "the second run must leave the first loop alone"
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            stop_process(proc)
+    text = log.read_text()
+    assert "stopping (SIGINT)" in text and "[agents] stopped" in text and "[dashboard] stopped" in text
+    assert not any(_alive(p) for p in pids.values()), text
+    assert not any(port_in_use(p) for p in [*ports.values(), web])
+    assert "Loading weights" not in text, "model-loading bars must not reach the terminal"
+
+
+def test_a_child_that_exits_stops_the_others_and_a_restartable_one_is_restarted(tmp_path):
+    import io
+
+    from cns_core.supervisor import ChildSpec, Supervisor
+
+    marker = tmp_path / "starts"
+    flaky = ChildSpec("flaky", [sys.executable, "-c", f"open({str(marker)!r}, 'a').write('x')"], restart=True,
+                      max_restarts=2, restart_pause_s=0.1)
+    sleeper = ChildSpec("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"])
+    out = io.StringIO()
+    sup = Supervisor([flaky, sleeper], grace_s=5, out=out, poll_s=0.1)
+    started = time.monotonic()
+    assert sup.run() == 1          # the flaky child's last exit (status 0) ends the run as a failure
+    assert time.monotonic() - started < 30
+    assert marker.read_text() == "xxx", out.getvalue()      # first start + 2 restarts
+    assert "restarting (2/2)" in out.getvalue() and "[sleeper] stopped" in out.getvalue()
+    assert all(c.proc.poll() is not None for c in sup.children)
