@@ -95,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    threshold = float(load_config("models").get("nli", {}).get("contradiction_threshold", 0.5))
+    nli_cfg = load_config("models").get("nli", {})
+    threshold = float((nli_cfg.get("lexical") or {}).get("contradiction_threshold",
+                                                         nli_cfg.get("contradiction_threshold", 0.5)))
     print(f"{len(data)} pairs from {args.data}; embedding ...", file=sys.stderr)
     features = pair_features(data.pairs, get_embedder(), numeric_delta=args.numeric_delta)
     labels = data.labels

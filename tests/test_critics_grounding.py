@@ -82,7 +82,7 @@ def test_weak_entailment_and_low_relevance(critic):
 
 
 def test_long_evidence_is_scored_by_its_best_window():
-    critic = GroundingCritic({"max_window_chars": 30, "window_sentences": 1, "window_stride": 1})
+    critic = GroundingCritic({"max_window_chars": 30, "window_sentences": 1, "window_stride": 1, "top_k": 0})
     long = "The sky was grey. Drug X lowered blood pressure. Nobody noticed. It rained."
     sno = build_sno({"h": "Drug X lowers blood pressure."}, [], [("e1", long), ("e2", "Short one.")])
     nli = TableNLI({("Drug X lowered blood pressure.", "Drug X lowers blood pressure."): (0.8, 0.15, 0.05),
@@ -146,3 +146,47 @@ def test_batched_critic_matches_per_claim_loop_with_a_real_transformers_model(tm
     assert result.score == pytest.approx(float(np.mean(loop)), abs=1e-5)
     assert 0.0 <= result.score <= 1.0 and result.ok
     assert set(result.evidence["claims"]) == set(CLAIMS)
+
+
+class _AxisEmbedder:
+    """Each text is a unit vector along the axis the table gives it (others: a shared far axis)."""
+
+    name, dim = "axes", 8
+
+    def __init__(self, axes: dict[str, int]):
+        self.axes = axes
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row, self.axes.get(text, self.dim - 1)] = 1.0
+        return out
+
+
+def test_each_claim_is_checked_against_its_top_k_windows_only():
+    from cns_core.critics.grounding import top_k_windows
+
+    claims = {"h": "Claim about topic zero.", "c1": "Claim about topic one."}
+    evidence = [(f"e{i}", f"Evidence {i}.") for i in range(5)]
+    # h is near e0 and e1, c1 near e2 and e3; e4 is near nothing
+    axes = {"Claim about topic zero.": 0, "Claim about topic one.": 1, "Evidence 0.": 0, "Evidence 1.": 0,
+            "Evidence 2.": 1, "Evidence 3.": 1}
+    nli = TableNLI({("Evidence 1.", "Claim about topic zero."): (0.9, 0.05, 0.05),
+                    ("Evidence 3.", "Claim about topic one."): (0.1, 0.1, 0.8),
+                    ("Evidence 4.", "Claim about topic one."): (0.0, 0.0, 1.0)})    # never asked: not in top 2
+    sno = build_sno(claims, [("c1", "h", "support")], evidence)
+    result = GroundingCritic({"top_k": 2, "contradiction_threshold": 0.5}).evaluate(
+        sno, CriticContext(nli=nli, embedder=_AxisEmbedder(axes)))
+    assert len(nli.calls) == 1
+    assert sorted(nli.calls[0]) == sorted([("Evidence 0.", claims["h"]), ("Evidence 1.", claims["h"]),
+                                           ("Evidence 2.", claims["c1"]), ("Evidence 3.", claims["c1"])])
+    assert result.evidence["pairs"] == 4 and result.evidence["windows_per_claim"] == 2
+    per_claim = result.evidence["claims"]
+    assert per_claim["h"]["best_evidence"] == "e1" and per_claim["h"]["entailment"] == pytest.approx(0.9)
+    assert per_claim["c1"]["contradicted_by"] == "e3" and per_claim["c1"]["max_contradiction"] == pytest.approx(0.8)
+    # e4 was nobody's top-2 window: it bears on no claim
+    assert result.evidence["evidence"]["e4"]["relevance"] == 0.0
+    assert any(i.code == "low_relevance" and i.nodes == ("e4",) for i in result.issues)
+    sims = np.eye(3, dtype=np.float32)
+    assert top_k_windows(sims[:1], sims, 1).tolist() == [[0]]
+    assert top_k_windows(sims[:1], sims, 0).tolist() == [[0, 1, 2]]

@@ -209,7 +209,7 @@ def test_committed_lexical_params_record_their_fit():
     assert "SICK" in cfg["fit"]["data"]
     cv = cfg["fit"]["cv_5fold_grouped_by_sentence"]
     assert cv["entailment AUC"] >= 0.88 and cv["contradiction precision"] >= 0.90 and cv["contradiction recall"] >= 0.60
-    assert cfg["fit"]["contradiction_threshold"] == load_config("models")["nli"]["contradiction_threshold"]
+    assert cfg["fit"]["contradiction_threshold"] == load_config("models")["nli"]["lexical"]["contradiction_threshold"]
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -256,7 +256,7 @@ def test_lexical_on_sick_meets_the_issue_targets(lexical, shared_data):
     if not path.is_file():
         pytest.skip(f"{path} is absent")
     data = read_nli_pairs(path, limit=300)
-    threshold = load_config("models")["nli"]["contradiction_threshold"]
+    threshold = load_config("models")["nli"]["lexical"]["contradiction_threshold"]
     report = nli_report(lexical.predict(data.pairs), data.labels, threshold)
     assert report["entailment AUC"] >= 0.88
     assert report["contradiction precision"] >= 0.85 and report["contradiction recall"] >= 0.60
@@ -478,3 +478,32 @@ def test_relative_model_folders_are_found_from_the_project_root(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     assert resolve_model_path(SHIPPED_MODEL) == str(PROJECT_ROOT / SHIPPED_MODEL)
     assert resolve_model_path("cross-encoder/nli-deberta-v3-xsmall") == "cross-encoder/nli-deberta-v3-xsmall"
+
+
+# ----- the shipped model -------------------------------------------------------------------------------
+@pytest.mark.parametrize("premise, hypothesis, expected", [
+    ("A man is playing a guitar on stage.", "A man is playing an instrument.", "entailment"),
+    ("A man is playing a guitar on stage.", "Nobody is playing an instrument.", "contradiction"),
+    ("A man is playing a guitar on stage.", "The man is a famous musician.", "neutral"),
+    ("The trial found that the drug had no effect on blood pressure.", "The drug reduces blood pressure.",
+     "contradiction"),
+])
+def test_shipped_model_is_the_default_and_gets_plain_pairs_right(premise, hypothesis, expected):
+    from cns_core.models.nli import SHIPPED_MODEL, nli_identity
+
+    backend = get_nli_backend()
+    assert isinstance(backend, TransformersNLI) and backend.model_path == str(PROJECT_ROOT / SHIPPED_MODEL)
+    assert nli_identity(backend) == "nli-minilm-l6 (fp32)"
+    probs = backend.predict([(premise, hypothesis)])[0]
+    assert NLI_LABELS[int(probs.argmax())] == expected
+    assert probs.max() > 0.6
+
+
+def test_shipped_model_card_and_calibration_are_there():
+    folder = PROJECT_ROOT / "models" / "nli-minilm-l6"
+    calibration = json.loads((folder / "calibration.json").read_text())
+    assert 0.5 < calibration["temperature"] < 3.0 and 0.3 <= calibration["contradiction_threshold"] <= 0.95
+    assert (folder / "model.safetensors").stat().st_size < 50 * 2 ** 20
+    card = (folder / "MODEL_CARD.md").read_text().lower()
+    for needed in ("cns train-nli", "licence", "mnli_dev_mismatched", "learning rate", "multinli dev-mismatched"):
+        assert needed in card

@@ -52,7 +52,7 @@ def run_eval(args: argparse.Namespace) -> int:
     calibrator = Calibrator.load(args.calibration) if args.calibration else None
     report = evaluate_file(hook, args.file, limit=args.limit, fit_fraction=args.fit_fraction, seed=args.seed,
                            chain_size=args.chain_size, calibrator=calibrator,
-                           save_calibration=args.save_calibration)
+                           save_calibration=args.save_calibration, fit_weights=args.fit_weights)
     for line in report.lines():
         print(line)
     if args.save_calibration:
@@ -122,6 +122,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--save-calibration", type=Path, default=None, help="save the fitted calibration state here")
     p.add_argument("--backend", default=None, help="NLI backend (default: nli.backend of models.yaml)")
     p.add_argument("--heuristics-only", action="store_true", help="no model pass (the spec's phase A)")
+    p.add_argument("--fit-weights", action="store_true",
+                   help="also choose the fusion weights w_h/w_m on the fitting part (precision target 0.90)")
     p.set_defaults(func=run_eval)
 
     c = subparsers.add_parser("coherence-check", help="run the coherence hook on a chain or SNO files")

@@ -17,6 +17,11 @@ memory holds, sentence B what the chain now says. The pairs go through stages
 * **chain coherence stability**: held-back pairs in file order form chains of
   ``chain_size`` propositions; the figure is the mean rolling standard deviation
   of their coherence_chain over ``window`` consecutive chains.
+
+With ``fit_weights`` the fusion weights are chosen on the fitting part too (model weight
+``w_m`` from the grid, ``w_h = 1 - w_m``): the one with the best recall at tau_c whose
+precision there reaches ``target_precision``, else the best precision. The held-back
+part never takes part in a choice.
 """
 
 from __future__ import annotations
@@ -29,10 +34,14 @@ import numpy as np
 
 from cns_core.coherence.calibration import Calibrator, margin_ece, normalise, normalised_entropy
 from cns_core.coherence.decision import chain_metrics, is_blocking
+from cns_core.coherence.fusion import FusionWeights, fuse
 from cns_core.coherence.schemas import PropTag, Triplet
 from cns_core.models.nli_metrics import NLIDataset, nli_report, read_nli_pairs
 
-__all__ = ["CoherenceEvalReport", "evaluate_dataset", "evaluate_file", "split_indices"]
+__all__ = ["CoherenceEvalReport", "evaluate_dataset", "evaluate_file", "split_indices", "choose_fusion_weights",
+           "WEIGHT_GRID"]
+
+WEIGHT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 @dataclass
@@ -69,7 +78,11 @@ class CoherenceEvalReport:
             f"heuristics-only contradiction precision: {self.heuristic_precision:.3f}",
             f"heuristics-only contradiction recall: {self.heuristic_recall:.3f}",
             f"model pass: {'yes' if self.model_used else 'no (heuristics only)'}",
-        ]
+        ] + ([f"fusion weights: w_h {self.extra['w_h']:.2f}, w_m {self.extra['w_m']:.2f}"
+              + (" (chosen on the fitting part: " + ", ".join(
+                  f"w_m {t['w_m']:.1f} P {t['precision']:.3f} R {t['recall']:.3f}"
+                  for t in self.extra["weight_search"]) + ")" if "weight_search" in self.extra else "")]
+             if "w_m" in self.extra else [])
 
 
 def split_indices(n: int, fit_fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -99,27 +112,62 @@ def _rolling_std(values: list[float], window: int) -> float:
     return float(np.mean([arr[i:i + window].std() for i in range(len(arr) - window + 1)]))
 
 
+def _calibrator(settings) -> Calibrator:
+    calibrator = Calibrator(bins=int(settings.calibration.get("bins", 10)),
+                            class_bias=bool(settings.calibration.get("class_bias", True)))
+    calibrator.state.method = settings.calibration.get("method", "temperature")
+    return calibrator
+
+
+def choose_fusion_weights(parts: dict[str, np.ndarray], labels: np.ndarray, settings,
+                          target_precision: float = 0.90,
+                          grid: tuple[float, ...] = WEIGHT_GRID) -> tuple[FusionWeights, list[dict[str, float]]]:
+    """The fusion weights with the best contradiction recall at tau_c whose precision reaches the target,
+    each candidate calibrated and measured on the pairs given (the fitting part only)."""
+    tau_c = settings.thresholds.tau_c
+    tried: list[dict[str, float]] = []
+    for w_m in grid:
+        candidate = FusionWeights(w_h=round(1.0 - w_m, 3), w_m=w_m)
+        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], candidate)
+        calibrator = _calibrator(settings)
+        calibrator.fit(raw, labels)
+        figures = nli_report(calibrator.apply(raw), labels, tau_c)
+        tried.append({"w_m": w_m, "precision": figures["contradiction precision"],
+                      "recall": figures["contradiction recall"]})
+    meeting = [t for t in tried if t["precision"] >= target_precision]
+    best = max(meeting, key=lambda t: (t["recall"], t["precision"])) if meeting \
+        else max(tried, key=lambda t: (t["precision"], t["recall"]))
+    return FusionWeights(w_h=round(1.0 - best["w_m"], 3), w_m=best["w_m"]), tried
+
+
 def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed: int = 0, chain_size: int = 10,
                      window: int = 10, calibrator: Calibrator | None = None,
-                     save_calibration: str | Path | None = None) -> CoherenceEvalReport:
+                     save_calibration: str | Path | None = None, fit_weights: bool = False,
+                     target_precision: float = 0.90) -> CoherenceEvalReport:
     """Measure the hook on labelled pairs (see the module docstring)."""
     settings = hook.effective_settings()
     pairs = list(data.pairs)
     labels = np.asarray(data.labels, dtype=np.int64)
-    raw, _ = hook.score_pairs(pairs)
-    heur_raw, _ = hook.score_pairs(pairs, use_model=False)
+    parts, _ = hook.score_parts(pairs)
+    weights = settings.weights
+    heur_raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], np.zeros(len(pairs), dtype=bool),
+                    weights)
     model_used = hook.model is not None and hook.model.ready
+    extra: dict[str, Any] = {}
     if calibrator is None:
         fit_idx, eval_idx = split_indices(len(pairs), fit_fraction, seed)
-        calibrator = Calibrator(bins=int(settings.calibration.get("bins", 10)),
-                                class_bias=bool(settings.calibration.get("class_bias", True)))
-        calibrator.state.method = settings.calibration.get("method", "temperature")
+        if fit_weights and model_used and len(fit_idx):
+            weights, extra["weight_search"] = choose_fusion_weights(
+                {k: v[fit_idx] for k, v in parts.items()}, labels[fit_idx], settings, target_precision)
+        calibrator = _calibrator(settings)
+        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], weights)
         if len(fit_idx):
             calibrator.fit(raw[fit_idx], labels[fit_idx])
             if save_calibration:
                 calibrator.save(save_calibration)
     else:
         fit_idx, eval_idx = np.zeros(0, dtype=np.int64), np.arange(len(pairs))
+        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], weights)
     if not len(eval_idx):
         raise ValueError(f"{data.name}: no pairs left to evaluate after the calibration split")
     raw_eval, y = raw[eval_idx], labels[eval_idx]
@@ -142,7 +190,8 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
         false_block_rate=false_blocks / int(blocked.sum()) if blocked.any() else 0.0, blocked=int(blocked.sum()),
         stability=_rolling_std(coherence, window), temperature=calibrator.state.temperature,
         heuristic_precision=heur["contradiction precision"], heuristic_recall=heur["contradiction recall"],
-        model_used=model_used, extra={"accuracy": report["accuracy"]})
+        model_used=model_used, extra={"accuracy": report["accuracy"], "w_h": weights.w_h, "w_m": weights.w_m,
+                                      **extra})
 
 
 def evaluate_file(hook, path: str | Path, *, limit: int | None = None, **kwargs: Any) -> CoherenceEvalReport:
