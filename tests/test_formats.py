@@ -166,6 +166,88 @@ def test_brat_checks_spans_against_the_text(tmp_path):
     assert [(w.cause, w.location) for w in alone.warnings] == [("no-text-file", "file")]
 
 
+def essay(name: str):
+    """One essay of ``fixtures/formats/essays`` (written for these tests in the shape of the
+    Argument Annotated Essays: MajorClaims, Claims with a Stance, Premises, R relations)."""
+    result = import_file("brat", FIXTURES / "essays" / f"{name}.ann")
+    assert result.ok, result.error
+    return result
+
+
+def test_brat_stance_and_relation_that_agree_make_one_relation():
+    result = essay("essay_homework")
+    assert result.warnings == ()
+    sno = result.sno
+    # A1 (T2 For) and R1 (T2 supports T1) say the same: one relation, the R line's
+    assert edges(sno) == {("T2", "T1", "support", None), ("T3", "T2", "support", None),
+                          ("T4", "T2", "support", None), ("T5", "T1", "support", None),
+                          ("T6", "T5", "support", None), ("T7", "T1", "attack", "rebut"),
+                          ("T8", "T7", "attack", "rebut")}
+    assert [r.id for r in sno.relations] == ["R1", "R2", "R3", "R4", "R5", "R6", "R7"]
+    assert {c.id: c.role for c in sno.claims if c.role != "proponent"} == {"T7": "opponent"}
+    assert sno.metadata["stances"] == {"T2": "For", "T5": "For", "T7": "Against"}
+    assert sno.metadata["rephrases"] == [{"id": "restates-T9", "source": "T9", "target": "T1",
+                                          "scheme": "MajorClaim restatement"}]
+
+
+def test_brat_component_spanning_a_tab_is_read_whole():
+    result = essay("essay_homework")
+    text = (FIXTURES / "essays" / "essay_homework.txt").read_text()
+    line = (FIXTURES / "essays" / "essay_homework.ann").read_text().splitlines()[3]
+    assert line.count("\t") == 3          # the span text itself holds a tab
+    start, end = map(int, line.split("\t")[1].split()[1:])
+    assert "\t" in text[start:end]
+    assert result.sno.claims_by_id["T4"].text == " ".join(text[start:end].split()) == (
+        "a long school day already leaves little free time in the evening")
+    # without span text on the line, the .txt is sliced at the offsets
+    cut = parse_brat(f"T1\tMajorClaim {start} {end}\n", text, "cut.ann")
+    assert cut.ok and cut.sno.claims_by_id["T1"].text == result.sno.claims_by_id["T4"].text
+
+
+def test_brat_stance_that_disagrees_keeps_the_relation_and_names_both_lines():
+    result = essay("essay_remote_work")
+    (warning,) = result.warnings
+    assert (warning.cause, warning.location) == ("stance-conflict", "line 11 (A3)")
+    assert "line 16 (R5)" in warning.message and "Against" in warning.message
+    sno = result.sno
+    assert ("T6", "T1", "support", None) in edges(sno) and "A3" not in sno.relations_by_id
+    assert sno.claims_by_id["T6"].role == "proponent"      # the kept relation decides the role
+    assert sno.claims_by_id["T4"].role == "opponent"
+
+
+def test_brat_stance_alone_becomes_the_relation_to_the_major_claim():
+    result = essay("essay_free_museums")
+    assert result.warnings == ()
+    sno = result.sno
+    assert (sno.relations_by_id["A1"].source, sno.relations_by_id["A1"].target,
+            sno.relations_by_id["A1"].kind) == ("T2", "T1", "support")
+    assert (sno.relations_by_id["A2"].kind, sno.relations_by_id["A2"].attack_type) == ("attack", "rebut")
+    roles = {c.id: c.role for c in sno.claims}
+    assert roles["T4"] == "opponent" and roles["T5"] == "proponent" and roles["T6"] == "proponent"
+
+
+def test_brat_two_major_claims_and_a_claim_with_no_stance_and_no_relation():
+    result = essay("essay_public_transport")
+    assert [(w.cause, w.location) for w in result.warnings] == [("unconnected-claim", "line 7 (T7)")]
+    sno = result.sno
+    assert sno.hypothesis == "T1" and sno.metadata["unit_types"]["T2"] == "MajorClaim"
+    # A2 (T5 For) is already said by R3 (T5 supports the second major claim): no second relation
+    assert "A2" not in sno.relations_by_id and ("T5", "T2", "support", None) in edges(sno)
+    assert "A1" not in sno.relations_by_id           # and A1 by R1
+    assert [r["source"] for r in sno.metadata["rephrases"]] == ["T2", "T8"]
+    assert sno.claims_by_id["T7"].role == "none" and sno.claims_by_id["T2"].role == "proponent"
+
+
+def test_brat_essays_keep_one_relation_per_stated_pair():
+    """The corpus writes most stances twice (attribute and relation); each pair is one relation, never a refusal."""
+    for name in ("essay_homework", "essay_remote_work", "essay_public_transport"):
+        ann = (FIXTURES / "essays" / f"{name}.ann").read_text()
+        pairs = {tuple(line.split("\t")[1].split()[1:3]) for line in ann.splitlines() if line.startswith("R")}
+        stanced = [line.split()[2] for line in ann.splitlines() if line.startswith("A")]
+        assert any((f"Arg1:{t}", f"Arg2:T1") in pairs for t in stanced), name
+        assert len(essay(name).sno.relations) == len(pairs)
+
+
 # ----- Argdown ----------------------------------------------------------------
 
 def test_argdown_statements_arguments_relations_and_evidence():
