@@ -27,8 +27,8 @@ from typing import Any, Mapping
 from cns_core.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
 from cns_core.sno import SNO
 
-__all__ = ["ClaimGrounding", "GraphFindings", "claim_grounding", "graph_findings", "sno_graph_html",
-           "remote_resources"]
+__all__ = ["ClaimGrounding", "GraphFindings", "claim_grounding", "claim_levels", "graph_findings",
+           "restatements", "sno_graph_html", "remote_resources"]
 
 _TOOLTIP_WIDTH = 64
 _LABEL_WIDTH = 26
@@ -109,8 +109,12 @@ def sno_graph_html(
     when unknown); support edges are solid, rebuttals dashed, undercuts dotted
     with a bar end; claims on a cycle and orphan claims get a highlighted border.
     Hovering a node shows the claim, its best evidence and the scores.
-    The layout is layered (hypothesis on top) unless the graph has a cycle, which
-    layers cannot show; then it is force-directed. ``hierarchical`` forces either.
+    The layout is layered as a reader expects an argument (:func:`claim_levels`):
+    the hypothesis and the claims restating it on top, the claims arguing about
+    it below, their premises below those; ``hierarchical=False`` makes it
+    force-directed instead. Restatements (``metadata["rephrases"]`` of the
+    hypothesis: a brat essay's second major claim, an AIF MA node) are joined to
+    it by a thin grey line without an arrow.
     """
     from pyvis.network import Network
 
@@ -119,7 +123,9 @@ def sno_graph_html(
     evidence = {e.id: e for e in sno.evidence}
     cycle_nodes, cycle_edges = findings.cycle_nodes, findings.cycle_edges
     if hierarchical is None:
-        hierarchical = not findings.cycles
+        hierarchical = True
+    levels = claim_levels(sno) if hierarchical else {}
+    restating = restatements(sno)
 
     net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
     for claim in sno.claims:
@@ -144,6 +150,7 @@ def sno_graph_html(
             shapeProperties={"borderDashes": dashes},
             font={"size": 16 if claim.id == sno.hypothesis else 13, "face": "sans-serif", "color": "#111827"},
             margin=8,
+            **({"level": levels[claim.id]} if hierarchical else {}),
         )
     # Drawn from the relations, not from ``sno.graph``: the DiGraph keeps one edge per
     # pair, and a rebut and an undercut from the same claim may share one.
@@ -176,9 +183,55 @@ def sno_graph_html(
         if smooth:
             edge["smooth"] = smooth
         net.add_edge(source, target, **edge)
+    for k, source in enumerate(restating):   # arcs, so a line never runs behind a claim of the same level
+        net.add_edge(source, sno.hypothesis, title=f"{source} restates {sno.hypothesis}", restates=source,
+                     color=dict.fromkeys(("color", "highlight", "hover"), GREY), dashes=[2, 5], width=1.5,
+                     arrows={"to": {"enabled": False}},
+                     smooth={"enabled": True, "type": "curvedCCW", "roundness": 0.25 + 0.1 * k})
     net.set_options(json.dumps(_options(hierarchical)))
     page = net.generate_html(notebook=False)
-    return _finish(page, findings)
+    return _finish(page, findings, restates=bool(restating))
+
+
+def restatements(sno: SNO) -> list[str]:
+    """Claims that ``metadata["rephrases"]`` marks as restating the hypothesis (no relation joins them)."""
+    items = (sno.metadata or {}).get("rephrases") or []
+    found = [r.get("source") for r in items if isinstance(r, Mapping) and r.get("target") == sno.hypothesis]
+    return [c for c in dict.fromkeys(found) if c in sno.claims_by_id and c != sno.hypothesis]
+
+
+def claim_levels(sno: SNO) -> dict[str, int]:
+    """A layer per claim, as a reader lays an argument out: 0 on top.
+
+    The hypothesis and its restatements are level 0; a claim that argues about a
+    claim of level ``n`` (an undercut counts at the claim it attacks) is at
+    ``n + 1``, by its shortest path, so cycles still get layers. Claims with no
+    path to the hypothesis are laid out the same way below an imagined top:
+    their own end points (claims that argue about nothing) at level 1.
+    """
+    g = sno.graph
+    levels: dict[str, int] = {}
+
+    def spread(starts: list[str], level: int) -> None:
+        frontier = [c for c in starts if c not in levels]
+        for c in frontier:
+            levels[c] = level
+        while frontier:
+            level += 1
+            nxt = []
+            for claim in frontier:
+                for arguer in g.predecessors(claim):
+                    if arguer not in levels:
+                        levels[arguer] = level
+                        nxt.append(arguer)
+            frontier = nxt
+
+    spread([sno.hypothesis, *restatements(sno)], 0)
+    while len(levels) < len(sno.claims):
+        rest = [c.id for c in sno.claims if c.id not in levels]
+        ends = [c for c in rest if g.out_degree(c) == 0]   # all they argue about is left over too
+        spread(ends or rest[:1], 1)
+    return levels
 
 
 # ----- offline check ------------------------------------------------------------
@@ -234,7 +287,10 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
                   findings: GraphFindings) -> str:
     """Plain text (vis-network shows it with innerText): claim, best evidence, scores, findings."""
     claim = sno.claims_by_id[claim_id]
+    unit_type = ((sno.metadata or {}).get("unit_types") or {}).get(claim_id)   # brat: MajorClaim, Claim, Premise
     kind = "Hypothesis" if claim_id == sno.hypothesis else "Claim"
+    if isinstance(unit_type, str) and unit_type.strip():
+        kind += f" ({unit_type.strip()})"
     role = "" if claim.role == "none" else f" · {claim.role}"
     lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
     lines.append(f"Grounding: entailment {_fmt(g.entailment)} · contradiction {_fmt(g.contradiction)}")
@@ -266,9 +322,10 @@ def _shorten(text: str, limit: int) -> str:
 
 def _options(hierarchical: bool) -> dict[str, Any]:
     layout: dict[str, Any] = {"randomSeed": 7}
-    if hierarchical:
-        layout["hierarchical"] = {"enabled": True, "direction": "DU", "sortMethod": "directed",
-                                  "levelSeparation": 130, "nodeSpacing": 190, "shakeTowards": "roots"}
+    if hierarchical:   # levels are given per node (claim_levels): level 0, the hypothesis, on top
+        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": 150, "nodeSpacing": 250,
+                                  "treeSpacing": 260, "blockShifting": True, "edgeMinimization": True,
+                                  "parentCentralization": True}
     return {
         "layout": layout,
         "physics": {"enabled": not hierarchical, "stabilization": {"iterations": 300},
@@ -283,7 +340,7 @@ def _options(hierarchical: bool) -> dict[str, Any]:
 _BOOTSTRAP = re.compile(r"<link[^>]*cdn\.jsdelivr[^>]*/>\s*|<script[^>]*cdn\.jsdelivr[^>]*>\s*</script>\s*", re.S)
 _COMMENTED = re.compile(r"<!--.*?-->", re.S)
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>\s*", re.S)
-def _legend(findings: GraphFindings) -> str:
+def _legend(findings: GraphFindings, restates: bool = False) -> str:
     """A static legend (no user text) overlaid on the canvas."""
     items = [
         (f'<span style="display:inline-block;width:26px;border-top:3px solid {EDGE_STYLES["support"]["color"]}"></span>', "supports"),
@@ -292,6 +349,9 @@ def _legend(findings: GraphFindings) -> str:
     ]
     ramp = "".join(f'<span style="display:inline-block;width:9px;height:11px;background:{unit_colour(v / 10)}"></span>'
                    for v in range(11))
+    if restates:
+        items.append((f'<span style="display:inline-block;width:26px;border-top:2px dotted {GREY}"></span>',
+                      "restates the hypothesis"))
     rows = "".join(f"<div>{swatch} {text}</div>" for swatch, text in items)
     rows += f"<div>{ramp} grounding 0 → 1 <span style=\"display:inline-block;width:11px;height:11px;background:{GREY}\"></span> n/a</div>"
     if findings.cycles:
@@ -305,7 +365,7 @@ def _legend(findings: GraphFindings) -> str:
             f'line-height:1.7">{rows}</div>')
 
 
-def _finish(page: str, findings: GraphFindings) -> str:
+def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
@@ -313,5 +373,5 @@ def _finish(page: str, findings: GraphFindings) -> str:
              "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
              ".card{border:none}</style>")
     page = page.replace("</head>", style + "</head>", 1)
-    page = page.replace('<div id="mynetwork"', _legend(findings) + '<div id="mynetwork"', 1)
+    page = page.replace('<div id="mynetwork"', _legend(findings, restates) + '<div id="mynetwork"', 1)
     return page

@@ -123,7 +123,7 @@ def test_aif_locution_premise_is_resolved_or_promoted():
     assert sno.relations_by_id["ra"].source == "p"           # L -> YA -> I anchors the premise
     assert sno.relations_by_id["ra2"].source == "l2"         # anchors nothing: promoted
     assert sno.metadata["promoted_locutions"] == ["l2"]
-    assert any("l2" in w and "promoted" in w for w in result.warnings)
+    assert [(w.cause, w.location) for w in result.warnings] == [("promoted-locution", "L-node l2")]
 
 
 def test_aif_hypothesis_is_the_root_most_argued_towards():
@@ -157,10 +157,95 @@ def test_brat_checks_spans_against_the_text(tmp_path):
     ann = (FIXTURES / "essay01.ann").read_text()
     text = (FIXTURES / "essay01.txt").read_text()
     result = parse_brat(ann, text.replace("Pontevedra", "Pontevedro"), "essay01.ann")
-    assert result.ok and any(w.startswith("line 3 (T3): span text differs") for w in result.warnings)
+    assert result.ok and [(w.cause, w.location) for w in result.warnings] == [("span-mismatch", "line 3 (T3)")]
+    assert str(result.warnings[0]).startswith("line 3 (T3): span text differs")
+    assert result.sno.claims_by_id["T3"].text.startswith("In Pontevedra")   # the .ann text is kept
     shutil.copy(FIXTURES / "essay01.ann", tmp_path / "lonely.ann")
     alone = import_file("brat", tmp_path / "lonely.ann")
-    assert alone.ok and alone.sno.title == "lonely" and any("no .txt" in w for w in alone.warnings)
+    assert alone.ok and alone.sno.title == "lonely"
+    assert [(w.cause, w.location) for w in alone.warnings] == [("no-text-file", "file")]
+
+
+def essay(name: str):
+    """One essay of ``fixtures/formats/essays`` (written for these tests in the shape of the
+    Argument Annotated Essays: MajorClaims, Claims with a Stance, Premises, R relations)."""
+    result = import_file("brat", FIXTURES / "essays" / f"{name}.ann")
+    assert result.ok, result.error
+    return result
+
+
+def test_brat_stance_and_relation_that_agree_make_one_relation():
+    result = essay("essay_homework")
+    assert result.warnings == ()
+    sno = result.sno
+    # A1 (T2 For) and R1 (T2 supports T1) say the same: one relation, the R line's
+    assert edges(sno) == {("T2", "T1", "support", None), ("T3", "T2", "support", None),
+                          ("T4", "T2", "support", None), ("T5", "T1", "support", None),
+                          ("T6", "T5", "support", None), ("T7", "T1", "attack", "rebut"),
+                          ("T8", "T7", "attack", "rebut")}
+    assert [r.id for r in sno.relations] == ["R1", "R2", "R3", "R4", "R5", "R6", "R7"]
+    assert {c.id: c.role for c in sno.claims if c.role != "proponent"} == {"T7": "opponent"}
+    assert sno.metadata["stances"] == {"T2": "For", "T5": "For", "T7": "Against"}
+    assert sno.metadata["rephrases"] == [{"id": "restates-T9", "source": "T9", "target": "T1",
+                                          "scheme": "MajorClaim restatement"}]
+
+
+def test_brat_component_spanning_a_tab_is_read_whole():
+    result = essay("essay_homework")
+    text = (FIXTURES / "essays" / "essay_homework.txt").read_text()
+    line = (FIXTURES / "essays" / "essay_homework.ann").read_text().splitlines()[3]
+    assert line.count("\t") == 3          # the span text itself holds a tab
+    start, end = map(int, line.split("\t")[1].split()[1:])
+    assert "\t" in text[start:end]
+    assert result.sno.claims_by_id["T4"].text == " ".join(text[start:end].split()) == (
+        "a long school day already leaves little free time in the evening")
+    # without span text on the line, the .txt is sliced at the offsets
+    cut = parse_brat(f"T1\tMajorClaim {start} {end}\n", text, "cut.ann")
+    assert cut.ok and cut.sno.claims_by_id["T1"].text == result.sno.claims_by_id["T4"].text
+
+
+def test_brat_stance_that_disagrees_keeps_the_relation_and_names_both_lines():
+    result = essay("essay_remote_work")
+    (warning,) = result.warnings
+    assert (warning.cause, warning.location) == ("stance-conflict", "line 11 (A3)")
+    assert "line 16 (R5)" in warning.message and "Against" in warning.message
+    sno = result.sno
+    assert ("T6", "T1", "support", None) in edges(sno) and "A3" not in sno.relations_by_id
+    assert sno.claims_by_id["T6"].role == "proponent"      # the kept relation decides the role
+    assert sno.claims_by_id["T4"].role == "opponent"
+
+
+def test_brat_stance_alone_becomes_the_relation_to_the_major_claim():
+    result = essay("essay_free_museums")
+    assert result.warnings == ()
+    sno = result.sno
+    assert (sno.relations_by_id["A1"].source, sno.relations_by_id["A1"].target,
+            sno.relations_by_id["A1"].kind) == ("T2", "T1", "support")
+    assert (sno.relations_by_id["A2"].kind, sno.relations_by_id["A2"].attack_type) == ("attack", "rebut")
+    roles = {c.id: c.role for c in sno.claims}
+    assert roles["T4"] == "opponent" and roles["T5"] == "proponent" and roles["T6"] == "proponent"
+
+
+def test_brat_two_major_claims_and_a_claim_with_no_stance_and_no_relation():
+    result = essay("essay_public_transport")
+    assert [(w.cause, w.location) for w in result.warnings] == [("unconnected-claim", "line 7 (T7)")]
+    sno = result.sno
+    assert sno.hypothesis == "T1" and sno.metadata["unit_types"]["T2"] == "MajorClaim"
+    # A2 (T5 For) is already said by R3 (T5 supports the second major claim): no second relation
+    assert "A2" not in sno.relations_by_id and ("T5", "T2", "support", None) in edges(sno)
+    assert "A1" not in sno.relations_by_id           # and A1 by R1
+    assert [r["source"] for r in sno.metadata["rephrases"]] == ["T2", "T8"]
+    assert sno.claims_by_id["T7"].role == "none" and sno.claims_by_id["T2"].role == "proponent"
+
+
+def test_brat_essays_keep_one_relation_per_stated_pair():
+    """The corpus writes most stances twice (attribute and relation); each pair is one relation, never a refusal."""
+    for name in ("essay_homework", "essay_remote_work", "essay_public_transport"):
+        ann = (FIXTURES / "essays" / f"{name}.ann").read_text()
+        pairs = {tuple(line.split("\t")[1].split()[1:3]) for line in ann.splitlines() if line.startswith("R")}
+        stanced = [line.split()[2] for line in ann.splitlines() if line.startswith("A")]
+        assert any((f"Arg1:{t}", f"Arg2:T1") in pairs for t in stanced), name
+        assert len(essay(name).sno.relations) == len(pairs)
 
 
 # ----- Argdown ----------------------------------------------------------------
@@ -268,60 +353,33 @@ def two_units(edges: str) -> str:
 
 
 BAD = [
-    # (format, file name, content, element, problem fragment)
-    ("aif", "a.json", '{"nodes": [', "line 1 column 12", "not valid JSON"),
-    ("aif", "a.json", '[1, 2]', "(root)", "expected a JSON object"),
-    ("aif", "a.json", '{"edges": []}', "nodes", "missing"),
-    ("aif", "a.json", '{"nodes": [{"text": "x", "type": "I"}], "edges": []}', "nodes[0]", "missing 'nodeID'"),
-    ("aif", "a.json", '{"nodes": [{"nodeID": 1, "text": "x"}], "edges": []}', "node 1", "missing 'type'"),
-    ("aif", "a.json", '{"nodes": [{"nodeID": 1, "text": "x", "type": "I"}], "edges": [{"edgeID": 4, "fromID": 1}]}',
-     "edge 4", "missing 'toID'"),
-    ("aif", "a.json", json.dumps({"nodes": [{"nodeID": "a", "text": "x", "type": "I"},
-                                            {"nodeID": "b", "text": "y", "type": "I"},
-                                            {"nodeID": "r", "text": "", "type": "RA"}],
-                                  "edges": [{"fromID": "a", "toID": "r"}, {"fromID": "r", "toID": "a"},
-                                            {"fromID": "r", "toID": "b"}]}), "RA node r", "has 2 conclusions"),
+    # refused: (format, file name, content, element, problem fragment, cause)
+    ("aif", "a.json", '{"nodes": [', "line 1 column 12", "not valid JSON", "syntax"),
+    ("aif", "a.json", '[1, 2]', "(root)", "expected a JSON object", "structure"),
+    ("aif", "a.json", '{"edges": []}', "nodes", "missing", "structure"),
     ("aif", "a.json", '{"nodes": [{"nodeID": "r", "text": "", "type": "RA"}], "edges": []}', "document",
-     "holds no claims"),
-    ("microtexts", "m.xml", "<arggraph id='x'><edu id='e1'>t</edu>", "line 1 column 38", "not well-formed XML"),
-    ("microtexts", "m.xml", "<graph/>", "<graph>", "root element must be <arggraph>"),
-    ("microtexts", "m.xml", '<!DOCTYPE a [<!ENTITY x "y">]><arggraph/>', "<!DOCTYPE>", "entity declarations"),
-    ("microtexts", "m.xml", "<arggraph><adu id='a1'/></arggraph>", '<adu id="a1">', "missing attribute 'type'"),
-    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><adu id='a1' type='pro'/>"
-     "<edge id='c1' src='e1' trg='a1' type='seg'/><edge id='c2' src='a1' trg='a1' type='foo'/></arggraph>",
-     '<edge id="c2">', "type must be one of"),
-    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><adu id='a1' type='pro'/><adu id='a2' type='opp'/>"
-     "<edge id='c1' src='e1' trg='a1' type='seg'/></arggraph>", '<adu id="a2">', "has no text"),
-    ("microtexts", "m.xml", two_units("<edge id='c3' src='a2' trg='a1' type='und'/>"), '<edge id="c3">',
-     "an und edge must target an edge"),
-    ("brat", "b.ann", "T1\tClaim 0 x\tword\n", "line 1 (T1)", "not 'START END' pairs"),
-    ("brat", "b.ann", "T1\tClaim 0 4\tword\nR1\tsupports Arg1:T1 Arg2:T9\t\n", "line 2 (R1)", "Arg2 'T9'"),
-    ("brat", "b.ann", "T1\tClaim 0 4\tword\nA1\tStance T1 Maybe\n", "line 2 (A1)", "For|Against"),
-    ("brat", "b.ann", "T1\tClaim 0 4\n", "line 1 (T1)", "needs its span text"),
-    ("brat", "b.ann", "R1\tsupports Arg1:T1 Arg2:T2\t\n", "document", "holds no MajorClaim"),
-    ("argdown", "d.argdown", "[A]: a\n(1) [B]: b\n----\n", "line 2", "premise-conclusion structures"),
-    ("argdown", "d.argdown", "+ [A]: a\n", "line 1", "has no element above it"),
-    ("argdown", "d.argdown", "[A: a\n", "line 1", "never closed"),
-    ("argdown", "d.argdown", "[A]: a\n  >< [B]: b\n", "line 2", "contradictions"),
-    ("argdown", "d.argdown", "[A]: a\n[B]: b\n[X]: x\n  +> [A]\n  -> [B]\n[Z]: z\n  _> [X]\n", "line 7",
-     "ambiguous: it has 2 outgoing relations"),
-    ("argdown", "d.argdown", "===\nhypothesis: Q\n===\n[A]: a\n", "front matter", "hypothesis 'Q'"),
-    ("argdown", "d.argdown", "[A]: a\n  + [E]: e #evidence\n", "line 2", "cannot take part in relations"),
-    ("argdown", "d.argdown", "[A]: a {role: [}\n", "line 1", "not valid YAML"),
-    ("argdown", "d.argdown", "[A]: a {role: judge}\n", "line 1", "role must be one of"),
-    ("argdown", "d.argdown", "[A] a\n", "line 1", "needs a colon"),
-    ("argdown", "d.argdown", "===\ntitle: x\n", "line 1", "never closed"),
-    ("argdown", "d.argdown", "  \n\n", "file", "is empty"),
-    ("argdown", "d.argdown", "[A]: a\n  + [B]: b\n  - [B]\n", "line 3", "[B] already relates to [A] (line 2)"),
-    ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
-                                      "<edge id='c2' src='a2' trg='a1' type='reb'/>"),
-     "document", "relations[1] (id c2): 'a2' already argues about 'a1'"),
+     "holds no claims", "no-claims"),
+    ("microtexts", "m.xml", "<arggraph id='x'><edu id='e1'>t</edu>", "line 1 column 38", "not well-formed XML", "syntax"),
+    ("microtexts", "m.xml", "<graph/>", "<graph>", "root element must be <arggraph>", "structure"),
+    ("microtexts", "m.xml", '<!DOCTYPE a [<!ENTITY x "y">]><arggraph/>', "<!DOCTYPE>", "entity declarations", "syntax"),
+    ("brat", "b.ann", "R1\tsupports Arg1:T1 Arg2:T2\t\n", "document", "holds no MajorClaim", "no-claims"),
+    ("argdown", "d.argdown", "[A]: a\n(1) [B]: b\n----\n", "line 2", "premise-conclusion structures", "syntax"),
+    ("argdown", "d.argdown", "+ [A]: a\n", "line 1", "has no element above it", "syntax"),
+    ("argdown", "d.argdown", "[A: a\n", "line 1", "never closed", "syntax"),
+    ("argdown", "d.argdown", "[A]: a\n  >< [B]: b\n", "line 2", "contradictions", "syntax"),
+    ("argdown", "d.argdown", "===\nhypothesis: Q\n===\n[A]: a\n", "front matter", "hypothesis 'Q'", "structure"),
+    ("argdown", "d.argdown", "[A]: a\n  + [E]: e #evidence\n", "line 2", "cannot take part in relations", "structure"),
+    ("argdown", "d.argdown", "[A]: a {role: [}\n", "line 1", "not valid YAML", "syntax"),
+    ("argdown", "d.argdown", "[A]: a {role: judge}\n", "line 1", "role must be one of", "structure"),
+    ("argdown", "d.argdown", "[A] a\n", "line 1", "needs a colon", "syntax"),
+    ("argdown", "d.argdown", "===\ntitle: x\n", "line 1", "never closed", "syntax"),
+    ("argdown", "d.argdown", "  \n\n", "file", "is empty", "file"),
 ]
 
 
-@pytest.mark.parametrize(("fmt", "name", "content", "element", "problem"), BAD,
+@pytest.mark.parametrize(("fmt", "name", "content", "element", "problem", "cause"), BAD,
                          ids=[f"{row[0]}-{i}" for i, row in enumerate(BAD)])
-def test_bad_input_names_file_element_and_problem(tmp_path, fmt, name, content, element, problem):
+def test_refused_input_names_file_element_problem_and_cause(tmp_path, fmt, name, content, element, problem, cause):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     result = import_file(fmt, path)
@@ -330,6 +388,94 @@ def test_bad_input_names_file_element_and_problem(tmp_path, fmt, name, content, 
     assert (err.file, err.element) == (str(path), element), str(err)
     assert problem in err.problem, err.problem
     assert str(err).startswith(f"{path}: {element}: ")
+    assert err.cause == cause
+
+
+def aif_map(nodes: list, edges: list) -> str:
+    return json.dumps({"nodes": nodes, "edges": edges})
+
+
+I_NODES = [{"nodeID": "a", "text": "x", "type": "I"}, {"nodeID": "b", "text": "y", "type": "I"},
+           {"nodeID": "r", "text": "", "type": "RA"}]
+A_TO_B = [{"fromID": "a", "toID": "r"}, {"fromID": "r", "toID": "b"}]
+
+REPAIRED = [
+    # one faulty node or relation, the rest imported: (format, name, content, cause, location, message fragment,
+    # (claims, relations) kept)
+    ("aif", "a.json", aif_map(I_NODES + [{"text": "x", "type": "I"}], A_TO_B),
+     "bad-unit", "nodes[3]", "missing 'nodeID'", (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES + [{"nodeID": 1, "text": "x"}], A_TO_B), "bad-unit", "node 1", "missing 'type'",
+     (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES + [{"nodeID": "a", "text": "z", "type": "I"}], A_TO_B),
+     "bad-unit", "node a", "duplicate nodeID", (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES, A_TO_B + [{"edgeID": 4, "fromID": "a"}]), "bad-relation", "edge 4",
+     "missing 'toID'", (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES, A_TO_B + [{"edgeID": 7, "fromID": "r", "toID": "99"}]),
+     "dangling-relation", "edge 7", "toID '99' is not a node", (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES, A_TO_B + [{"edgeID": 5, "fromID": "a", "toID": "r"}]),
+     "duplicate-relation", "edge 5", "repeats the edge a -> r", (2, 1)),
+    ("aif", "a.json", aif_map(I_NODES, A_TO_B + [{"fromID": "r", "toID": "a"}]), "bad-relation", "RA node r",
+     "has 2 conclusions", (2, 0)),
+    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><adu id='a1'/>"
+     "<edge id='s1' src='e1' trg='a1' type='seg'/></arggraph>", "bad-unit", '<adu id="a1">',
+     "type must be 'pro' or 'opp'", (1, 0)),
+    ("microtexts", "m.xml", two_units("<edge id='c2' src='a1' trg='a2' type='foo'/>"), "bad-relation",
+     '<edge id="c2">', "type must be one of", (2, 0)),
+    ("microtexts", "m.xml", "<arggraph><edu id='e1'>t</edu><adu id='a1' type='pro'/><adu id='a2' type='opp'/>"
+     "<edge id='c1' src='e1' trg='a1' type='seg'/><edge id='c2' src='a2' trg='a1' type='reb'/></arggraph>",
+     "bad-unit", '<adu id="a2">', "has no text", (1, 0)),
+    ("microtexts", "m.xml", two_units("<edge id='c3' src='a2' trg='a1' type='und'/>"), "bad-relation",
+     '<edge id="c3">', "an und edge must target an edge", (2, 0)),
+    ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
+                                      "<edge id='c2' src='a2' trg='a1' type='reb'/>"),
+     "conflicting-relation", '<edge id="c2">', "'a2' already argues about 'a1' in <edge id=\"c1\"> (support)", (2, 1)),
+    ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
+                                      "<edge id='c2' src='a2' trg='a1' type='sup'/>"),
+     "duplicate-relation", '<edge id="c2">', 'repeats <edge id="c1">', (2, 1)),
+    ("microtexts", "m.xml", two_units("<edge id='c1' src='a2' trg='a1' type='sup'/>"
+                                      "<edge id='c2' src='a1' trg='a1' type='sup'/>"),
+     "self-loop", '<edge id="c2">', "relates 'a1' to itself", (2, 1)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nT2\tClaim 0 x\tword\n", "bad-unit", "line 2 (T2)",
+     "not 'START END' pairs", (1, 0)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nR1\tsupports Arg1:T1 Arg2:T9\t\n", "dangling-relation", "line 2 (R1)",
+     "'T9' is neither a claim nor a relation", (1, 0)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nA1\tStance T1 Maybe\n", "bad-relation", "line 2 (A1)", "For|Against",
+     (1, 0)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nT2\tClaim 5 9\n", "bad-unit", "line 2 (T2)", "has no span text", (1, 0)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nR1\tsupports Arg1:T1 Arg2:T1\n", "self-loop", "line 2 (R1)",
+     "relates 'T1' to itself", (1, 0)),
+    ("brat", "b.ann", "T1\tClaim 0 4\tword\nE1\tEvent:T1\n", "not-argument", "line 2 (E1)", "not used for arguments",
+     (1, 0)),
+    ("argdown", "d.argdown", "[A]: a\n[B]: b\n[X]: x\n  +> [A]\n  -> [B]\n[Z]: z\n  _> [X]\n", "bad-relation",
+     "line 7", "ambiguous: it has 2 outgoing relations", (4, 2)),
+    ("argdown", "d.argdown", "[A]: a\n  + [B]: b\n  - [B]\n", "conflicting-relation", "line 3",
+     "'B' already argues about 'A' in line 2 (support)", (2, 1)),
+    ("argdown", "d.argdown", "[A]: a\n  + [A]\n", "self-loop", "line 2", "relates 'A' to itself", (1, 0)),
+]
+
+
+@pytest.mark.parametrize(("fmt", "name", "content", "cause", "location", "message", "kept"), REPAIRED,
+                         ids=[f"{row[0]}-{row[3]}-{i}" for i, row in enumerate(REPAIRED)])
+def test_one_faulty_node_or_relation_is_left_out_with_a_warning(tmp_path, fmt, name, content, cause, location,
+                                                                 message, kept):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    result = import_file(fmt, path)
+    assert result.ok, result.error
+    found = [w for w in result.warnings if w.cause == cause]
+    assert [w.location for w in found] == [location], result.warnings
+    assert message in found[0].message and str(found[0]) == f"{location}: {found[0].message}"
+    assert (len(result.sno.claims), len(result.sno.relations)) == kept
+
+
+def test_an_undercut_of_a_merged_duplicate_moves_to_the_relation_kept():
+    text = two_units("<edu id='e3'>v</edu><adu id='a3' type='opp'/><edge id='s3' src='e3' trg='a3' type='seg'/>"
+                     "<edge id='c1' src='a2' trg='a1' type='sup'/><edge id='c2' src='a2' trg='a1' type='sup'/>"
+                     "<edge id='c3' src='a3' trg='c2' type='und'/>")
+    result = parse_microtext(text, "m.xml")
+    assert [(w.cause, w.location) for w in result.warnings] == [("duplicate-relation", '<edge id="c2">')]
+    assert [(r.id, r.target, r.attack_type) for r in result.sno.relations] == [
+        ("c1", "a1", None), ("c3", "c1", "undercut")]
 
 
 def test_bad_input_not_utf8_and_too_large(tmp_path, monkeypatch):
@@ -347,8 +493,9 @@ def test_one_bad_file_in_a_folder_does_not_stop_the_others(tmp_path):
     (tmp_path / "notes.txt").write_text("not an AIF file, and not picked up")
     results = import_path("aif", tmp_path)
     assert [Path(r.file).name for r in results] == ["bad_edge.json", "bad_syntax.json", "debate.json"]
-    assert [r.ok for r in results] == [False, False, True]
-    assert results[0].error.element == "edge 7" and "toID '99' is not a node" in results[0].error.problem
+    assert [r.ok for r in results] == [True, False, True]   # a dangling edge is left out, bad JSON refused
+    assert [(w.cause, w.location) for w in results[0].warnings] == [("dangling-relation", "edge 7")]
+    assert results[1].error.cause == "syntax" and "not valid JSON" in results[1].error.problem
 
 
 def test_unknown_format_and_missing_path(tmp_path):

@@ -10,6 +10,7 @@ from functools import cache
 import pytest
 
 from cns_core.formats import import_path, parse_aif, parse_argdown, to_aif, to_argdown
+from cns_core.formats.summary import ImportSummary
 
 
 def readme_counts(text: str, names: list[str]) -> dict[str, int]:
@@ -58,6 +59,9 @@ def test_all_112_microtexts_import_with_the_readme_counts(microtexts):
         ("reb", "attack", "rebut"): expected["reb"], ("und", "attack", "undercut"): expected["und"]}
     # an add edge (linked premise) takes the kind of the edge it joins
     assert sum(n for k, n in kinds.items() if k[0] == "add") == expected["add"]
+    # pinned: the corpus is clean, nothing is repaired or left out
+    summary = ImportSummary.of(results)
+    assert (summary.whole, summary.repaired, summary.refused, dict(summary.warnings)) == (112, 0, 0, {})
     stances = Counter(s.metadata["stance"] or "none" for s in snos)   # absent attribute = none
     stated = re.search(r"Text stance: pro (\d+), con (\d+), unclear (\d+), none (\d+)", readme)
     assert [stances[k] for k in ("pro", "con", "unclear", "none")] == [int(g) for g in stated.groups()]
@@ -77,6 +81,13 @@ def test_all_11_aif_maps_import_with_the_readme_counts(aif_maps):
     assert all(n["relations"] for s in snos for n in s.metadata["s_nodes"].values() if n["type"] in ("RA", "CA"))
     assert sum(len(s.metadata["rephrases"]) for s in snos) == expected["MA"]
     assert sum(1 for s in snos for r in s.relations if r.kind == "attack") == expected["CA"]
+    # pinned: one locution in test_map1 is a premise anchoring no I-node; nothing else is repaired
+    summary = ImportSummary.of(results)
+    assert (summary.whole, summary.repaired, summary.refused) == (10, 1, 0)
+    assert dict(summary.warnings) == {"promoted-locution": 1}
+    (repaired,) = [r for r in results if r.warnings]
+    assert repaired.file.endswith("test_map1.json") and repaired.sno.metadata["promoted_locutions"] == [
+        repaired.warnings[0].location.removeprefix("L-node ")]
 
 
 def test_corpora_round_trip_through_both_exports(microtexts, aif_maps):

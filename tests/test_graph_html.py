@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from cns_core import display
-from cns_core.graph_html import claim_grounding, graph_findings, remote_resources, sno_graph_html
+from cns_core.graph_html import (
+    claim_grounding,
+    claim_levels,
+    graph_findings,
+    remote_resources,
+    restatements,
+    sno_graph_html,
+)
 from cns_core.sno import SNO
 
 XSS = "<script>alert(1)</script>"
@@ -141,3 +149,35 @@ def test_orphan_that_is_not_detached():
 def test_claim_grounding_tolerates_bad_rows():
     out = claim_grounding({"a": {"entailment": "0.5"}, "b": "junk", "c": {"entailment": None}})
     assert out["a"].entailment == 0.5 and "b" not in out and out["c"].entailment is None
+
+
+def test_an_imported_essay_is_layered_major_claim_claims_premises():
+    """The brat essay fixture: major claims on top, claims under them, premises under those."""
+    from cns_core.formats import import_file
+
+    essays = Path(__file__).parent / "fixtures" / "formats" / "essays"
+    sno = import_file("brat", essays / "essay_homework.ann").sno
+    types = sno.metadata["unit_types"]
+    levels = claim_levels(sno)
+    assert {t: sorted({levels[c] for c, k in types.items() if k == t}) for t in set(types.values())} == {
+        "MajorClaim": [0], "Claim": [1], "Premise": [2]}
+    assert restatements(sno) == ["T9"]
+    page = sno_graph_html(sno)
+    nodes = {n["id"]: n for n in _dataset(page, "nodes")}
+    assert {c: n["level"] for c, n in nodes.items()} == levels
+    edges = _dataset(page, "edges")
+    (restates,) = [e for e in edges if e.get("restates")]
+    assert (restates["from"], restates["to"], restates["arrows"]["to"]["enabled"]) == ("T9", "T1", False)
+    assert len(edges) == len(sno.relations) + 1 and "restates the hypothesis" in page
+    assert json.loads(re.search(r"var options = (\{.*?\});\n", page, re.S).group(1))["layout"]["hierarchical"][
+        "direction"] == "UD"
+
+
+def test_levels_for_cycles_and_claims_with_no_path_to_the_hypothesis():
+    levels = claim_levels(_sno())        # a <-> c is a cycle; o argues about nothing
+    assert levels == {"h": 0, "a": 1, "b": 1, "u": 1, "c": 2, "o": 1}
+    chain = SNO.model_validate({"id": "d", "hypothesis": "h", "claims": [
+        {"id": "h", "text": "h"}, {"id": "x", "text": "x"}, {"id": "y", "text": "y"}],
+        "relations": [{"source": "y", "target": "x", "kind": "support"}]})
+    assert claim_levels(chain) == {"h": 0, "x": 1, "y": 2}   # a detached argument keeps its own shape
+    assert restatements(chain) == [] and "restates the hypothesis" not in sno_graph_html(chain)

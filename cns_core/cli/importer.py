@@ -1,8 +1,11 @@
 """``cns import FORMAT PATH... -o DIR``: argument maps from other tools as SNO files.
 
 Each input document becomes ``DIR/<sno id>.json`` (``.yaml`` with ``--yaml``).
-A file that cannot be imported is reported with its file, element and problem;
-the others are still written, and the exit status is 1. An existing file with
+A faulty relation or node is repaired or left out with a warning (``-v`` lists
+them); a file that cannot be imported at all is refused and reported with its
+file, element and problem; the others are still written, and the exit status
+is 1. The command ends with a summary: documents imported whole, repaired and
+refused, with warnings and refusals counted by cause. An existing file with
 different content is never overwritten unless ``--overwrite`` is given.
 """
 
@@ -13,6 +16,7 @@ import sys
 from pathlib import Path
 
 from cns_core.formats import EVIDENCE_RULES, FORMATS, ImportResult, import_path
+from cns_core.formats.summary import ImportSummary
 from cns_core.sno import SNO, serialize_snos
 
 __all__ = ["register", "run", "write_results"]
@@ -61,13 +65,16 @@ def run(args: argparse.Namespace) -> int:
                                     overwrite=args.overwrite)
     for line in errors:
         print(f"error: {line}", file=sys.stderr)
-    warnings = [(r.file, w) for r in results if r.ok for w in r.warnings]
     if args.verbose:
-        for file, warning in warnings:
-            print(f"warning: {file}: {warning}", file=sys.stderr)
-    note = f", {len(warnings)} warning(s)" + ("" if args.verbose or not warnings else " (-v lists them)")
-    print(f"imported {len(written)} of {len(results)} document(s) into {args.output} "
-          f"({len(errors)} failed{note if warnings else ''})")
+        for result in results:
+            for warning in result.warnings if result.ok else ():
+                print(f"warning: {result.file}: {warning} [{warning.cause}]", file=sys.stderr)
+    summary = ImportSummary.of(results)
+    unwritten = summary.imported - len(written)
+    print(f"imported {len(written)} of {len(results)} document(s) into {args.output}"
+          + (f" ({unwritten} not written: see the errors above)" if unwritten else ""))
+    for line in summary.lines(listed=args.verbose):
+        print(line)
     return 1 if errors or not results else 0
 
 

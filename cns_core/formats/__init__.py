@@ -16,17 +16,27 @@ from typing import Callable
 from cns_core.formats import aif, argdown, brat, microtexts
 from cns_core.formats.aif import dumps_aif, parse_aif, to_aif
 from cns_core.formats.argdown import parse_argdown, to_argdown
-from cns_core.formats.base import EVIDENCE_RULES, FormatError, ImportResult, check_evidence_rule
+from cns_core.formats.base import (
+    ERROR_CAUSES,
+    EVIDENCE_RULES,
+    WARNING_CAUSES,
+    FormatError,
+    FormatWarning,
+    ImportResult,
+    check_evidence_rule,
+)
 from cns_core.formats.brat import parse_brat
 from cns_core.formats.microtexts import parse_microtext
 from cns_core.sno import SNO
 
 __all__ = [
+    "ERROR_CAUSES",
     "EVIDENCE_RULES",
     "EXPORTERS",
     "FORMATS",
     "Format",
     "FormatError",
+    "FormatWarning",
     "ImportResult",
     "import_file",
     "import_path",
@@ -36,6 +46,7 @@ __all__ = [
     "parse_microtext",
     "to_aif",
     "to_argdown",
+    "WARNING_CAUSES",
 ]
 
 
@@ -79,10 +90,10 @@ def import_file(fmt: str, path: str | Path, *, evidence_rule: str = "leaf_premis
     except FormatError as exc:
         return ImportResult(file=str(path), error=exc)
     except RecursionError:
-        return ImportResult(file=str(path), error=FormatError(path, "document", "is nested too deeply"))
+        return ImportResult(file=str(path), error=FormatError(path, "document", "is nested too deeply", "structure"))
     except Exception as exc:  # an importer bug must not stop a folder: report it against the file
         return ImportResult(file=str(path), error=FormatError(
-            path, "document", f"could not be imported ({type(exc).__name__}: {exc})"))
+            path, "document", f"could not be imported ({type(exc).__name__}: {exc})", "importer-error"))
 
 
 def import_path(fmt: str, path: str | Path, *, evidence_rule: str = "leaf_premises") -> list[ImportResult]:
@@ -94,5 +105,5 @@ def import_path(fmt: str, path: str | Path, *, evidence_rule: str = "leaf_premis
         files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in spec.suffixes)
         return [import_file(fmt, f, evidence_rule=evidence_rule) for f in files]
     if not path.exists():
-        return [ImportResult(file=str(path), error=FormatError(path, "file", "does not exist"))]
+        return [ImportResult(file=str(path), error=FormatError(path, "file", "does not exist", "file"))]
     return [import_file(fmt, path, evidence_rule=evidence_rule)]

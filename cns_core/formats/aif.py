@@ -72,7 +72,7 @@ def _load(text: str, file: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise FormatError(file, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}") from None
+        raise FormatError(file, f"line {exc.lineno} column {exc.colno}", f"not valid JSON: {exc.msg}", "syntax") from None
     if isinstance(data, dict) and isinstance(data.get("AIF"), dict):
         inner = dict(data["AIF"])
         if "cns" in data and "cns" not in inner:
@@ -89,41 +89,47 @@ def _load(text: str, file: str) -> dict[str, Any]:
 def parse_aif(text: str, file: str = "<input>", *, evidence_rule: str = "leaf_premises") -> ImportResult:
     """Parse one AIF JSON document; raises :class:`FormatError` naming the node or edge."""
     data = _load(text, file)
-    nodes: dict[str, dict[str, str]] = {}
-    for i, node in enumerate(data["nodes"]):
-        if not isinstance(node, dict):
-            raise FormatError(file, f"nodes[{i}]", "must be an object")
-        ident = _node_ref(node.get("nodeID", node.get("id")))
-        if ident is None:
-            raise FormatError(file, f"nodes[{i}]", "missing 'nodeID'")
-        kind = node.get("type")
-        if not isinstance(kind, str) or not kind.strip():
-            raise FormatError(file, f"node {ident}", "missing 'type'")
-        if ident in nodes:
-            raise FormatError(file, f"node {ident}", "duplicate nodeID")
-        text_value = node.get("text", "")
-        nodes[ident] = {"type": kind.strip(), "text": text_value if isinstance(text_value, str) else str(text_value)}
-
-    incoming: dict[str, list[str]] = {n: [] for n in nodes}
-    outgoing: dict[str, list[str]] = {n: [] for n in nodes}
-    for i, edge in enumerate(data["edges"]):
-        if not isinstance(edge, dict):
-            raise FormatError(file, f"edges[{i}]", "must be an object")
-        name = f"edge {edge.get('edgeID', f'#{i + 1}')}"
-        ends = []
-        for key, alt in (("fromID", "from"), ("toID", "to")):
-            ref = _node_ref(edge.get(key, edge.get(alt)))
-            if ref is None:
-                raise FormatError(file, name, f"missing '{key}'")
-            if ref not in nodes:
-                raise FormatError(file, name, f"{key} {ref!r} is not a node")
-            ends.append(ref)
-        outgoing[ends[0]].append(ends[1])
-        incoming[ends[1]].append(ends[0])
-
     cns = data.get("cns") if isinstance(data.get("cns"), dict) else {}
     stem = Path(file).stem
     draft = Draft(file=file, id=str(cns.get("id") or stem), title=str(cns.get("title") or stem))
+    nodes: dict[str, dict[str, str]] = {}
+    for i, node in enumerate(data["nodes"]):   # a faulty node is left out, never the whole map
+        ident = _node_ref(node.get("nodeID", node.get("id"))) if isinstance(node, dict) else None
+        kind = node.get("type") if isinstance(node, dict) else None
+        if not isinstance(node, dict):
+            draft.warn(f"nodes[{i}]", "must be an object; left out", cause="bad-unit")
+        elif ident is None:
+            draft.warn(f"nodes[{i}]", "missing 'nodeID'; left out", cause="bad-unit")
+        elif not isinstance(kind, str) or not kind.strip():
+            draft.warn(f"node {ident}", "missing 'type'; left out", cause="bad-unit")
+        elif ident in nodes:
+            draft.warn(f"node {ident}", "duplicate nodeID; the first is kept", cause="bad-unit")
+        else:
+            text_value = node.get("text", "")
+            nodes[ident] = {"type": kind.strip(),
+                            "text": text_value if isinstance(text_value, str) else str(text_value)}
+
+    incoming: dict[str, list[str]] = {n: [] for n in nodes}
+    outgoing: dict[str, list[str]] = {n: [] for n in nodes}
+    for i, edge in enumerate(data["edges"]):   # and a faulty edge too
+        if not isinstance(edge, dict):
+            draft.warn(f"edges[{i}]", "must be an object; left out", cause="bad-relation")
+            continue
+        name = f"edge {edge.get('edgeID', f'#{i + 1}')}"
+        ends = [_node_ref(edge.get(key, edge.get(alt))) for key, alt in (("fromID", "from"), ("toID", "to"))]
+        missing = [key for key, ref in zip(("fromID", "toID"), ends) if ref is None]
+        unknown = [f"{key} {ref!r}" for key, ref in zip(("fromID", "toID"), ends) if ref is not None and ref not in nodes]
+        if missing:
+            draft.warn(name, f"missing '{missing[0]}'; left out", cause="bad-relation")
+        elif unknown:
+            draft.warn(name, f"{unknown[0]} is not a node; left out", cause="dangling-relation")
+        elif ends[0] == ends[1]:
+            draft.warn(name, f"links node {ends[0]} to itself; left out", cause="self-loop")
+        elif ends[1] in outgoing[ends[0]]:
+            draft.warn(name, f"repeats the edge {ends[0]} -> {ends[1]}; merged", cause="duplicate-relation")
+        else:
+            outgoing[ends[0]].append(ends[1])
+            incoming[ends[1]].append(ends[0])
     _Builder(file, nodes, incoming, outgoing, cns, draft).build()
     return build_sno(draft, evidence_rule)
 
@@ -148,7 +154,7 @@ class _Builder:
                 if node["text"].strip():
                     self._add_claim(ident, node["text"])
                 else:
-                    self.draft.warn(f"I-node {ident}", "has no text; left out")
+                    self.draft.warn(f"I-node {ident}", "has no text; left out", cause="bad-unit")
         groups = self._s_node_groups()
         relations: list[dict[str, Any]] = []
         s_nodes: dict[str, dict[str, Any]] = {}
@@ -172,7 +178,7 @@ class _Builder:
                             preferences.append({"id": ident, "preferred": src, "over": target,
                                                 "scheme": entry["scheme"]})
                 else:
-                    self.draft.warn(f"{kind} node {ident}", "does not point at an I-node; left out")
+                    self.draft.warn(f"{kind} node {ident}", "does not point at an I-node; left out", cause="dangling-relation")
                 continue
             resolved_target, attack_type = self._relation_target(ident, kind, target, groups)
             if resolved_target is None:
@@ -209,7 +215,8 @@ class _Builder:
             if not dangling:
                 return relations
             for rel in dangling:
-                self.draft.warn(f"relation {rel['id']}", f"undercuts {rel['target']}, which was left out; left out")
+                self.draft.warn(f"relation {rel['id']}", f"undercuts {rel['target']}, which was left out; left out",
+                               cause="dangling-relation")
             gone = {r["id"] for r in dangling}
             relations = [r for r in relations if r["id"] not in gone]
             for entry in s_nodes.values():
@@ -230,7 +237,7 @@ class _Builder:
         if kind != "L":
             if kind not in ("YA", "TA", *_S_NODES):  # dialogue, or an attack/preference on the S-node
                 self.draft.warn(f"{self.nodes[s_node]['type']} node {s_node}",
-                                f"input {ident} is a {kind} node, not an I-node; left out")
+                                f"input {ident} is a {kind} node, not an I-node; left out", cause="bad-relation")
             return None
         anchored = [i for ya in self.outgoing[ident] if self.nodes[ya]["type"] == "YA"
                     for i in self.outgoing[ya] if self.nodes[i]["type"] == "I" and i in self.claims]
@@ -241,7 +248,8 @@ class _Builder:
                 return None
             self._add_claim(ident, self.nodes[ident]["text"])
             self.promoted.append(ident)
-            self.draft.warn(f"L-node {ident}", f"is a premise of {s_node} but anchors no I-node; promoted to a claim")
+            self.draft.warn(f"L-node {ident}", f"is a premise of {s_node} but anchors no I-node; promoted to a claim",
+                            cause="promoted-locution")
         return ident
 
     def _s_node_groups(self) -> dict[str, tuple[list[str], str]]:
@@ -256,10 +264,13 @@ class _Builder:
             sources = list(dict.fromkeys(
                 p for p in (self._premise(ident, s) for s in self.incoming[ident]) if p is not None))
             if len(targets) > 1:
-                raise FormatError(self.file, element, f"has {len(targets)} conclusions ({', '.join(targets)}); "
-                                  "an S-node points at exactly one node")
+                self.draft.warn(element, f"has {len(targets)} conclusions ({', '.join(targets)}); an S-node "
+                                "points at exactly one node, so which one is meant is unknown; left out",
+                                cause="bad-relation")
+                continue
             if not targets or not sources:
-                self.draft.warn(element, "has no " + ("conclusion" if not targets else "premise") + "; left out")
+                self.draft.warn(element, "has no " + ("conclusion" if not targets else "premise") + "; left out",
+                                cause="bad-relation")
                 continue
             groups[ident] = (sources, targets[0])
         return groups
@@ -269,13 +280,15 @@ class _Builder:
         target_kind = self.nodes[target]["type"]
         if target_kind == "I":
             if target not in self.claims:
-                self.draft.warn(f"{kind} node {ident}", f"points at I-node {target}, which has no text; left out")
+                self.draft.warn(f"{kind} node {ident}", f"points at I-node {target}, which has no text; left out",
+                                cause="dangling-relation")
                 return None, None
             return target, ("rebut" if kind == "CA" else None)
         if kind == "CA" and target_kind in ("RA", "CA") and target in groups:
             return self._ids_for(target, groups[target][0])[0], "undercut"
         what = "a claim or an inference" if kind == "CA" else "a claim"
-        self.draft.warn(f"{kind} node {ident}", f"points at {target_kind} node {target}, which is not {what}; left out")
+        self.draft.warn(f"{kind} node {ident}", f"points at {target_kind} node {target}, which is not {what}; left out",
+                        cause="bad-relation")
         return None, None
 
     def _ids_for(self, s_node: str, sources: list[str]) -> list[str]:

@@ -21,6 +21,8 @@ What is read (one ``.argdown``/``.ad`` file is one SNO):
   only outgoing relation) and ``_> X`` (the element above undercuts X's only
   outgoing relation). Relations are trees: children may have children.
   The same relation written twice is one relation; relation ids are ``r1``, ``r2``...
+  A second, different relation between the same two statements, a self-loop or
+  an ambiguous undercut is left out with a warning naming its line.
 * the hypothesis is the front matter's, else the statement that the most claims
   argue towards among those that argue for nothing, ties to the first.
 
@@ -44,7 +46,15 @@ from typing import Any
 
 import yaml
 
-from cns_core.formats.base import Draft, FormatError, ImportResult, build_sno, pick_hypothesis, read_text
+from cns_core.formats.base import (
+    Draft,
+    FormatError,
+    FormatWarning,
+    ImportResult,
+    build_sno,
+    pick_hypothesis,
+    read_text,
+)
 from cns_core.sno import SNO, Relation
 
 __all__ = ["SUFFIXES", "parse_argdown", "read_argdown", "to_argdown"]
@@ -94,10 +104,13 @@ class _Reader:
         self.front: dict[str, Any] = {}
         self.heading: str | None = None
         self.anonymous = 0
-        self.warnings: list[str] = []
+        self.warnings: list[FormatWarning] = []
 
-    def error(self, line: int, problem: str) -> FormatError:
-        return FormatError(self.file, f"line {line}", problem)
+    def error(self, line: int, problem: str, cause: str = "syntax") -> FormatError:
+        return FormatError(self.file, f"line {line}", problem, cause)
+
+    def warn(self, line: int, problem: str, cause: str) -> None:
+        self.warnings.append(FormatWarning(cause, f"line {line}", problem))
 
     # ----- lines --------------------------------------------------------
     def read(self) -> None:
@@ -153,9 +166,10 @@ class _Reader:
         try:
             data = yaml.safe_load("\n".join(lines[first + 1:end])) or {}
         except yaml.YAMLError as exc:
-            raise FormatError(self.file, "front matter", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+            raise FormatError(self.file, "front matter", f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                              "syntax") from None
         if not isinstance(data, dict):
-            raise FormatError(self.file, "front matter", "must be a mapping (key: value lines)")
+            raise FormatError(self.file, "front matter", "must be a mapping (key: value lines)", "syntax")
         self.front = data
         return end + 1
 
@@ -206,8 +220,8 @@ class _Reader:
             if element.text is None:
                 element.text = text
             elif element.text != text:
-                self.warnings.append(f"line {line}: [{title}] already has a different text "
-                                     f"(line {element.line}); the first is kept")
+                self.warn(line, f"[{title}] already has a different text (line {element.line}); the first is kept",
+                          "text-conflict")
         element.data.update(data)
         element.evidence = element.evidence or "evidence" in tags
         return element
@@ -237,15 +251,15 @@ class _Reader:
         front = self.front
         draft = Draft(file=self.file, id=str(front.get("id") or Path(self.file).stem),
                       title=str(front.get("title") or self.heading or Path(self.file).stem))
-        draft.warnings.extend(self.warnings)
         relations = self._resolve()
+        draft.warnings.extend(self.warnings)
         in_relations = {r["source"] for r in relations} | {r["target"] for r in relations}
         for element in self.elements.values():
             text = element.text or element.id
             if element.evidence:
                 if element.id in in_relations:
                     raise self.error(element.line, f"evidence [{element.id}] cannot take part in relations "
-                                     "(drop #evidence to make it a claim)")
+                                     "(drop #evidence to make it a claim)", "structure")
                 item: dict[str, Any] = {"id": element.id, "text": text,
                                         "source": str(element.data.get("source") or "")}
                 if "validity" in element.data:
@@ -254,14 +268,14 @@ class _Reader:
                 continue
             role = element.data.get("role", "none")
             if role not in _ROLES:
-                raise self.error(element.line, f"role must be one of {', '.join(_ROLES)} (got {role!r})")
+                raise self.error(element.line, f"role must be one of {', '.join(_ROLES)} (got {role!r})", "structure")
             draft.claims.append({"id": element.id, "text": text, "role": role})
         draft.relations = relations
         claim_ids = [c["id"] for c in draft.claims]
         wanted = front.get("hypothesis")
         if wanted is not None:
             if str(wanted) not in claim_ids:
-                raise FormatError(self.file, "front matter", f"hypothesis {wanted!r} is not a statement")
+                raise FormatError(self.file, "front matter", f"hypothesis {wanted!r} is not a statement", "structure")
             draft.hypothesis = str(wanted)
         else:
             arguing = {r["source"] for r in relations}
@@ -271,6 +285,11 @@ class _Reader:
         return draft
 
     def _resolve(self) -> list[dict[str, Any]]:
+        """Relations with ids ``r1``, ``r2``...; the same relation written twice is one.
+
+        Each carries ``at`` (its line), so that :func:`build_sno`'s repairs (a second,
+        different relation between the same statements; a self-loop) name the line.
+        """
         taken = set(self.elements)
         counter = 0
 
@@ -284,50 +303,40 @@ class _Reader:
         relations: list[dict[str, Any]] = []
         alias: dict[int, str] = {}
         seen: dict[tuple, str] = {}
-        edges: dict[tuple[str, str], int] = {}   # one relation per pair of statements (the SNO's rule)
-
-        def claim_edge(source: str, target: str, line: int) -> None:
-            while target in by_id:
-                target = by_id[target]["target"]
-            first = edges.setdefault((source, target), line)
-            if first != line:
-                raise self.error(line, f"[{source}] already relates to [{target}] (line {first}); "
-                                 "an SNO keeps one relation per pair of statements")
-
-        by_id: dict[str, dict[str, Any]] = {}
         for index, raw in enumerate(self.raws):   # supports and rebuts first: undercuts point at them
             if raw.kind == "undercut":
                 continue
             key = (raw.source, raw.target_claim, raw.kind)
             if key not in seen:
-                claim_edge(raw.source, raw.target_claim, raw.line)
                 seen[key] = new_id()
-                rel = {"id": seen[key], "source": raw.source, "target": raw.target_claim, "kind": raw.kind}
+                rel = {"id": seen[key], "source": raw.source, "target": raw.target_claim, "kind": raw.kind,
+                       "at": f"line {raw.line}"}
                 if raw.kind == "attack":
                     rel["attack_type"] = "rebut"
                 relations.append(rel)
-                by_id[rel["id"]] = rel
             alias[index] = seen[key]
         for index, raw in enumerate(self.raws):   # in writing order: a nested undercut follows its parent
             if raw.kind != "undercut":
                 continue
             if raw.target_raw is not None:
-                target = alias[raw.target_raw]
+                target = alias.get(raw.target_raw)
+                if target is None:
+                    self.warn(raw.line, "undercuts an undercut that was left out; left out", "dangling-relation")
+                    continue
             else:
                 outs = [r["id"] for r in relations if r["source"] == raw.target_out_of and
                         r.get("attack_type") != "undercut"]
                 if len(outs) != 1:
-                    raise self.error(raw.line, f"the undercut of [{raw.target_out_of}] is ambiguous: it has "
-                                     f"{len(outs)} outgoing relations; nest the undercut under the relation line")
+                    self.warn(raw.line, f"the undercut of [{raw.target_out_of}] is ambiguous: it has {len(outs)} "
+                              "outgoing relations (nest the undercut under the relation line); left out",
+                              "bad-relation")
+                    continue
                 target = outs[0]
             key = (raw.source, target, "undercut")
             if key not in seen:
-                claim_edge(raw.source, target, raw.line)
                 seen[key] = new_id()
-                rel = {"id": seen[key], "source": raw.source, "target": target, "kind": "attack",
-                       "attack_type": "undercut"}
-                relations.append(rel)
-                by_id[rel["id"]] = rel
+                relations.append({"id": seen[key], "source": raw.source, "target": target, "kind": "attack",
+                                  "attack_type": "undercut", "at": f"line {raw.line}"})
             alias[index] = seen[key]
         return relations
 
@@ -336,7 +345,8 @@ def _validity(element: _Element, reader: _Reader) -> float:
     try:
         return float(element.data["validity"])
     except (TypeError, ValueError):
-        raise reader.error(element.line, f"validity must be a number (got {element.data['validity']!r})") from None
+        raise reader.error(element.line, f"validity must be a number (got {element.data['validity']!r})",
+                           "structure") from None
 
 
 def _strip_line_comment(line: str) -> str:
@@ -368,7 +378,7 @@ def parse_argdown(text: str, file: str = "<input>", *, evidence_rule: str = "lea
     reader = _Reader(text, file)
     reader.read()
     if not reader.elements:
-        raise FormatError(file, "document", "holds no statements")
+        raise FormatError(file, "document", "holds no statements", "no-claims")
     return build_sno(reader.draft(), evidence_rule)
 
 

@@ -45,62 +45,86 @@ def _element(tag: str, node: ET.Element, index: int) -> str:
     return f'<{tag} id="{ident}">' if ident else f"<{tag}> #{index + 1}"
 
 
-def _required(file: str, tag: str, node: ET.Element, index: int, attr: str) -> str:
+class _Skip(Exception):
+    """One element cannot be used: it is left out with a warning (``cause``), the document goes on."""
+
+    def __init__(self, element: str, problem: str, cause: str):
+        super().__init__(problem)
+        self.element, self.problem, self.cause = element, problem, cause
+
+
+def _required(tag: str, node: ET.Element, index: int, attr: str, cause: str) -> str:
     value = (node.get(attr) or "").strip()
     if not value:
-        raise FormatError(file, _element(tag, node, index), f"missing attribute {attr!r}")
+        raise _Skip(_element(tag, node, index), f"missing attribute {attr!r}", cause)
     return value
 
 
 def _parse_xml(text: str, file: str) -> ET.Element:
     if re.search(r"<!(ENTITY|DOCTYPE[^>]*\[)", text):
-        raise FormatError(file, "<!DOCTYPE>", "entity declarations are not allowed")
+        raise FormatError(file, "<!DOCTYPE>", "entity declarations are not allowed", "syntax")
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         line, col = exc.position
         reason = str(exc).split(":")[0]
-        raise FormatError(file, f"line {line} column {col + 1}", f"not well-formed XML ({reason})") from None
+        raise FormatError(file, f"line {line} column {col + 1}", f"not well-formed XML ({reason})", "syntax") from None
     if root.tag != "arggraph":
         raise FormatError(file, f"<{root.tag}>", "the root element must be <arggraph>")
     return root
 
 
 def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "leaf_premises") -> ImportResult:
-    """Parse one ``<arggraph>`` document; raises :class:`FormatError` naming the element."""
+    """Parse one ``<arggraph>`` document; a faulty element is left out with a warning naming it."""
     root = _parse_xml(text, file)
     graph_id = (root.get("id") or "").strip() or Path(file).stem
     draft = Draft(file=file, id=graph_id, title=graph_id)
 
+    def skip(err: _Skip) -> None:
+        draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
+
     edus: dict[str, str] = {}
     for i, node in enumerate(root.iter("edu")):
-        eid = _required(file, "edu", node, i, "id")
-        if eid in edus:
-            raise FormatError(file, _element("edu", node, i), "duplicate id")
-        edus[eid] = " ".join((node.text or "").split())
+        try:
+            eid = _required("edu", node, i, "id", "bad-unit")
+            if eid in edus:
+                raise _Skip(_element("edu", node, i), "duplicate id", "bad-unit")
+            edus[eid] = " ".join((node.text or "").split())
+        except _Skip as err:
+            skip(err)
 
     adus: dict[str, str] = {}
     for i, node in enumerate(root.iter("adu")):
-        aid = _required(file, "adu", node, i, "id")
-        if aid in adus or aid in edus:
-            raise FormatError(file, _element("adu", node, i), "duplicate id")
-        kind = _required(file, "adu", node, i, "type")
+        try:
+            aid = _required("adu", node, i, "id", "bad-unit")
+            if aid in adus or aid in edus:
+                raise _Skip(_element("adu", node, i), "duplicate id", "bad-unit")
+        except _Skip as err:
+            skip(err)
+            continue
+        kind = (node.get("type") or "").strip()
         if kind not in _ROLES:
-            raise FormatError(file, _element("adu", node, i), f"type must be 'pro' or 'opp' (got {kind!r})")
-        adus[aid] = _ROLES[kind]
+            draft.warn(_element("adu", node, i), f"type must be 'pro' or 'opp' (got {kind!r}); role none",
+                       cause="bad-unit")
+        adus[aid] = _ROLES.get(kind, "none")
     if not adus:
-        raise FormatError(file, "<arggraph>", "holds no <adu> elements")
+        raise FormatError(file, "<arggraph>", "holds no <adu> elements", "no-claims")
 
     edges: dict[str, dict[str, str]] = {}
     order: list[str] = []
     for i, node in enumerate(root.iter("edge")):
         element = _element("edge", node, i)
-        ident = _required(file, "edge", node, i, "id")
-        if ident in edges or ident in adus or ident in edus:
-            raise FormatError(file, element, "duplicate id")
-        edge = {attr: _required(file, "edge", node, i, attr) for attr in ("src", "trg", "type")}
-        if edge["type"] not in _EDGE_TYPES:
-            raise FormatError(file, element, f"type must be one of {', '.join(_EDGE_TYPES)} (got {edge['type']!r})")
+        try:
+            ident = _required("edge", node, i, "id", "bad-relation")
+            if ident in edges or ident in adus or ident in edus:
+                raise _Skip(element, "duplicate id", "bad-relation")
+            edge = {attr: _required("edge", node, i, attr, "bad-relation") for attr in ("src", "trg", "type")}
+            if edge["type"] not in _EDGE_TYPES:
+                raise _Skip(element, f"type must be one of {', '.join(_EDGE_TYPES)} (got {edge['type']!r})",
+                            "bad-relation")
+        except _Skip as err:
+            skip(err)
+            continue
         edge["element"] = element
         edges[ident] = edge
         order.append(ident)
@@ -111,18 +135,24 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
         if edge["type"] != "seg":
             continue
         if edge["src"] not in edus:
-            raise FormatError(file, edge["element"], f"src {edge['src']!r} is not an <edu>")
-        if edge["trg"] not in adus:
-            raise FormatError(file, edge["element"], f"trg {edge['trg']!r} is not an <adu>")
-        segments[edge["trg"]].append(edge["src"])
+            draft.warn(edge["element"], f"src {edge['src']!r} is not an <edu>; left out", cause="dangling-relation")
+        elif edge["trg"] not in adus:
+            draft.warn(edge["element"], f"trg {edge['trg']!r} is not an <adu>; left out", cause="dangling-relation")
+        else:
+            segments[edge["trg"]].append(edge["src"])
     edu_order = {eid: n for n, eid in enumerate(edus)}
-    for aid, role in adus.items():
+    for aid, role in list(adus.items()):
         parts = [edus[e] for e in sorted(segments[aid], key=edu_order.__getitem__) if edus[e]]
         if not parts:
-            raise FormatError(file, f'<adu id="{aid}">', "has no text: no seg edge joins an <edu> with text to it")
+            draft.warn(f'<adu id="{aid}">', "has no text: no seg edge joins an <edu> with text to it; left out",
+                       cause="bad-unit")
+            del adus[aid]
+            continue
         draft.claims.append({"id": aid, "text": " ".join(parts), "role": role})
+    if not adus:
+        raise FormatError(file, "<arggraph>", "holds no <adu> with text", "no-claims")
 
-    relations = _relations(file, edges, order, adus, draft)
+    relations = _relations(edges, order, adus, draft)
     draft.relations = [relations[i] for i in order if i in relations]
     draft.metadata = {
         "format": "microtexts",
@@ -136,15 +166,20 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
     roots = [aid for aid in adus if aid not in arguing]
     if len(roots) != 1:
         draft.warn("<arggraph>", f"{len(roots)} ADUs have no outgoing edge; the hypothesis is chosen among "
-                   f"{'them' if roots else 'all ADUs'} by the number of units arguing towards it")
+                   f"{'them' if roots else 'all ADUs'} by the number of units arguing towards it",
+                   cause="hypothesis-choice")
     draft.hypothesis = pick_hypothesis(roots or list(adus), draft.relations)
     return build_sno(draft, evidence_rule)
 
 
-def _relations(file: str, edges: dict[str, dict[str, str]], order: list[str], adus: dict[str, str],
+def _relations(edges: dict[str, dict[str, str]], order: list[str], adus: dict[str, str],
                draft: Draft) -> dict[str, dict[str, Any]]:
-    """Resolve every non-``seg`` edge into a relation (``add`` edges need their joined edge first)."""
+    """Resolve every non-``seg`` edge into a relation (``add`` edges need their joined edge first).
+
+    An edge that cannot be one (a wrong end, an ``add`` joining a left-out edge) is left out with a warning.
+    """
     resolved: dict[str, dict[str, Any]] = {}
+    failed: set[str] = set()
     linked: dict[str, list[str]] = {}
 
     def resolve(ident: str, trail: tuple[str, ...]) -> dict[str, Any]:
@@ -153,38 +188,52 @@ def _relations(file: str, edges: dict[str, dict[str, str]], order: list[str], ad
         edge = edges[ident]
         element, kind, src, trg = edge["element"], edge["type"], edge["src"], edge["trg"]
         if src not in adus:
-            raise FormatError(file, element, f"src {src!r} is not an <adu>")
+            raise _Skip(element, f"src {src!r} is not an <adu> with text", "dangling-relation")
         targets_edge = trg in edges and edges[trg]["type"] != "seg"
         if trg not in adus and not targets_edge:
-            what = "a seg edge" if trg in edges else "not an <adu> or a relation edge"
-            raise FormatError(file, element, f"trg {trg!r} is {what}")
+            what = "a seg edge" if trg in edges else "not an <adu> with text or a relation edge"
+            raise _Skip(element, f"trg {trg!r} is {what}", "dangling-relation")
         if kind in ("sup", "exa"):
             if targets_edge:
-                raise FormatError(file, element, f"a {kind} edge must target an <adu>, {trg!r} is an edge")
+                raise _Skip(element, f"a {kind} edge must target an <adu>, {trg!r} is an edge", "bad-relation")
             rel = {"id": ident, "source": src, "target": trg, "kind": "support"}
         elif kind == "reb":
             if targets_edge:
-                draft.warn(element, f"a reb edge targets the edge {trg!r}; read as an undercut")
+                draft.warn(element, f"a reb edge targets the edge {trg!r}; read as an undercut", cause="bad-relation")
             rel = {"id": ident, "source": src, "target": trg, "kind": "attack",
                    "attack_type": "undercut" if targets_edge else "rebut"}
         elif kind == "und":
             if not targets_edge:
-                raise FormatError(file, element, f"an und edge must target an edge, {trg!r} is an <adu>")
+                raise _Skip(element, f"an und edge must target an edge, {trg!r} is an <adu>", "bad-relation")
             rel = {"id": ident, "source": src, "target": trg, "kind": "attack", "attack_type": "undercut"}
         else:  # add: a linked premise joins the edge it targets
             if not targets_edge:
-                raise FormatError(file, element, f"an add edge must target an edge, {trg!r} is an <adu>")
+                raise _Skip(element, f"an add edge must target an edge, {trg!r} is an <adu>", "bad-relation")
             if trg in trail:
-                raise FormatError(file, element, "add edges form a cycle: " + " -> ".join((*trail, trg)))
-            joined = resolve(trg, (*trail, ident))
+                raise _Skip(element, "add edges form a cycle: " + " -> ".join((*trail, trg)), "bad-relation")
+            if trg in failed:
+                raise _Skip(element, f"joins the edge {trg!r}, which was left out", "dangling-relation")
+            try:
+                joined = resolve(trg, (*trail, ident))
+            except _Skip as err:
+                if err.element == edges[trg]["element"]:   # the joined edge itself is faulty: say so once
+                    failed.add(trg)
+                    draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
+                    raise _Skip(element, f"joins the edge {trg!r}, which was left out", "dangling-relation") from None
+                raise
             rel = {**joined, "id": ident, "source": src}
             primary = next((p for p, group in linked.items() if trg in group), trg)
             linked.setdefault(primary, [primary]).append(ident)
+        rel["at"] = element
         resolved[ident] = rel
         return rel
 
     for ident in order:
-        if edges[ident]["type"] != "seg":
-            resolve(ident, ())
+        if edges[ident]["type"] != "seg" and ident not in resolved and ident not in failed:
+            try:
+                resolve(ident, ())
+            except _Skip as err:
+                failed.add(ident)
+                draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
     draft.metadata["linked_premises"] = linked
     return resolved
