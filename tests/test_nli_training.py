@@ -231,3 +231,52 @@ def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path,
     assert again["temperature"] == pytest.approx(first["temperature"], rel=1e-3)
     assert 0.3 <= again["contradiction_threshold"] <= 0.95
     assert json.loads((trained.output / CALIBRATION_FILE).read_text())["temperature"] == again["temperature"]
+
+
+@pytest.mark.parametrize("sentence, negated", [
+    ("A man is playing a guitar.", "A man is not playing a guitar."),
+    ("The dogs were not sleeping.", "The dogs were sleeping."),
+    ("She didn't go home.", "She did go home."),
+    ("Supplements do reduce colds.", "Supplements do not reduce colds."),
+    ("Two kids run outside.", None),                       # no auxiliary: no safe single edit
+])
+def test_negate_inserts_or_removes_one_negation(sentence, negated):
+    from cns_core.models.nli_augment import negate
+
+    assert negate(sentence) == negated
+
+
+def test_negation_pairs_come_in_threes_from_training_sentences():
+    from cns_core.models.nli_augment import negation_pairs
+    from cns_core.models.nli_data import NLIPairs
+
+    source = NLIPairs(["p"] * 4, ["A cat is asleep.", "Dogs run.", "A cat is asleep.", "The bus was late."],
+                      [0, 1, 2, 0], ["x"] * 4)
+    pairs = negation_pairs(source, count=10, seed=0)
+    assert len(pairs) == 6                                   # two usable distinct sentences, three pairs each
+    rows = set(zip(pairs.premises, pairs.hypotheses, pairs.labels))
+    assert ("A cat is asleep.", "A cat is asleep.", 0) in rows
+    assert ("A cat is asleep.", "A cat is not asleep.", 2) in rows
+    assert ("The bus was not late.", "The bus was late.", 2) in rows
+    assert set(pairs.sources) == {"negation_augmentation"}
+
+
+def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_path, tiny_base):
+    settings = _settings(tmp_path, tiny_base, train_fraction=0.5, augment_negation=3, epochs=1)
+    from cns_core.models.nli_training import _training_data
+
+    train, dev, _ = _training_data(settings)
+    _, dev_first_stage, _ = _training_data(_settings(tmp_path, tiny_base))
+    assert dev.pairs == dev_first_stage.pairs                 # the same slice stays held apart
+    assert train.sources.count("negation_augmentation") == 9   # 3 sentences x 3 pairs
+    assert len(train) - 9 == 18                               # half of the 36 first-stage pairs
+
+
+def test_committed_second_stage_continues_the_first():
+    from cns_core.models.nli_training import load_train_settings
+
+    first = load_train_settings()
+    second = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_negation.yaml")
+    assert second.base_model == first.output and second.output == "models/nli-minilm-l6"
+    assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
+                                                                      first.seed)

@@ -17,7 +17,9 @@ __all__ = ["register", "run"]
 def register(subparsers) -> None:
     parser = subparsers.add_parser("train-nli", help="fine-tune the NLI cross-encoder shipped under models/",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", help="model folder to write (default: output in config/nli_train.yaml)")
+    parser.add_argument("--settings", help="a training YAML instead of config/nli_train.yaml "
+                        "(e.g. config/nli_train_negation.yaml, the second stage)")
+    parser.add_argument("--output", help="model folder to write (default: output in the settings)")
     parser.add_argument("--data-dir", help="folder of the training TSV files (default: <CNS_DATA_DIR>/nli_train)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -38,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_train_settings({
         "output": args.output, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
-        "threads": args.threads})
+        "threads": args.threads}, path=args.settings)
     if args.calibrate_only:
         calibration = calibrate_model(settings)
         print(f"calibrated {settings.output_path}: temperature {calibration['temperature']:.3f}, "

@@ -66,6 +66,8 @@ class TrainSettings(BaseModel):
     checkpoint_dir: str | None = None             # default: <output>.checkpoint
     eval_batch_size: int = Field(128, ge=1)
     max_steps: int | None = Field(None, ge=1)     # a hard cap on optimizer steps (quick runs, tests)
+    train_fraction: float = Field(1.0, gt=0, le=1)  # share of the mix trained on (a short second stage)
+    augment_negation: int = Field(0, ge=0)        # training sentences turned into minimal negation pairs
 
     @field_validator("device")
     @classmethod
@@ -93,15 +95,26 @@ class TrainSettings(BaseModel):
         return self.resolved(self.checkpoint_dir) or self.output_path.with_name(self.output_path.name + ".checkpoint")
 
 
-def load_train_settings(overrides: dict[str, Any] | None = None) -> TrainSettings:
-    """``config/nli_train.yaml`` with ``overrides`` on top; errors name the field."""
-    raw = load_config("nli_train")
+def load_train_settings(overrides: dict[str, Any] | None = None, path: str | Path | None = None) -> TrainSettings:
+    """``config/nli_train.yaml`` (or the YAML file at ``path``) with ``overrides`` on top; errors name the field."""
+    if path is None:
+        raw, name = load_config("nli_train"), "nli_train.yaml"
+    else:
+        import yaml
+
+        name = Path(path).name
+        try:
+            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{name}: cannot be read ({exc})") from exc
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{name}: expected a mapping at the top level")
     raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         return TrainSettings(**raw)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(f"nli_train.yaml: {problems}") from exc
+        raise ConfigError(f"{name}: {problems}") from exc
 
 
 def bundled_base_model() -> Path:
@@ -137,7 +150,16 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
         raise ValueError(f"train_files: no usable pairs in {', '.join(str(p) for p in paths)}")
     kept, dev = stratified_split(everything.labels, settings.dev_fraction, settings.seed)
     problems = [str(p) for p in everything.problems]
-    return everything.subset(kept), everything.subset(dev), problems
+    train = everything.subset(kept)
+    if settings.train_fraction < 1.0:
+        rng = np.random.default_rng(settings.seed + 1)
+        train = train.subset(np.sort(rng.choice(len(train), int(round(settings.train_fraction * len(train))),
+                                                replace=False)))
+    if settings.augment_negation:
+        from cns_core.models.nli_augment import negation_pairs
+
+        train.extend(negation_pairs(train, settings.augment_negation, settings.seed))
+    return train, everything.subset(dev), problems
 
 
 def _encode(tokenizer, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
@@ -424,5 +446,6 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
 def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
     """What must not change between a checkpoint and its resumption."""
     keys = ("base_model", "train_files", "dev_fraction", "seed", "epochs", "batch_size", "learning_rate",
-            "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps")
+            "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps", "train_fraction",
+            "augment_negation")
     return json.dumps({k: getattr(settings, k) for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)
