@@ -38,7 +38,7 @@ import pandas as pd
 from cns_core.config import config_dir, load_config
 from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
 from cns_core.meta.conflicts import detect_conflicts, ok_scores
-from cns_core.scoring import load_profiles, weigh
+from cns_core.scoring import failed_in_order, incomplete_note, load_profiles, weigh
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
 __all__ = [
@@ -58,6 +58,7 @@ SNO_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
 RESULT_SUFFIXES: tuple[str, ...] = (".parquet", ".csv")
 BASE_COLUMNS: tuple[str, ...] = ("file", "sno_id", "title", "content_hash", "config_fingerprint", "error")
 _JSON_COLUMNS = ("conflicts", "failures", "issues")
+_TEXT_COLUMNS = (*BASE_COLUMNS, *_JSON_COLUMNS, "incomplete_critics")
 
 
 @dataclass
@@ -155,6 +156,9 @@ def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fin
     conflicts = detect_conflicts(ok_scores(results))
     row["conflicts"] = json.dumps([{"higher": c.higher, "lower": c.lower, "delta": c.delta} for c in conflicts])
     row["n_conflicts"] = len(conflicts)
+    failed = [n for n, r in results.items() if not r.ok]
+    row["complete"] = not failed      # an incomplete Trust Score is marked, never passed off as full
+    row["incomplete_critics"] = ",".join(failed_in_order(failed))
     row["failures"] = json.dumps({n: r.error or "failed" for n, r in results.items() if not r.ok})
     row["issues"] = json.dumps({n: list(r.issue_codes) for n, r in results.items() if r.issue_codes})
     row["n_claims"], row["n_relations"], row["n_evidence"] = len(sno.claims), len(sno.relations), len(sno.evidence)
@@ -163,7 +167,8 @@ def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fin
 
 def _error_row(file: str, error: str, sno: SNO | None = None, fingerprint: str = "") -> dict[str, Any]:
     return {"file": file, "sno_id": sno.id if sno else "", "title": sno.title if sno else "",
-            "content_hash": sno.content_hash() if sno else "", "config_fingerprint": fingerprint, "error": error}
+            "content_hash": sno.content_hash() if sno else "", "config_fingerprint": fingerprint, "error": error,
+            "complete": False, "incomplete_critics": ""}
 
 
 # ----- results files ------------------------------------------------------------
@@ -181,7 +186,7 @@ def read_results(path: str | Path) -> pd.DataFrame:
         if path.suffix.lower() == ".parquet":
             frame = pd.read_parquet(path)
         else:
-            frame = pd.read_csv(path, dtype={c: str for c in (*BASE_COLUMNS, *_JSON_COLUMNS)},
+            frame = pd.read_csv(path, dtype={c: str for c in _TEXT_COLUMNS},
                                 keep_default_na=False, na_values={c: [""] for c in ("n_conflicts",)})
     except FileNotFoundError:
         raise ValueError(f"{path}: results file not found") from None
@@ -190,13 +195,26 @@ def read_results(path: str | Path) -> pd.DataFrame:
     missing = [c for c in BASE_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: not a CNS results table: missing column(s) {', '.join(missing)}")
-    for column in (*BASE_COLUMNS, *_JSON_COLUMNS):
+    for column in _TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("").astype(str)
+    _mark_completeness(frame)
     for column in frame.columns:
         if column.startswith(("score_", "trust_")):
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame
+
+
+def _mark_completeness(frame: pd.DataFrame) -> None:
+    """Tables written before ``complete`` existed: derive it from ``failures`` (in place)."""
+    if "failures" not in frame.columns:
+        return
+    if "incomplete_critics" not in frame.columns:
+        frame["incomplete_critics"] = frame["failures"].map(
+            lambda text: ",".join(failed_in_order(json.loads(text))) if text.strip() else "")
+    if "complete" not in frame.columns:
+        frame["complete"] = frame["incomplete_critics"] == ""
+    frame["complete"] = frame["complete"].map(lambda v: str(v).strip().lower() in ("true", "1", "1.0"))
 
 
 def write_results(frame: pd.DataFrame, path: str | Path) -> Path:
@@ -217,11 +235,12 @@ def _ordered(rows: list[dict[str, Any]], profiles: Iterable[str]) -> pd.DataFram
     frame = pd.DataFrame(rows)
     if frame.empty:
         return pd.DataFrame(columns=list(BASE_COLUMNS))
-    first = [*BASE_COLUMNS, *(f"trust_{p}" for p in profiles), *(f"score_{c}" for c in CRITIC_NAMES),
+    first = [*BASE_COLUMNS, *(f"trust_{p}" for p in profiles), "complete", "incomplete_critics",
+             *(f"score_{c}" for c in CRITIC_NAMES),
              "n_conflicts", *_JSON_COLUMNS, "n_claims", "n_relations", "n_evidence"]
     columns = [c for c in first if c in frame.columns] + [c for c in frame.columns if c not in first]
     frame = frame[columns]
-    for column in (*BASE_COLUMNS, *_JSON_COLUMNS):
+    for column in _TEXT_COLUMNS:
         if column in frame.columns:
             frame[column] = frame[column].fillna("").astype(str)
     return frame.sort_values(["file", "sno_id"], kind="stable").reset_index(drop=True)
@@ -424,7 +443,8 @@ def run_batch(args: Any) -> int:
         trust = f"trust_{args.profile}" if getattr(args, "profile", None) else "trust_default"
         ok = frame[frame["error"] == ""]
         for row in ok.to_dict("records"):
-            print(f"{row[trust]:.3f}  {row['sno_id']}  {row['file']}")
+            note = incomplete_note(filter(None, str(row.get("incomplete_critics", "")).split(",")))
+            print(f"{row[trust]:.3f}  {row['sno_id']}  {row['file']}{'  ' + note if note else ''}")
     rate = f" in {report.elapsed_s:.1f} s ({report.rate:.1f} SNO/s)" if report.evaluated else ""
     target = f" -> {report.out}" if report.out else ""
     print(f"evaluated {report.evaluated} SNO(s), skipped {report.skipped} already evaluated, "

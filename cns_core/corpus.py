@@ -79,11 +79,13 @@ def _evaluated(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def summary(frame: pd.DataFrame) -> dict[str, float | int]:
-    """Counts for the page header: SNOs, bad files or SNOs, critic failures, SNOs with conflicts."""
+    """Counts for the page header: SNOs, bad files or SNOs, incomplete Trust Scores, critic failures, conflicts."""
     ok = _evaluated(frame)
     failures = ok["failures"].map(lambda s: len(_parsed(s, {}))) if "failures" in ok else pd.Series(dtype=int)
+    incomplete = (~ok["complete"].astype(bool)).sum() if "complete" in ok else (failures > 0).sum()
     return {
         "snos": int(len(ok)),
+        "incomplete": int(incomplete),
         "errors": int(len(frame) - len(ok)),
         "critic_failures": int(failures.sum()) if len(failures) else 0,
         "with_conflicts": int((ok["n_conflicts"].fillna(0) > 0).sum()) if "n_conflicts" in ok else 0,
@@ -137,14 +139,16 @@ def conflict_frequencies(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: bool = False) -> pd.DataFrame:
-    """The rows to list: id, title, Trust Scores, critic scores, conflicts, failures, file, error.
+    """The rows to list: id, title, Trust Scores, complete, critic scores, conflicts, failures, file, error.
+
+    ``complete`` is False where a critic failed: that row's Trust Scores leave it out.
 
     ``sort_by`` is a column name (default: the first Trust Score column); unreadable
     files sort last whatever the order.
     """
     trust = [f"trust_{p}" for p in profiles_in(frame)]
     scores = [f"score_{c}" for c in critics_in(frame)]
-    columns = ["sno_id", "title", *trust, *scores, "n_conflicts", "failures", "file", "error"]
+    columns = ["sno_id", "title", *trust, "complete", *scores, "n_conflicts", "failures", "file", "error"]
     table = frame[[c for c in columns if c in frame.columns]].copy()
     if "failures" in table:
         table["failures"] = table["failures"].map(lambda s: ", ".join(_parsed(s, {})))

@@ -107,6 +107,11 @@ class Evaluation:
     def failed(self) -> tuple[str, ...]:
         return tuple(name for name, r in self.results.items() if not r.ok)
 
+    @property
+    def complete(self) -> bool:
+        """False when any critic failed or timed out: the Trust Score then misses that part."""
+        return not self.failed
+
     def reweighted(self, weights: str | Mapping[str, float]) -> "Evaluation":
         """The same results under other weights; pure, runs no critic."""
         resolved, profile = resolve_weights(weights)

@@ -7,12 +7,13 @@ so it must stay cheap and side-effect free.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from cns_core.config import ConfigError, load_config
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
 
-__all__ = ["WeightedScore", "weigh", "normalise", "load_profiles", "blend", "parse_weights"]
+__all__ = ["WeightedScore", "weigh", "normalise", "load_profiles", "blend", "parse_weights", "failed_in_order",
+           "incomplete_note"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,22 @@ class WeightedScore:
     @property
     def redistributed(self) -> bool:
         return bool(self.left_out)
+
+
+def failed_in_order(failed: Iterable[str]) -> list[str]:
+    """Critic names in canonical order (unknown names after, sorted), each once."""
+    names = set(failed)
+    return [n for n in CRITIC_NAMES if n in names] + sorted(names - set(CRITIC_NAMES))
+
+
+def incomplete_note(failed: Iterable[str]) -> str:
+    """How an incomplete Trust Score is marked everywhere: ``incomplete: grounding, logic failed``.
+
+    A Trust Score is incomplete when any critic failed or timed out: the weights of the rest
+    were renormalised, so the number is not the full score. Empty when nothing failed.
+    """
+    names = failed_in_order(failed)
+    return f"incomplete: {', '.join(names)} failed" if names else ""
 
 
 def normalise(weights: Mapping[str, float]) -> dict[str, float]:

@@ -107,14 +107,16 @@ class SNOLimits:
 
     max_file_bytes: int = 5_000_000
     max_claims: int = 5_000
+    max_evidence: int = 5_000
+    max_relations: int = 10_000
 
     @classmethod
     def from_config(cls) -> "SNOLimits":
         from cns_core.config import load_config
 
         cfg = load_config("sno")
-        return cls(max_file_bytes=int(cfg.get("max_file_bytes", cls.max_file_bytes)),
-                   max_claims=int(cfg.get("max_claims", cls.max_claims)))
+        return cls(**{name: int(cfg.get(name, getattr(cls, name)))
+                      for name in ("max_file_bytes", "max_claims", "max_evidence", "max_relations")})
 
 
 class SNOValidationError(ValueError):
@@ -390,9 +392,13 @@ def _decode(text: str, name: str, fmt: str | None) -> Any:
 def _validate_one(raw: Any, prefix: str, limits: SNOLimits) -> tuple[SNO | None, list[str]]:
     if not isinstance(raw, dict):
         return None, [f"{prefix.rstrip('.') or '(root)'}: expected a mapping describing one SNO, got {type(raw).__name__}"]
-    claims = raw.get("claims")
-    if isinstance(claims, list) and len(claims) > limits.max_claims:
-        return None, [f"{prefix}claims: {len(claims)} claims exceed the limit of {limits.max_claims}"]
+    over = [f"{prefix}{key}: {len(raw[key]):,} {key} exceed the limit of {limit:,} (config/sno.yaml {name})"
+            for key, name, limit in (("claims", "max_claims", limits.max_claims),
+                                     ("evidence", "max_evidence", limits.max_evidence),
+                                     ("relations", "max_relations", limits.max_relations))
+            if isinstance(raw.get(key), list) and len(raw[key]) > limit]
+    if over:   # refused before validation: the critics are only measured up to these sizes
+        return None, over
     raw = _with_relation_ids(raw)
     problems = [prefix + p for p in _reference_problems(raw)]
     try:
@@ -415,7 +421,8 @@ def parse_snos(data: str | bytes, name: str = "<input>", fmt: str | None = None,
     limits = limits or SNOLimits.from_config()
     size = len(data)
     if size > limits.max_file_bytes:
-        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes"], name)
+        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes "
+                                  f"(config/sno.yaml max_file_bytes)"], name)
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -454,7 +461,8 @@ def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
     except OSError as exc:
         raise SNOValidationError([f"file: cannot be read: {exc.strerror}"], str(path))
     if size > limits.max_file_bytes:
-        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes"], str(path))
+        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes "
+                                  f"(config/sno.yaml max_file_bytes)"], str(path))
     return parse_snos(path.read_bytes(), name=str(path), limits=limits)
 
 

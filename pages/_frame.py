@@ -139,6 +139,17 @@ def md(text: object) -> str:
     return str(text).translate(_MD_SPECIAL)
 
 
+def incomplete_badge(failed) -> None:
+    """Marks a Trust Score that misses failed critics (``incomplete: grounding, logic failed``); nothing if none."""
+    from cns_core.scoring import incomplete_note
+
+    note = incomplete_note(failed)
+    if note:
+        st.markdown(badge(note, display.AMBER),
+                    unsafe_allow_html=True, help="A critic failed or timed out: its weight went to the others, "
+                                                 "so this is not the full score. The quality gate never passes it.")
+
+
 def stat(label: str, badge_html: str, caption: str = "", help_text: str | None = None) -> None:
     """A metric-like block whose value is a coloured badge (band, gate); ``label`` is ours, not user text."""
     st.markdown(f'<div style="font-size:0.875rem;margin-bottom:0.35rem">{label}</div>', unsafe_allow_html=True,

@@ -42,11 +42,14 @@ else:
     with frame.guard("Could not show the corpus"):
         counts = corpus.summary(data)
         st.caption(f"Source: {frame.md(st.session_state.get(KEY_ORIGIN, ''))}")
-        m1, m2, m3, m4 = st.columns(4)
+        m1, m2, m3, m4, m5 = st.columns(5)
         m1.metric("SNOs evaluated", counts["snos"])
         m2.metric("Unreadable files / SNOs", counts["errors"])
-        m3.metric("Critic failures", counts["critic_failures"])
-        m4.metric("SNOs with conflicts", counts["with_conflicts"])
+        m3.metric("Incomplete Trust Scores", counts["incomplete"],
+                  help="SNOs where a critic failed or timed out: their Trust Scores leave it out "
+                       "(column complete in the table).")
+        m4.metric("Critic failures", counts["critic_failures"])
+        m5.metric("SNOs with conflicts", counts["with_conflicts"])
 
         critics = corpus.critics_in(data)
         hist = corpus.score_histograms(data)

@@ -26,6 +26,7 @@ with frame.guard("Could not run the Meta-Critic"):
 
     st.markdown(f"**{frame.md(sno.title or sno.id)}** · weights: {frame.md(origin)} · Trust Score "
                 f"**{ev.score:.3f}**")
+    frame.incomplete_badge(ev.failed)
     m1, m2, m3 = st.columns(3)
     m1.metric("Dominant critic", display.critic_label(ev.dominant_critic) if ev.dominant_critic else "–",
               help="The critic contributing most to the Trust Score (weight × score).")

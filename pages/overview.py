@@ -38,7 +38,9 @@ with frame.guard("Could not evaluate the current SNO"):
                f"weights: {origin}")
 
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
+    with m1:
+        st.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
+        frame.incomplete_badge(ev.failed)
     with m2:
         frame.stat("Quality band", frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
                    ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")

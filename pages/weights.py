@@ -82,8 +82,10 @@ with frame.guard("Could not tune the weights"):
         after = frame.assess(sno, results, chosen, "custom")
         m1, m2 = st.columns(2)
         changed = f"{after.score:.3f}" != f"{before.score:.3f}"
-        m1.metric("Trust Score", f"{after.score:.3f}",
-                  delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None)
+        with m1:
+            st.metric("Trust Score", f"{after.score:.3f}",
+                      delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None)
+            frame.incomplete_badge(after.failed)
         with m2:
             frame.stat("Quality band", frame.badge(display.band_label(after.band), display.band_colour(after.band)),
                        f"{display.band_label(before.band)} with the {profile} profile")

@@ -48,7 +48,8 @@ def table(tmp_path) -> pd.DataFrame:
 
 
 def test_summary_counts(table):
-    assert corpus.summary(table) == {"snos": 4, "errors": 1, "critic_failures": 1, "with_conflicts": 2}
+    assert corpus.summary(table) == {"snos": 4, "errors": 1, "incomplete": 1, "critic_failures": 1,
+                                     "with_conflicts": 2}
     assert corpus.critics_in(table) == list(CRITIC_NAMES)
     assert corpus.profiles_in(table) == ["even", "logic_only"]
 

@@ -69,6 +69,26 @@ def test_cycle_through_the_hypothesis_starts_at_it():
     assert structure.format_cycle(("h", "b", "a")) == "h -> b -> a -> h"
 
 
+def test_cycle_enumeration_is_capped_and_says_so():
+    # four separate support loops a<->b, c<->d, e<->f, g<->i, all hanging from h
+    pairs = [("a", "b"), ("c", "d"), ("e", "f"), ("g", "i")]
+    relations = [(x, "h", "support") for x, _ in pairs]
+    relations += [r for x, y in pairs for r in ((x, y, "support"), (y, x, "support"))]
+    claims = {"h": "Cities should ban cars."} | {n: f"Claim {n} holds." for p in pairs for n in p}
+    sno = build_sno(claims, relations)
+    assert structure.support_cycles_capped(sno, 4) == (structure.support_cycles(sno, 4), False)
+    cycles, capped = structure.support_cycles_capped(sno, 2)
+    assert len(cycles) == 2 and capped
+    result = _run(LogicCritic({"max_cycles": 2}), sno)
+    assert result.evidence["cycles_capped"] is True and len(result.evidence["cycles"]) == 2
+    assert result.issue_codes.count("circular_reasoning") == 1        # codes are listed once
+    assert len([i for i in result.issues if i.code == "circular_reasoning"]) == 2
+    assert "cycles_capped" in result.issue_codes and "capped at 2" in result.explanation
+    full = _run(LogicCritic({"max_cycles": 10}), sno)
+    assert full.evidence["cycles_capped"] is False and len(full.evidence["cycles"]) == 4
+    assert "cycles_capped" not in full.issue_codes
+
+
 def test_mutual_attack_is_not_circular(critic):
     sno = build_sno(_claims("h", "a", "x"), [("a", "h", "support"), ("x", "a", "attack"), ("a", "x", "attack")])
     result = _run(critic, sno)

@@ -241,8 +241,11 @@ def test_a_raising_critic_is_reported_and_the_rest_aggregates(grounded):
     assert ev.confidence_band[1] - ev.confidence_band[0] >= 0.10 - 1e-6   # causal's 0.10 is unknown
     assert not any(c.involves("causal", x) for c in ev.conflicts for x in CRITIC_NAMES)
     assert meta.statistics()["failures"] == {"causal": 1}
-    # causal carries 0.10 of the weight, within the gate's 0.25 allowance
-    assert meta.passes_quality_gate(grounded)
+    # an incomplete score never passes the gate, however little weight the failed critic carried
+    decision = meta.quality_gate(grounded)
+    assert not decision.passed and decision.score >= 0.7
+    assert "incomplete: causal failed" in decision.reason
+    assert ev.to_dict()["complete"] is False and ev.to_dict()["incomplete_critics"] == ["causal"]
 
 
 def test_a_timed_out_critic_is_reported_and_the_rest_aggregates():

@@ -246,7 +246,8 @@ def test_problems_in_a_list_carry_the_item_index():
 def test_size_limit_is_checked_before_parsing(tmp_path):
     text = json.dumps(BASE)
     limits = SNOLimits(max_file_bytes=100)
-    assert _problems(text, limits=limits) == [f"file: {len(text):,} bytes exceed the limit of 100 bytes"]
+    assert _problems(text, limits=limits) == [f"file: {len(text):,} bytes exceed the limit of 100 bytes "
+                                              "(config/sno.yaml max_file_bytes)"]
     path = tmp_path / "big.json"
     path.write_text(text)
     with pytest.raises(SNOValidationError, match=f"file: {len(text):,} bytes exceed the limit of 100 bytes"):
@@ -255,9 +256,22 @@ def test_size_limit_is_checked_before_parsing(tmp_path):
 
 
 def test_claim_limit():
-    assert _problems(BASE, limits=SNOLimits(max_claims=3)) == ["claims: 4 claims exceed the limit of 3"]
-    assert _problems([BASE, BASE], limits=SNOLimits(max_claims=3))[0] == "[0].claims: 4 claims exceed the limit of 3"
+    assert _problems(BASE, limits=SNOLimits(max_claims=3)) == [
+        "claims: 4 claims exceed the limit of 3 (config/sno.yaml max_claims)"]
+    assert _problems([BASE, BASE], limits=SNOLimits(max_claims=3))[0] == (
+        "[0].claims: 4 claims exceed the limit of 3 (config/sno.yaml max_claims)")
     assert len(parse_snos(json.dumps(BASE), limits=SNOLimits(max_claims=4))[0].claims) == 4
+
+
+def test_evidence_and_relation_limits_name_the_limit():
+    n_evidence, n_relations = len(BASE["evidence"]), len(BASE["relations"])
+    assert n_evidence >= 1 and n_relations >= 1
+    limits = SNOLimits(max_evidence=n_evidence - 1, max_relations=n_relations - 1)
+    assert _problems(BASE, limits=limits) == [
+        f"evidence: {n_evidence} evidence exceed the limit of {n_evidence - 1} (config/sno.yaml max_evidence)",
+        f"relations: {n_relations} relations exceed the limit of {n_relations - 1} (config/sno.yaml max_relations)"]
+    assert SNOLimits.from_config() == SNOLimits(max_file_bytes=5_000_000, max_claims=5_000, max_evidence=5_000,
+                                                max_relations=10_000)
 
 
 def test_default_limits_come_from_config():

@@ -23,7 +23,7 @@ import numpy as np
 
 from cns_core.critics.base import CriticContext
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
-from cns_core.scoring import parse_weights
+from cns_core.scoring import failed_in_order, incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
 __all__ = ["FileReport", "load_file", "population_context", "evaluate_snos", "evaluate_file",
@@ -114,7 +114,8 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
     data = {"file": path, "sno_id": evaluation.sno_id, "title": sno.title if sno else None,
             "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
-            "left_out": list(score.left_out), "critics": critics}
+            "left_out": list(score.left_out), "complete": evaluation.complete,
+            "incomplete_critics": failed_in_order(evaluation.failed), "critics": critics}
     return json.loads(json.dumps(data, default=_plain))
 
 
@@ -139,7 +140,8 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
         else:
             lines.append(f"  {name:<10} {'failed':>6} {'':>5} {weight:>6.2f} {'':>7}  {r.error}")
     profile = evaluation.profile or "custom weights"
-    lines.append(f"  Trust Score {score.trust_score:.3f}  ({profile})")
+    note = f"  {incomplete_note(evaluation.failed)}" if not evaluation.complete else ""
+    lines.append(f"  Trust Score {score.trust_score:.3f}  ({profile}){note}")
     if score.left_out:
         lines.append(f"  left out (failed, weight redistributed): {', '.join(score.left_out)}")
     return "\n".join(lines)

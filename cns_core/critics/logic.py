@@ -32,6 +32,7 @@ class LogicCritic(ConfiguredCritic):
     """Graph heuristics and structural flaws of the reasoning graph."""
 
     name = "logic"
+    version = 2          # 2: reports whether cycle enumeration was capped
     requires = frozenset({"nli"})
 
     def _contradictory_supports(self, sno: SNO, context: CriticContext | None) -> tuple[list[tuple], str | None]:
@@ -78,7 +79,7 @@ class LogicCritic(ConfiguredCritic):
                      + weights["parsimony"] * parsimony_score) / sum(weights.values())
 
         sides = structure.claim_sides(sno)
-        cycles = structure.support_cycles(sno, int(s["max_cycles"]))
+        cycles, cycles_capped = structure.support_cycles_capped(sno, int(s["max_cycles"]))
         unanswered = structure.unanswered_attacks(sno, sides)
         detached = structure.detached_components(sno)
         contradictory, nli_error = self._contradictory_supports(sno, context)
@@ -109,12 +110,17 @@ class LogicCritic(ConfiguredCritic):
             issues.append(Issue("unfocused_claim", f"Claim {claim} argues about {g.out_degree(claim)} claims.",
                                 (claim,), "low"))
 
+        if cycles_capped:
+            issues.append(Issue("cycles_capped", f"More than {len(cycles)} support cycles: only the first "
+                                f"{len(cycles)} were enumerated and penalised (logic.max_cycles).", (), "medium"))
         flaws = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v) or "no structural flaws"
+        if cycles_capped:
+            flaws += f"; cycle enumeration capped at {len(cycles)}"
         explanation = (f"Logic {score:.3f} = heuristics {heuristic:.3f} (orphans {len(orphans)}, mean out-degree "
                        f"{mean_out:.2f}, density {density:.2f}) x structure {structure_score:.2f} ({flaws}).")
         confidence = float(s["confidence"]) * (0.8 if nli_error else 1.0)
         evidence = {"orphans": orphans, "mean_out_degree": mean_out, "density": density,
-                    "cycles": [list(c) for c in cycles],
+                    "cycles": [list(c) for c in cycles], "cycles_capped": cycles_capped,
                     "unanswered_attacks": [{"attacker": a, "target": t, "relation": r} for a, t, r in unanswered],
                     "detached_components": [list(c) for c in detached],
                     "contradictory_supports": [{"source": a, "target": b, "contradiction": p}

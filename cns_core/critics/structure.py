@@ -28,6 +28,7 @@ __all__ = [
     "claim_sides",
     "orphan_claims",
     "support_cycles",
+    "support_cycles_capped",
     "format_cycle",
     "unanswered_attacks",
     "detached_components",
@@ -77,12 +78,22 @@ def support_cycles(sno: SNO, limit: int = 20) -> list[tuple[str, ...]]:
 
     Each cycle lists its claims in edge order, starting at the hypothesis when it is on
     the cycle, else at the smallest id. Mutual attacks are not circular reasoning and are
-    left out.
+    left out. :func:`support_cycles_capped` also says whether more exist.
+    """
+    return support_cycles_capped(sno, limit)[0]
+
+
+def support_cycles_capped(sno: SNO, limit: int = 20) -> tuple[list[tuple[str, ...]], bool]:
+    """``(cycles, capped)``: at most ``limit`` support cycles, and True when the graph holds more.
+
+    A dense graph can hold exponentially many cycles, so enumeration stops after ``limit + 1``
+    (Johnson's algorithm costs O(V + E) per cycle found): the time stays linear in the edges.
     """
     g = sno.graph
     support = nx.DiGraph((u, v) for u, v, kind in g.edges(data="kind") if kind == "support")
-    found = [_canonical(list(c), sno.hypothesis) for c in islice(nx.simple_cycles(support), limit)]
-    return sorted(found, key=lambda c: (len(c), c))
+    found = [_canonical(list(c), sno.hypothesis) for c in islice(nx.simple_cycles(support), limit + 1)]
+    capped = len(found) > limit
+    return sorted(found[:limit], key=lambda c: (len(c), c)), capped
 
 
 def format_cycle(cycle: tuple[str, ...]) -> str:

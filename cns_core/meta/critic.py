@@ -31,7 +31,7 @@ from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
 from cns_core.meta.evaluation import MetaEvaluation, assess
 from cns_core.meta.plan import ImprovementStep, improvement_plan
 from cns_core.meta.settings import MetaConfig, QualityBand
-from cns_core.scoring import load_profiles, normalise
+from cns_core.scoring import incomplete_note, load_profiles, normalise
 from cns_core.sno import SNO
 
 __all__ = ["MetaCritic", "GateDecision"]
@@ -191,17 +191,18 @@ class MetaCritic:
         return improvement_plan(evaluation.results, self.weights_for(context)[1], self.config)
 
     def quality_gate(self, sno: SNO, threshold: float | None = None, context: Context = None) -> GateDecision:
-        """Pass when the score reaches ``threshold`` (config: 0.7) and enough of it was measured."""
+        """Pass when every critic produced a score and the score reaches ``threshold`` (config: 0.7).
+
+        An incomplete score never passes: the gate cannot vouch for what was not measured,
+        however little weight the failed critic carried.
+        """
         threshold = self.config.gate_threshold if threshold is None else float(threshold)
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold: must be between 0 and 1 (got {threshold!r})")
         evaluation = self.evaluate(sno, context)
-        requested = {n: w for n, w in evaluation.weighted.requested.items() if w > 0}
-        failed_share = sum(requested.get(n, 0.0) for n in evaluation.failed) / (sum(requested.values()) or 1.0)
-        if failed_share > self.config.gate_max_failed_weight:
-            passed, reason = False, (f"critics failed ({', '.join(sorted(evaluation.failed))}) carrying "
-                                     f"{failed_share:.0%} of the weight; more than the "
-                                     f"{self.config.gate_max_failed_weight:.0%} the gate allows")
+        if not evaluation.complete:
+            passed, reason = False, (f"score {evaluation.score:.2f} is {incomplete_note(evaluation.failed)}; "
+                                     f"the gate never passes an incomplete score")
         elif evaluation.score >= threshold:
             passed, reason = True, f"score {evaluation.score:.2f} reaches the threshold {threshold:.2f}"
         else:

@@ -14,7 +14,7 @@ from cns_core.meta.bands import confidence_band, quality_band
 from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
 from cns_core.meta.settings import MetaConfig, QualityBand
 from cns_core.meta.suggestions import generate_suggestions
-from cns_core.scoring import WeightedScore, weigh
+from cns_core.scoring import WeightedScore, failed_in_order, weigh
 
 __all__ = ["MetaEvaluation", "assess"]
 
@@ -51,8 +51,8 @@ class MetaEvaluation:
 
     @property
     def complete(self) -> bool:
-        """True when every weighted critic produced a score."""
-        return not self.weighted.left_out
+        """True when every critic produced a score; an incomplete score is marked wherever it is shown."""
+        return not self.failed
 
     @property
     def all_issues(self) -> list[tuple[str, Issue]]:
@@ -91,7 +91,8 @@ class MetaEvaluation:
             "suggestions": list(self.suggestions), "confidence_band": list(self.confidence_band),
             "dominant_critic": self.dominant_critic, "weakest_dimension": self.weakest_dimension,
             "failed": dict(self.failed), "weights": dict(self.weights),
-            "left_out": list(self.weighted.left_out),
+            "left_out": list(self.weighted.left_out), "complete": self.complete,
+            "incomplete_critics": failed_in_order(self.failed),
         }
 
 

@@ -83,7 +83,6 @@ class MetaConfig:
     cache_ttl_s: float
     cache_max_entries: int
     gate_threshold: float
-    gate_max_failed_weight: float
     bands: tuple[QualityBand, ...]
     confidence_scale: float
     spread_scale: float
@@ -153,7 +152,6 @@ class MetaConfig:
             cache_ttl_s=_number(cache, "ttl_s", "cache.", hi=7 * 24 * 3600.0, default=300.0),
             cache_max_entries=max_entries,
             gate_threshold=_number(gate, "threshold", "quality_gate.", default=0.7),
-            gate_max_failed_weight=_number(gate, "max_failed_weight", "quality_gate.", default=0.25),
             bands=_bands(raw.get("bands")),
             confidence_scale=_number(band, "confidence_scale", "confidence_band.", hi=10.0, default=0.5),
             spread_scale=_number(band, "spread_scale", "confidence_band.", hi=10.0, default=0.5),
