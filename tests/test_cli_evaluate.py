@@ -63,6 +63,20 @@ def test_json_output_parses(bad_file, capsys):
     assert result["trust_score"] == pytest.approx(sum(weights[n] * c["score"] for n, c in result["critics"].items()))
     assert result["critics"]["grounding"]["evidence"]["claims"]["h"]["best_evidence"] == "e8"
     assert data["errors"][0]["file"] == str(bad_file) and len(data["errors"][0]["problems"]) == 3
+    assert result["nli"] == "nli-minilm-l6 (fp32)"                 # which model scored it
+    assert result["critics"]["logic"]["evidence"]["nli_backend"] == "nli-minilm-l6 (fp32)"
+
+
+def test_table_names_the_nli_that_scored_it(capsys, monkeypatch):
+    monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")
+    from cns_core.models.nli import reset_backends
+
+    reset_backends()
+    try:
+        assert main(["evaluate", str(GOOD)]) == 0
+    finally:
+        reset_backends()
+    assert "  NLI: lexical" in capsys.readouterr().out.splitlines()
 
 
 def test_explicit_weights(capsys):

@@ -99,6 +99,15 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+def nli_used(evaluation: Evaluation) -> str | None:
+    """The NLI that scored this evaluation, as its critics recorded it (``None`` when none ran)."""
+    for result in evaluation.results.values():
+        name = (result.evidence or {}).get("nli_backend") if result.ok else None
+        if name:
+            return str(name)
+    return None
+
+
 def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None) -> dict[str, Any]:
     """Plain JSON-ready data: trust score, weights, and every critic's verdict with its issues."""
     score = evaluation.score
@@ -114,7 +123,7 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
     data = {"file": path, "sno_id": evaluation.sno_id, "title": sno.title if sno else None,
             "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
-            "left_out": list(score.left_out), "complete": evaluation.complete,
+            "left_out": list(score.left_out), "complete": evaluation.complete, "nli": nli_used(evaluation),
             "incomplete_critics": failed_in_order(evaluation.failed), "critics": critics}
     return json.loads(json.dumps(data, default=_plain))
 
@@ -144,6 +153,9 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
     lines.append(f"  Trust Score {score.trust_score:.3f}  ({profile}){note}")
     if score.left_out:
         lines.append(f"  left out (failed, weight redistributed): {', '.join(score.left_out)}")
+    nli = nli_used(evaluation)
+    if nli:
+        lines.append(f"  NLI: {nli}")
     return "\n".join(lines)
 
 

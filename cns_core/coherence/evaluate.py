@@ -41,7 +41,7 @@ from cns_core.models.nli_metrics import NLIDataset, nli_report, read_nli_pairs
 __all__ = ["CoherenceEvalReport", "evaluate_dataset", "evaluate_file", "split_indices", "choose_fusion_weights",
            "WEIGHT_GRID"]
 
-WEIGHT_GRID = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+WEIGHT_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
 
 @dataclass

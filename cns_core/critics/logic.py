@@ -23,6 +23,7 @@ import numpy as np
 from cns_core.critics import structure
 from cns_core.critics.base import CriticContext, CriticResult, Issue
 from cns_core.critics.common import ConfiguredCritic, contradiction_threshold, nli_of
+from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 
 __all__ = ["LogicCritic"]
@@ -128,6 +129,8 @@ class LogicCritic(ConfiguredCritic):
                     "sides": sides}
         if nli_error:
             evidence["nli_error"] = nli_error
+        if any(r.kind == "support" for r in sno.relations):
+            evidence["nli_backend"] = nli_identity(nli_of(context))
         return CriticResult(
             critic=self.name, score=float(np.clip(score, 0.0, 1.0)), confidence=confidence, explanation=explanation,
             sub_scores={"orphan_score": orphan_score, "coherence_score": coherence_score,
