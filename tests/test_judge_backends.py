@@ -9,7 +9,8 @@ import dataclasses
 
 import pytest
 
-from cns_core.agents.chat import ChatBadResponse, ChatModelMissing, ChatTimeout, ChatUnreachable, make_chat_client
+from cns_core.agents.backends import make_chat_client
+from cns_core.agents.chat import ChatBadResponse, ChatModelMissing, ChatTimeout, ChatUnreachable
 from cns_core.agents.critic import CriticAgent
 from cns_core.agents.messages import TurnMessage
 from cns_core.agents.prometheus import critic_settings
