@@ -30,7 +30,7 @@ browser:
 	fi
 
 demo-memory: $(STAMP)
-	$(PY) -m cns_core.demo_memory
+	$(PY) -m cns_core.cli.demo_memory
 
 # The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
 # `cns run`: one Ctrl-C stops them all. A judge loop already running is used as it is.

@@ -1,19 +1,19 @@
 """CNS Studio dashboard: the router and the shared frame (``streamlit run dashboard.py``).
 
 Pages live in ``pages/`` and only arrange widgets; the logic is in ``cns_core``
-(``cns_core.ui_state`` for what pages share, ``cns_core.display`` for colours).
+(``cns_core.views.ui_state`` for what pages share, ``cns_core.views.display`` for colours).
 ``pages/_frame.py`` holds the Streamlit glue (cached pipeline, Meta-Critic and
 memory; the current SNO; error guard) that every page imports as ``from pages import _frame``
 (the project root is on ``sys.path`` both here and when Streamlit runs a page file alone, as it
 does for a direct link on a freshly started server; ``pages/`` itself is not).
 
-Session-state keys (constants in ``cns_core.ui_state``; set them only through
+Session-state keys (constants in ``cns_core.views.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
 
 * ``cns_library``  (``KEY_LIBRARY``)  dict[str, SNO]: every SNO of this session by label
   (bundled examples, uploads, authored ones);
 * ``cns_current``  (``KEY_CURRENT``)  str: label of the current SNO; absent means
-  "the default example" (:func:`cns_core.ui_state.current_sno` is the one fallback);
+  "the default example" (:func:`cns_core.views.ui_state.current_sno` is the one fallback);
 * ``cns_profile``  (``KEY_PROFILE``)  str: the chosen weight profile;
 * ``cns_weights``  (``KEY_WEIGHTS``)  dict[str, float] | None: custom weights set on the
   Weights page (None: the profile's weights are in force);
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from cns_core import ui_state
+from cns_core.views import ui_state
 from pages import _frame as frame
 
 ROOT = Path(__file__).resolve().parent

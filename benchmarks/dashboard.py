@@ -32,7 +32,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from cns_core import ui_state  # noqa: E402
+from cns_core.views import ui_state  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from memory_browse import build  # noqa: E402
 

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import streamlit as st
 
-from cns_core import display, ui_state
+from cns_core.views import display, ui_state
 from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
@@ -65,9 +65,9 @@ def coherence_hook():
 
 @st.cache_resource(show_spinner=False)
 def judge_feed(pub_address: str, sub_address: str):
-    """The bus feed of the Judge page (one listener per bus address; see cns_core.judge_feed)."""
+    """The bus feed of the Judge page (one listener per bus address; see cns_core.views.judge_feed)."""
     from cns_core.agents.bus import bus_settings
-    from cns_core.judge_feed import JudgeFeed
+    from cns_core.views.judge_feed import JudgeFeed
 
     bus = bus_settings()
     if (bus.pub_address, bus.sub_address) != (pub_address, sub_address):

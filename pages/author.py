@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import ui_state
+from cns_core.views import ui_state
 from cns_core.sno import serialize_snos
 
 frame.page("Author / Load", "Upload an SNO as JSON or YAML, or build one below. Every problem is listed "

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import display
+from cns_core.views import display
 from cns_core.coherence.log_view import chain_series, default_log_path, filter_log, load_log, summarise
 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}

@@ -9,7 +9,8 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from pages import _frame as frame
-from cns_core import corpus, display, ui_state
+from cns_core import corpus
+from cns_core.views import display, ui_state
 
 KEY_FRAME = "cns_corpus_frame"     # the loaded results table
 KEY_ORIGIN = "cns_corpus_origin"   # where it came from (shown above the charts)

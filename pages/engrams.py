@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import display
-from cns_core.engram_view import HISTOGRAM_BUCKETS, FilterChoice, build_filters, page_count, score_histogram
+from cns_core.views import display
+from cns_core.views.engram_view import HISTOGRAM_BUCKETS, FilterChoice, build_filters, page_count, score_histogram
 from cns_core.engrams import UNGRADED
 
 PER_PAGE = 25

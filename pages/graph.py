@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.graph_html import claim_grounding, graph_findings, sno_graph_html
+from cns_core.views.graph_html import claim_grounding, graph_findings, sno_graph_html
 
 frame.page("Reasoning graph", "Claims coloured by how well evidence entails them (red → amber → green, grey: "
            "not scored). Solid arrows support, dashed arrows rebut, dotted arrows with a bar undercut. "

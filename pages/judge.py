@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import display, ui_state
+from cns_core.views import display, ui_state
 from cns_core.agents.bus import bus_settings
 from cns_core.agents.pending import request_grades
-from cns_core.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn, store_ungraded
+from cns_core.views.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn, store_ungraded
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
            "bus; the answer shows at once and its badge appears when the grade arrives.")

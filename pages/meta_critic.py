@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import display
+from cns_core.views import display
 from cns_core.critics.base import CRITIC_NAMES
 
 frame.page("Meta-Critic", "The conflict matrix shows the score gap between every two critics; gaps above the "

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core import display, ui_state
+from cns_core.views import display, ui_state
 from cns_core.critics.base import CRITIC_NAMES
 from cns_core.scoring import blend
 

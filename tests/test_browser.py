@@ -54,7 +54,7 @@ def server(tmp_path_factory):
     state = tmp_path_factory.mktemp("browser-state")
     env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False"}
-    demo = subprocess.run([sys.executable, "-m", "cns_core.demo_memory", "--count", "60"], cwd=ROOT, env=env,
+    demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "60"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=180)
     assert demo.returncode == 0, demo.stderr
     port = free_port()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core import ui_state
+from cns_core.views import ui_state
 from cns_core.critics.base import CRITIC_NAMES
 from cns_core.scoring import blend, load_profiles, weigh
 from cns_core.sno import SNO, serialize_snos
@@ -110,7 +110,7 @@ def test_overview_shows_score_band_and_critics_and_switches_examples():
     expected = weigh(results, load_profiles()["default"]).trust_score
     assert metrics(at)["Trust Score"] == f"{expected:.3f}"
     assert any(m.value.startswith("<span") for m in at.markdown)           # band and gate badges
-    from cns_core.display import critic_label
+    from cns_core.views.display import critic_label
 
     assert _score_table(at) == pytest.approx({critic_label(n): results[n].score for n in CRITIC_NAMES})
 

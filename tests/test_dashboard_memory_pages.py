@@ -15,7 +15,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core import display
+from cns_core.views import display
 from cns_core.agents.bus import CRITIQUE, Publisher
 from fake_ollama import fake_grade
 from judge_loop_helpers import (  # noqa: F401  (fixtures)
@@ -234,7 +234,7 @@ def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, prox
 
 
 def test_coherence_tags_the_default_example_and_reads_the_log(memory_env):
-    from cns_core import ui_state
+    from cns_core.views import ui_state
 
     at = _page("coherence.py").run()
     assert not at.exception
@@ -260,7 +260,7 @@ def test_coherence_without_a_log_says_so(state_dir):
 def test_build_filters_maps_the_widgets():
     from datetime import date
 
-    from cns_core.engram_view import FilterChoice, build_filters, page_count
+    from cns_core.views.engram_view import FilterChoice, build_filters, page_count
 
     f = build_filters(FilterChoice())
     assert f.buckets is None and f.since is None

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cns_core import display
+from cns_core.views import display
 from cns_core.critics.base import CRITIC_NAMES
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cns_core import display
-from cns_core.graph_html import (
+from cns_core.views import display
+from cns_core.views.graph_html import (
     claim_grounding,
     claim_levels,
     graph_findings,

@@ -9,12 +9,13 @@ import dataclasses
 
 import pytest
 
-from cns_core.agents.chat import ChatBadResponse, ChatModelMissing, ChatTimeout, ChatUnreachable, make_chat_client
+from cns_core.agents.backends import make_chat_client
+from cns_core.agents.chat import ChatBadResponse, ChatModelMissing, ChatTimeout, ChatUnreachable
 from cns_core.agents.critic import CriticAgent
 from cns_core.agents.messages import TurnMessage
 from cns_core.agents.prometheus import critic_settings
 from cns_core.agents.state_machine import CriticAction
-from cns_core.judge_feed import judge_start_command
+from cns_core.views.judge_feed import judge_start_command
 from fake_ollama import JUDGE_MODEL, fake_grade
 from judge_loop_helpers import fake_ollama, free_port, ollama  # noqa: F401  (fixtures)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cns_core.demo_memory import FACTS, build_demo, demo_turns, main
+from cns_core.cli.demo_memory import FACTS, build_demo, demo_turns, main
 from cns_core.memory import EngramFilters, MemoryService
 from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
 

@@ -74,7 +74,7 @@ def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
 def test_a_child_that_exits_stops_the_others_and_a_restartable_one_is_restarted(tmp_path):
     import io
 
-    from cns_core.supervisor import ChildSpec, Supervisor
+    from cns_core.cli.supervisor import ChildSpec, Supervisor
 
     marker = tmp_path / "starts"
     flaky = ChildSpec("flaky", [sys.executable, "-c", f"open({str(marker)!r}, 'a').write('x')"], restart=True,

@@ -21,7 +21,7 @@ from http.client import HTTPResponse
 from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 __all__ = ["ChatError", "ChatUnreachable", "ChatTimeout", "ChatModelMissing", "ChatHTTPError", "ChatBadResponse",
-           "ChatResult", "ChatClient", "BACKENDS", "open_request", "read_json", "iter_lines", "make_chat_client"]
+           "ChatResult", "ChatClient", "BACKENDS", "open_request", "read_json", "iter_lines"]
 
 BACKENDS = ("ollama", "openai")
 
@@ -135,19 +135,6 @@ def iter_lines(resp: HTTPResponse, where: str, deadline: float, timeout: float) 
         raise ChatTimeout(f"{where}: the streamed reply stalled (no data within {timeout:g} s)") from None
     except OSError as exc:
         raise ChatUnreachable(f"{where}: the connection broke mid-stream ({exc})") from None
-
-
-def make_chat_client(backend: str, url: str, timeout: float, api_key: str | None = None) -> ChatClient:
-    """The client for ``backend`` (one of :data:`BACKENDS`)."""
-    if backend == "ollama":
-        from cns_core.agents.ollama import OllamaClient
-
-        return OllamaClient(url, timeout=timeout)
-    if backend == "openai":
-        from cns_core.agents.openai_compat import OpenAIClient
-
-        return OpenAIClient(url, timeout=timeout, api_key=api_key)
-    raise ValueError(f"judge backend {backend!r}: expected one of {', '.join(BACKENDS)}")
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Iterator, Sequence
 
 import zmq
 
-from cns_core.agents.bus import BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join
+from cns_core.agents.wire import BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join
 
 __all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay"]
 

@@ -132,7 +132,7 @@ def generator_settings(config: Mapping[str, Any] | None = None) -> GeneratorSett
 
 def chat_client(settings: JudgeSettings | GeneratorSettings, timeout: float | None = None) -> Any:
     """The chat client for the settings' backend and URL."""
-    from cns_core.agents.chat import make_chat_client
+    from cns_core.agents.backends import make_chat_client
 
     return make_chat_client(settings.backend, settings.url, settings.timeout if timeout is None else timeout,
                             settings.api_key)

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Sequence
 
-from cns_core.quiet import quiet_model_loading
+from cns_core.cli.quiet import quiet_model_loading
 
 # One module per family of commands, in help order.
 _COMMAND_MODULES = ("run", "evaluate", "importer", "coherence", "agents", "train_nli")

@@ -38,11 +38,10 @@ def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> boo
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from cns_core.agents.bus import bus_settings
+    from cns_core.agents.bus import bus_settings, proxy_reachable
     from cns_core.config import PROJECT_ROOT
-    from cns_core.judge_feed import proxy_reachable
-    from cns_core.quiet import quiet_model_loading
-    from cns_core.supervisor import ChildSpec, Supervisor
+    from cns_core.cli.quiet import quiet_model_loading
+    from cns_core.cli.supervisor import ChildSpec, Supervisor
 
     quiet_model_loading()   # the children inherit the switches
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

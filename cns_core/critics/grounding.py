@@ -33,7 +33,12 @@ _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|et al|cf|vs|approx|Dr|Mr|Mrs|Ms|P
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; keeps "et al." and "e.g." inside their sentence."""
+    """Split prose into sentences; keeps "et al." and "e.g." inside their sentence.
+
+    Kept over pySBD after measuring both on the shared corpora (``benchmarks/sentence_split.py``):
+    boundary F1 0.999 vs 0.997 on microtexts, 0.982 vs 0.974 on Climate-FEVER evidence,
+    0.994 vs 1.000 on DialAM AIF locutions, at about 1/100 of pySBD's time.
+    """
     sentences: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):

@@ -12,7 +12,6 @@ the page's session state; :func:`apply_updates` fills in answers and grades.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 import uuid
@@ -20,10 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, MutableMapping, Sequence
 from urllib.parse import urlsplit
 
-from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber
+from cns_core.agents.bus import (
+    CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber, proxy_reachable,
+)
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
-__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "proxy_reachable", "JudgeFeed", "new_turn",
+__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "JudgeFeed", "new_turn",
            "apply_updates", "store_ungraded"]
 
 AGENTS_COMMAND = "cns agents"
@@ -57,17 +58,6 @@ class JudgeStatus:
     @property
     def can_ask(self) -> bool:
         return self.proxy and self.judge_server and self.generator_model_present
-
-
-def proxy_reachable(bus: BusConfig, timeout: float = 0.3) -> bool:
-    """True when something accepts connections on the proxy's publish and subscribe ports."""
-    for port in (bus.pub_port, bus.sub_port):
-        try:
-            with socket.create_connection((bus.host, port), timeout=timeout):
-                pass
-        except OSError:
-            return False
-    return True
 
 
 def judge_start_command(settings: Any) -> str:

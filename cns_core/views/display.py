@@ -2,7 +2,7 @@
 
 One module so that a policy change (a colour, a cut-off, a label) is one edit
 and every page, chart and badge stays consistent. Nothing here imports
-Streamlit; pages and :mod:`cns_core.graphviz_html` call these functions.
+Streamlit; pages and :mod:`cns_core.views.graph_html` call these functions.
 
 Judge grades (1-5) follow the colour table of the critic-agent spec exactly:
 5 and 4 green ``#22c55e``, 3 amber ``#f59e0b``, 2 and 1 red ``#ef4444``, and a

@@ -12,7 +12,7 @@ text can close the script); and as
 vis-network tooltips, which vis-network 9 sets with ``innerText`` (never parsed
 as HTML). Labels are drawn on the canvas.
 
-Colours and edge styles come from :mod:`cns_core.display`.
+Colours and edge styles come from :mod:`cns_core.views.display`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-from cns_core.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
+from cns_core.views.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
 from cns_core.sno import SNO
 
 __all__ = ["ClaimGrounding", "GraphFindings", "claim_grounding", "claim_levels", "graph_findings",

@@ -1,7 +1,7 @@
 """A demo episodic memory for ``make run``: a few hundred graded turns spread over a month.
 
-    python -m cns_core.demo_memory              # into the default memory (state dir or CNS_CHROMA_URL)
-    python -m cns_core.demo_memory --count 500 --path /tmp/demo-chroma
+    python -m cns_core.cli.demo_memory              # into the default memory (state dir or CNS_CHROMA_URL)
+    python -m cns_core.cli.demo_memory --count 500 --path /tmp/demo-chroma
 
 The turns come from a small table of questions, each with a good, a partial and a
 wrong answer written here; the grade follows the answer's quality (with some
@@ -154,7 +154,7 @@ def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None =
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m cns_core.demo_memory", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_memory", description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300, help="demo engrams (default 300)")
     parser.add_argument("--path", help="embedded Chroma folder (default: the configured memory)")
     args = parser.parse_args(argv)
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    from cns_core.quiet import quiet_model_loading
+    from cns_core.cli.quiet import quiet_model_loading
 
     quiet_model_loading()
     from cns_core.memory import MemoryService, MemoryStoreError

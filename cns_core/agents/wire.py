@@ -1,0 +1,137 @@
+"""What the bus and its journal share: the envelope, the bus settings, socket helpers.
+
+:mod:`cns_core.agents.bus` starts the journal (:mod:`cns_core.agents.journal`) and the
+journal speaks the bus's envelopes on the bus's ports, so these live here, where both
+import them without importing each other. Everyone else keeps importing them from
+:mod:`cns_core.agents.bus`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any, Sequence
+
+import zmq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from cns_core.config import state_dir
+
+__all__ = ["BusError", "MalformedMessage", "Envelope", "BusConfig", "bind_socket", "signal_and_join"]
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class BusError(RuntimeError):
+    """The bus cannot be used: a port is taken, the proxy is not there, a queue stays full."""
+
+
+class MalformedMessage(ValueError):
+    """Frames that are not a valid envelope; subscribers log and drop them."""
+
+
+class Envelope(BaseModel):
+    """One message on the bus."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    subject: str = Field(pattern=r"^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$", max_length=200)
+    payload: dict[str, Any] = Field(default_factory=dict)
+    message_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1, max_length=200)
+    timestamp: float = Field(default_factory=time.time)
+    source: str = ""
+
+    def encode(self) -> list[bytes]:
+        try:
+            return [self.subject.encode(), self.model_dump_json().encode()]
+        except (ValueError, TypeError) as exc:  # PydanticSerializationError is a ValueError
+            raise ValueError(f"payload of {self.subject!r}: not JSON-serialisable ({exc})") from exc
+
+    @classmethod
+    def decode(cls, frames: Sequence[bytes]) -> "Envelope":
+        """The envelope in ``frames``, or :class:`MalformedMessage` saying what is wrong."""
+        if len(frames) != 2:
+            raise MalformedMessage(f"expected 2 frames (subject, JSON), got {len(frames)}")
+        try:
+            env = cls.model_validate_json(frames[1])
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:3])
+            raise MalformedMessage(problems) from None
+        if env.subject.encode() != bytes(frames[0]):
+            raise MalformedMessage(f"subject frame {bytes(frames[0])[:60]!r} differs from envelope subject "
+                                   f"{env.subject!r}")
+        return env
+
+
+class BusConfig(BaseModel):
+    """Where the proxy listens and how patient peers are (``config/bus.yaml``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str = "127.0.0.1"
+    pub_port: int = Field(5581, ge=1, le=65535)
+    sub_port: int = Field(5582, ge=1, le=65535)
+    journal_port: int = Field(5583, ge=1, le=65535)
+    hwm: int = Field(100_000, ge=1)
+    send_timeout_s: float = Field(5.0, gt=0)
+    ready_timeout_s: float = Field(5.0, gt=0)
+    journal_enabled: bool = True
+    journal_path: str | None = None
+    journal_keep: int = Field(200_000, ge=100)
+    replay_batch: int = Field(2000, ge=1)
+
+    @field_validator("host")
+    @classmethod
+    def _loopback(cls, host: str) -> str:
+        if host not in _LOOPBACK:
+            raise ValueError(f"bus host {host!r}: the bus listens on loopback only ({', '.join(_LOOPBACK)})")
+        return host
+
+    def address(self, port: int) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"tcp://{host}:{port}"
+
+    @property
+    def pub_address(self) -> str:
+        return self.address(self.pub_port)
+
+    @property
+    def sub_address(self) -> str:
+        return self.address(self.sub_port)
+
+    @property
+    def journal_address(self) -> str:
+        return self.address(self.journal_port)
+
+    def journal_file(self):
+        from pathlib import Path
+
+        return Path(self.journal_path) if self.journal_path else state_dir() / "bus_journal.sqlite"
+
+
+def bind_socket(sock: zmq.Socket, address: str, what: str, settle_s: float = 1.0) -> None:
+    """Bind, waiting up to ``settle_s`` for a port that a just-closed socket still holds.
+
+    ZeroMQ releases a closed socket's port in its I/O thread, shortly after ``close``
+    returns, so a proxy restarted at once would otherwise find its own old port taken.
+    """
+    deadline = time.monotonic() + settle_s
+    while True:
+        try:
+            sock.bind(address)
+            return
+        except zmq.ZMQError as exc:
+            if exc.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            sock.close(linger=0)
+            raise BusError(f"{what}: cannot listen on {address} ({exc}); is another `cns agents` running? "
+                           "Choose other ports in config/bus.yaml or CNS_BUS_*_PORT.") from exc
+
+
+def signal_and_join(control: zmq.Socket, message: bytes, thread: threading.Thread, timeout: float = 5.0) -> None:
+    """Tell a socket-owning thread to stop over its inproc control socket, wait, close the socket."""
+    control.send(message)
+    thread.join(timeout)
+    control.close(linger=0)
