@@ -93,3 +93,41 @@ def test_broken_embedder_falls_back_to_the_graph():
     assert result.ok and "embedder_error" in result.evidence
     assert "correlational_support" in result.issue_codes
     assert result.confidence == pytest.approx(0.7 * 0.8)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ancestor_bits_equal_networkx_ancestors_with_cycles(seed):
+    import networkx as nx
+
+    from cns_core.critics.causal import _indices, ancestor_bits
+
+    graph = nx.gnp_random_graph(40, 0.06, seed=seed, directed=True)
+    graph = nx.relabel_nodes(graph, {n: f"c{n}" for n in graph.nodes})
+    order = sorted(graph.nodes, key=lambda n: int(n[1:]))
+    bits = ancestor_bits(graph, order)
+    assert any(len(c) > 1 for c in nx.strongly_connected_components(graph))    # cycles are exercised
+    for node in graph.nodes:
+        assert {order[i] for i in _indices(bits[node])} == nx.ancestors(graph, node)
+
+
+def test_support_list_is_capped_and_counted():
+    from cns_core.critics.causal import CausalCritic
+
+    supporters = {f"s{i}": f"Smoking causes harm in study {i}, a randomized trial." for i in range(30)}
+    claims = {"h": "Smoking causes lung cancer because tar damages cells.", **supporters}
+    sno = build_sno(claims, [(k, "h", "support") for k in supporters])
+    result = CausalCritic({"relevance": 2.0}).evaluate(sno, CriticContext(embedder=_OneAxis()))
+    per_claim = result.evidence["claims"]["h"]
+    assert per_claim["support_count"] == 30 and len(per_claim["support"]) == 20
+    assert per_claim["support"] == sorted(supporters)[:20]
+
+
+class _OneAxis:
+    name, dim = "one-axis", 2
+
+    def encode(self, texts):
+        import numpy as np
+
+        out = np.zeros((len(texts), 2), dtype=np.float32)
+        out[:, 0] = 1.0
+        return out
