@@ -230,7 +230,9 @@ def test_weights_slider_moves_the_trust_score_without_rerunning_critics():
     chosen = _slider_weights(at)
     assert chosen[low] == 1.0
     after = metrics(at)["Trust Score"]
-    assert after == f"{weigh(results, chosen).trust_score:.3f}" and after != before
+    # the page shows three decimals of the same weighing; its critics ran in other NLI batches, whose
+    # float sums differ in the last digits, so a score on a rounding boundary may round either way
+    assert float(after) == pytest.approx(weigh(results, chosen).trust_score, abs=6e-4) and after != before
     assert at.session_state[ui_state.KEY_WEIGHTS] == chosen            # the other pages use them now
     new_runs, new_hits = _runs()
     assert new_runs == runs and new_hits > hits                         # re-weighted, not re-run

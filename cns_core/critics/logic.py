@@ -129,7 +129,7 @@ class LogicCritic(ConfiguredCritic):
                     "sides": sides}
         if nli_error:
             evidence["nli_error"] = nli_error
-        if any(r.kind == "support" for r in sno.relations):
+        if not nli_error and any(r.kind == "support" for r in sno.relations):
             evidence["nli_backend"] = nli_identity(nli_of(context))
         return CriticResult(
             critic=self.name, score=float(np.clip(score, 0.0, 1.0)), confidence=confidence, explanation=explanation,
