@@ -67,6 +67,7 @@ def demo(tmp_path_factory):
         stop_process(proc)
 
 
+@pytest.mark.timeout(2400)    # the demo set-up loads models in three processes; the machine may be busy
 def test_every_page_of_the_demo_shows_data(demo, browser, page):
     base, state = demo
     page.goto(f"{base}/")
