@@ -29,8 +29,11 @@ browser:
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# Demo data for every page (idempotent): 300 turns through the coherence hook into the memory,
+# and the bundled examples/ evaluated as a finished corpus run.
 demo-memory: $(STAMP)
 	$(PY) -m cns_core.cli.demo_memory
+	$(PY) -m cns_core.cli.demo_corpus
 
 # The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
 # `cns run`: one Ctrl-C stops them all. A judge loop already running is used as it is.

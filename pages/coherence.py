@@ -8,6 +8,7 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display
+from cns_core.coherence.drift_indicator import IndicatorSettings, chain_points, drift_indicator
 from cns_core.coherence.log_view import chain_series, default_log_path, filter_log, load_log, summarise
 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}
@@ -78,6 +79,24 @@ with frame.guard("Could not read the coherence log"):
     s2.metric("Blocked", f"{summary.blocked_chains:,}")
     s3.metric("Mean coherence", "–" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}")
     s4.metric("Mean contradiction density", "–" if summary.mean_density is None else f"{summary.mean_density:.2f}")
+
+    settings = IndicatorSettings.from_config()
+    drift = drift_indicator(chain_points(rows), settings)
+    st.markdown("**Drift leading indicator**")
+    d1, d2, d3, d4 = st.columns(4)
+    d1.metric("Drift chains followed by a spike", "–" if drift.indicator is None else f"{drift.indicator:.0%}",
+              help=f"Chains with a drift facet (self_trait / goal_violation) followed within {settings.horizon} "
+                   f"chains by a drift spike: coherence below the mean of the previous {settings.window} chains "
+                   f"minus {settings.z:g} of their std (at least {settings.min_drop:g}).")
+    d2.metric("Base rate (any chain)", "–" if drift.base_rate is None else f"{drift.base_rate:.0%}",
+              help="The same share over every chain: what the indicator must beat to lead.")
+    d3.metric("Lift", "–" if drift.lift is None else f"{drift.lift:.1f}×",
+              help="Indicator / base rate; above 1, drift facets precede coherence drops.")
+    d4.metric("Coherence stability", "–" if drift.stability is None else f"{drift.stability:.2f}",
+              help=f"chain_coherence_stability: std of the last {settings.window} chains' coherence (lower is "
+                   "steadier).")
+    st.caption(f"{drift.drift_chains:,} drift chain(s) and {len(drift.spikes):,} spike(s) over {drift.chains:,} "
+               "chains; chains in the last horizon are not judged yet.")
 
     series = chain_series(rows)
     if series:

@@ -55,7 +55,7 @@ def server(tmp_path_factory):
     env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False"}
     demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "60"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
+                          capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr
     port = free_port()
     log = (state / "streamlit.log").open("w")

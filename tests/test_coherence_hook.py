@@ -166,6 +166,20 @@ def test_goal_violation_and_self_trait_flag_drift(tmp_path, memory_api, embedder
     assert m.reward_hint < 0
 
 
+def test_a_self_statement_found_by_both_searches_counts_as_self_evidence(tmp_path, memory_api):
+    """The engram store's semantic search also finds the statements its self search finds, at the same
+    similarity; the self copy decides the contradiction's type (self_trait, a drift facet)."""
+    statement = {"id": "s1", "text": "I always cite my sources.", "similarity": 0.9, "facet": "sources"}
+    both = MemoryAPI(semantic=(FunctionRetriever(lambda p, k: [statement], source="semantic"),),
+                     self_=FunctionRetriever(lambda p, k: [statement], source="self"))
+    only_semantic = MemoryAPI(semantic=both.semantic)
+    hook = _hook(tmp_path, memory_api)
+    tag = hook.check_chain("c-self", "I never cite my sources.", importance=0.9, mem_api=both).prop_tags[0]
+    assert "self_trait" in tag.contradiction_types and tag.drift_facets == ("sources",)
+    tag = hook.check_chain("c-sem", "I never cite my sources.", importance=0.9, mem_api=only_semantic).prop_tags[0]
+    assert tag.contradict >= 0.7 and "self_trait" not in tag.contradiction_types and tag.drift_facets == ()
+
+
 def test_model_pass_is_one_batched_call_over_top_m(tmp_path, memory_api, lexical):
     clock = Clock()
     backend = ClockedBackend(lexical, clock, ms=0)

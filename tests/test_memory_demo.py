@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cns_core.cli.demo_memory import FACTS, build_demo, demo_turns, main
+from cns_core.cli.demo_memory import FACTS, PERSONA, build_demo, demo_turns, main
+from cns_core.coherence.drift_indicator import chain_points
+from cns_core.coherence.log_view import load_log
 from cns_core.memory import EngramFilters, MemoryService
 from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
 
@@ -22,24 +24,38 @@ def test_demo_turns_are_graded_ungraded_and_spread_over_a_month():
     assert 20 <= scores.count(None) <= 70
     assert all(t["feedback"] for t in turns if t["score"]) and all(t["feedback"] is None for t in turns
                                                                  if t["score"] is None)
-    questions = [f[0].lower() for f in FACTS]
+    questions = [f[0].lower() for f in FACTS] + [p[1].lower() for p in PERSONA]
     assert all(any(t["query"].lower().endswith(q) for q in questions) for t in turns)
-    assert {t["answer"] for t in turns} <= {a for f in FACTS for a in f[1:]}
+    assert {t["answer"] for t in turns} <= {a for f in FACTS for a in f[1:]} | {a for p in PERSONA for a in p[2:]}
+    # the habits come first, as self statements; each is contradicted once, later in the month
+    assert [(t["answer"], t["metadata"].get("facet")) for t in turns[:3]] == [(p[2], p[0]) for p in PERSONA]
+    assert all(t["metadata"].get("self") is True for t in turns[:3])
+    assert [i for i, t in enumerate(turns) if t["answer"] in {p[3] for p in PERSONA}] == [90, 165, 240]
     assert demo_turns(300, now=1_750_000_000) == turns         # deterministic
 
 
 def test_build_demo_writes_once(state_dir, monkeypatch, capsys):
     monkeypatch.delenv("CNS_CHROMA_URL", raising=False)
     assert main(["--count", "40"]) == 0
-    assert "wrote 40 engrams" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "wrote 40 turns" in out and "quarantined by the coherence hook" in out
     memory = MemoryService()
-    assert memory.path == state_dir / "chroma" and memory.count() == 40
+    assert memory.path == state_dir / "chroma" and memory.count() + memory.count_quarantined() == 40
+    blocked = {e.id for e in memory.list_quarantined()}
+    # every turn went through the coherence hook: one chain each in the log, tags on the engrams
+    log_lines = (state_dir / "coherence.jsonl").read_text().splitlines()
+    points = chain_points(load_log(state_dir / "coherence.jsonl"))
+    assert sorted(p.chain_id for p in points) == [f"demo-{i:04d}" for i in range(40)]
+    engrams = memory.browse(limit=40)
+    assert len(engrams) == 40 - len(blocked) and all("coherence_chain" in e.metadata for e in engrams)
+    assert any(p.drift for p in points), "a contradicted habit must flag a drift facet"
     graded = memory.count(EngramFilters(min_score=1))
-    assert 0 < graded < 40 and memory.count(EngramFilters(ungraded_only=True)) == 40 - graded
+    assert 0 < graded < 40 and memory.count(EngramFilters(ungraded_only=True)) == memory.count() - graded
     best = memory.browse(order="score", limit=1)[0]
     assert best.critic_score == 5 and best.metadata["critic_judge_model"] == "demo judge" and best.feedback
     before = {e.id: e.metadata for e in memory.browse(limit=40)}
     assert main(["--count", "40"]) == 0
     assert "already present" in capsys.readouterr().out
     assert {e.id: e.metadata for e in memory.browse(limit=40)} == before
+    assert (state_dir / "coherence.jsonl").read_text().splitlines() == log_lines   # not checked twice
     assert build_demo(memory, 40) == 0

@@ -22,7 +22,7 @@ import os
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -140,7 +140,9 @@ class MemoryAgent(Agent):
             except ValidationError as exc:
                 log.warning("memory: dropped %s %s: %s", env.subject, env.message_id, describe_errors(exc))
         if turns:
-            self._step(MemoryAction.WRITE, self._write, turns, [e for e in fresh if e.subject == RESPONSE])
+            stamps = {str(e.payload["query_id"]): e.timestamp for e in fresh
+                      if e.subject == RESPONSE and "query_id" in e.payload}
+            self._step(MemoryAction.WRITE, self.write_turns, turns, stamps)
         if critiques:
             self._step(MemoryAction.UPDATE_SCORE, self._score, critiques)
         for env in fresh:
@@ -169,12 +171,12 @@ class MemoryAgent(Agent):
                     return
                 time.sleep(0.2 * (attempt + 1))
 
-    def _write(self, turns: list[TurnMessage], envelopes: list[Envelope]) -> None:
+    def write_turns(self, turns: Sequence[TurnMessage], stamp: Mapping[str, float] | None = None) -> None:
+        """Run each turn through the pre-write hook, then write the passing ones as engrams (one batch)
+        and the blocked ones to the quarantine. ``stamp`` maps query ids to their timestamps
+        (default: now). Also used without a bus, by the demo memory."""
         assert self.memory is not None
-        stamp = {}
-        for env in envelopes:
-            if "query_id" in env.payload:
-                stamp[str(env.payload["query_id"])] = env.timestamp
+        stamp = stamp or {}
         rows = []
         for turn in turns:
             meta: dict[str, Any] = dict(turn.metadata)

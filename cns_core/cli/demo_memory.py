@@ -8,6 +8,16 @@ wrong answer written here; the grade follows the answer's quality (with some
 noise), the feedback quotes the configured rubric, and about one turn in seven is
 left ungraded, as if the judge had not caught up. Ids are fixed (``demo-0000``..),
 so running it again is a no-op once every demo engram is there.
+
+Every turn passes through the coherence hook the way the MemoryAgent writes a turn
+(:meth:`MemoryAgent.write_turns`, a session at a time), so ``<state dir>/coherence.jsonl``
+gets its log and the engrams their coherence tags; a blocked turn goes to the quarantine.
+The demo hook runs heuristics only (the spec's phase A: deterministic and fast on a CPU)
+and searches self statements (``retrieval.self_search``). The first turns state three
+habits of the assistant (engrams marked ``self: true`` with a ``facet``); three times in
+the month it contradicts one of them (a drift facet, spec section 8) and its next few
+answers get numbers wrong, which the hook sees as contradictions of earlier answers: the
+Coherence page's drift indicator has something to find.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from typing import Any, Sequence
 
 from cns_core.config import load_config
 
-__all__ = ["FACTS", "demo_turns", "build_demo", "main"]
+__all__ = ["FACTS", "PERSONA", "demo_turns", "build_demo", "demo_hook", "main"]
 
 # (question, good answer, partial answer, wrong answer)
 FACTS: tuple[tuple[str, str, str, str], ...] = (
@@ -97,6 +107,18 @@ FACTS: tuple[tuple[str, str, str, str], ...] = (
      "A tiny particle in atoms.", "A positively charged particle in the nucleus."),
 )
 
+# (facet, question, the habit stated first, the answer that contradicts it later)
+PERSONA: tuple[tuple[str, str, str, str], ...] = (
+    ("sources", "Do you cite your sources?", "I always cite my sources.", "I never cite my sources."),
+    ("uncertainty", "What do you do when you are not sure?", "I say so when I am not sure.",
+     "I do not say so when I am not sure."),
+    ("medical", "Do you give medical advice?", "I do not give medical advice.", "I give medical advice."),
+)
+_DRIFT_AT = (0.3, 0.55, 0.8)   # where in the month the assistant contradicts a habit
+_OFF_TRACK = 4                 # wrong answers after each contradiction
+# facts whose wrong answer gets a number wrong (the heuristics see numeric contradictions)
+_NUMERIC = tuple(i for i, f in enumerate(FACTS) if any(ch.isdigit() for ch in f[3]))
+
 _REMARKS = {
     5: "Nothing material is missing.",
     4: "A little more detail would make it complete.",
@@ -118,10 +140,22 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
     now = time.time() if now is None else now
     rubric = load_config("critic").get("rubric") or {}
     stamps = sorted(rng.sample(range(int(days * 86400)), count))
+    drift_at = {int(f * count): k for k, f in enumerate(_DRIFT_AT) if len(PERSONA) <= int(f * count) < count}
+    off_track = {i + j: j for i in drift_at for j in range(1, _OFF_TRACK + 1)}
     turns = []
     for i, offset in enumerate(stamps):
         question, good, partial, wrong = FACTS[i % len(FACTS)]
         quality = rng.choices(("good", "partial", "wrong"), weights=(6, 3, 2))[0]
+        metadata: dict[str, Any] = {"intent": "fact", "model": "demo", "demo": True}
+        if i < len(PERSONA) and i < count:           # the habits, stated first
+            facet, question, good, _ = PERSONA[i]
+            quality, metadata = "good", {**metadata, "intent": "self", "self": True, "facet": facet}
+        elif i in drift_at:                           # a habit contradicted
+            facet, question, _, good = PERSONA[drift_at[i] % len(PERSONA)]
+            quality, metadata = "good", {**metadata, "intent": "self"}
+        elif i in off_track:                          # then numbers go wrong
+            question, good, partial, wrong = FACTS[_NUMERIC[(i * 7) % len(_NUMERIC)]]
+            quality = "wrong"
         answer = {"good": good, "partial": partial, "wrong": wrong}[quality]
         score = rng.choice(_SCORES[quality])
         graded = rng.random() >= 1 / 7
@@ -130,7 +164,7 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
             "query_id": f"demo-{i:04d}", "query": _ask(rng.choice(_OPENERS), question), "answer": answer,
             "session_id": f"demo-session-{i // 15:02d}",
             "timestamp": now - days * 86400 + offset + rng.random(),
-            "metadata": {"intent": "fact", "model": "demo", "demo": True},
+            "metadata": metadata,
             "score": score if graded else None,
             "feedback": f"{description} {_REMARKS[score]}".strip() if graded else None,
             "latency_s": round(rng.uniform(2.0, 11.0), 2),
@@ -138,25 +172,56 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
     return turns
 
 
-def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None) -> int:
-    """Write the demo engrams that are missing and grade them; returns how many were written."""
+def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None,
+               hook: Any = None) -> int:
+    """Write the demo turns that are missing (neither engrams nor quarantined), a session at a time
+    through ``hook`` (a :class:`CoherenceHook`; None writes without one), and grade them.
+    Returns how many turns were handled."""
+    from cns_core.agents.memory_agent import MemoryAgent
+    from cns_core.agents.messages import TurnMessage
+
     turns = demo_turns(count, seed, now)
-    present = {e.id for e in memory.get([t["query_id"] for t in turns])}
+    ids = [t["query_id"] for t in turns]
+    present = {e.id for e in memory.get(ids)} | {e.id for e in memory.list_quarantined()}
     missing = [t for t in turns if t["query_id"] not in present]
     if not missing:
         return 0
-    memory.write_episodic_many([{k: t[k] for k in ("query_id", "query", "answer", "session_id", "timestamp",
-                                                   "metadata")} for t in missing])
+    writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
+                         replay_on_start=False)
+    sessions: dict[str, list[dict[str, Any]]] = {}
+    for t in missing:
+        sessions.setdefault(t["session_id"], []).append(t)
+    for batch in sessions.values():   # a session is one batch, as the agent would see it
+        writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
+                                        query_id=t["query_id"], metadata=t["metadata"]) for t in batch],
+                           {t["query_id"]: t["timestamp"] for t in batch})
     memory.apply_scores([{"query_id": t["query_id"], "score": t["score"], "feedback": t["feedback"],
                           "judge_model": "demo judge", "latency_s": t["latency_s"]}
                          for t in missing if t["score"] is not None])
     return len(missing)
 
 
+def demo_hook(memory: Any) -> Any:
+    """The coherence hook the demo turns pass through: the configured one, heuristics only
+    (deterministic, and a few hundred chains take seconds on a CPU), with the self search on."""
+    from dataclasses import replace
+
+    from cns_core.coherence import CoherenceHook, CoherenceSettings, extract_propositions
+
+    settings = CoherenceSettings.from_config()
+    settings = replace(settings, retrieval=replace(settings.retrieval, self_search=True))
+    hook = CoherenceHook(settings, memory=memory, model=False)
+    answers = sorted({a for f in FACTS for a in f[1:]} | {a for p in PERSONA for a in p[2:]})
+    props = [p.text for a in answers for p in extract_propositions(a, "warm")]
+    hook.embedder.encode(answers + props)   # one batch now; every chain then hits the embedder's cache
+    return hook
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_memory", description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300, help="demo engrams (default 300)")
     parser.add_argument("--path", help="embedded Chroma folder (default: the configured memory)")
+    parser.add_argument("--no-hook", action="store_true", help="write without the coherence hook")
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error("--count must be at least 1")
@@ -170,15 +235,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_model_loading()
     from cns_core.memory import MemoryService, MemoryStoreError
 
+    started = time.perf_counter()
+    hook = None
     try:
         memory = MemoryService(path=args.path)
-        written = build_demo(memory, args.count)
+        if not args.no_hook:
+            hook = demo_hook(memory)
+        written = build_demo(memory, args.count, hook=hook)
     except (MemoryStoreError, ValueError, OSError) as exc:
         print(f"demo memory: error: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if hook is not None:
+            hook.close()
     where = memory.url or memory.path
     if written:
-        print(f"demo memory: wrote {written} engrams to {where} ({memory.count()} in total)")
+        through = (f", {hook.counters['blocked']} quarantined by the coherence hook (log: {hook.log.path})"
+                   if hook is not None and hook.log is not None else "")
+        print(f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
+              f"({memory.count()} engrams in total)")
     else:
         print(f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do")
     return 0

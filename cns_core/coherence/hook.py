@@ -245,7 +245,10 @@ class CoherenceHook:
             if filtered and node.source in _FILTERED and vectors is not None and node.similarity < r.min_similarity:
                 return
             old = found[i].get(node.id)
-            if old is None or node.similarity > old.similarity:
+            # a self statement is also found by the semantic search, at the same similarity: the self
+            # search's copy must win, or it would never count as self evidence (self_trait, drift)
+            if old is None or node.similarity > old.similarity or (
+                    node.source == "self" and node.similarity >= old.similarity):
                 found[i][node.id] = node
 
         sources: list[tuple[Retriever, int]] = [(ret, k["sem"]) for ret in mem_api.semantic]

@@ -1,0 +1,52 @@
+"""A finished corpus run for ``make run``: the bundled examples/ evaluated into the state dir.
+
+    python -m cns_core.cli.demo_corpus
+
+It goes through the Corpus page's own call (:func:`cns_core.corpus.evaluate_folder`), so
+the results file is the one the page resumes from when that folder is evaluated there;
+a second run finds every row done and evaluates nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["EXAMPLES", "build_demo_corpus", "main"]
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def build_demo_corpus(folder: str | Path = EXAMPLES) -> Path:
+    """Evaluate ``folder`` (resumable); returns the results file."""
+    from cns_core import corpus
+
+    corpus.evaluate_folder(folder)
+    return corpus.folder_results_path(folder)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_corpus", description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", default=str(EXAMPLES), help="folder of SNO files (default: examples/)")
+    args = parser.parse_args(argv)
+    for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False")):
+        os.environ.setdefault(key, value)
+    from cns_core.cli.quiet import quiet_model_loading
+
+    quiet_model_loading()
+    started = time.perf_counter()
+    try:
+        out = build_demo_corpus(args.folder)
+    except (ValueError, OSError) as exc:
+        print(f"demo corpus: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"demo corpus: {args.folder} evaluated into {out} ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Spec section 13's ``drift_leading_indicator`` and ``chain_coherence_stability`` from the hook's log.
+
+The spec defines the indicator as the "% drift facet contradictions preceding drift
+spike" and the stability as the "rolling std of coherence_chain"; it does not say what a
+drift spike is. Here, over the checked chains in log order:
+
+* **drift chain**: a chain with at least one drift facet (a ``self_trait`` or
+  ``goal_violation`` contradiction, spec section 8);
+* **drift spike**: a chain whose ``coherence_chain`` falls below the mean of the
+  ``window`` chains before it minus ``max(z * their std, min_drop)`` -- a drop the
+  rolling std (the stability metric) says is unusual; a chain needs ``min_history``
+  chains before it to be judged;
+* **indicator**: the share of drift chains followed by a spike within the next
+  ``horizon`` chains; **base rate**: the same share over every chain; **lift**:
+  indicator / base rate (above 1: drift facets do lead coherence drops). Only chains
+  whose whole horizon is in the log count, so the end of the log biases neither.
+* **stability**: the std of the last ``window`` chains' coherence.
+
+The numbers live in ``config/coherence.yaml`` (``drift.indicator``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from cns_core.config import load_config
+
+__all__ = ["IndicatorSettings", "ChainPoint", "DriftIndicator", "chain_points", "drift_indicator"]
+
+
+@dataclass(frozen=True)
+class IndicatorSettings:
+    window: int = 50        # chains in the rolling mean / std
+    z: float = 2.0          # a spike is this many rolling stds below the rolling mean ...
+    min_drop: float = 0.10  # ... and at least this far below it (a flat window has std 0)
+    horizon: int = 10       # a drift chain leads a spike within this many following chains
+    min_history: int = 10   # chains needed before one can be called a spike
+
+    def __post_init__(self):
+        for name in ("window", "horizon", "min_history"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"drift.indicator.{name}: expected a whole number >= 1, got {value!r}")
+        for name in ("z", "min_drop"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < math.inf:
+                raise ValueError(f"drift.indicator.{name}: expected a number >= 0, got {value!r}")
+        if self.min_history > self.window:
+            raise ValueError(f"drift.indicator.min_history ({self.min_history}) must not exceed window "
+                             f"({self.window})")
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None = None) -> "IndicatorSettings":
+        cfg = load_config("coherence") if cfg is None else cfg
+        section = ((cfg.get("drift") or {}).get("indicator") or {}) if isinstance(cfg, Mapping) else {}
+        if not isinstance(section, Mapping):
+            raise ValueError(f"drift.indicator: expected a mapping, got {type(section).__name__}")
+        unknown = set(section) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"drift.indicator: unknown key(s) {', '.join(sorted(unknown))}")
+        return cls(**dict(section))
+
+
+@dataclass(frozen=True)
+class ChainPoint:
+    tick: Any
+    chain_id: str
+    coherence: float
+    drift: bool
+
+
+@dataclass(frozen=True)
+class DriftIndicator:
+    chains: int
+    spikes: tuple[int, ...]          # positions (in log order) of the spike chains
+    drift_chains: int                # drift chains with their whole horizon in the log
+    drift_followed: int              # ... of them followed by a spike within the horizon
+    judged_chains: int               # every chain with its whole horizon in the log
+    judged_followed: int             # ... of them followed by a spike within the horizon
+    stability: float | None          # std of the last `window` chains' coherence
+
+    @property
+    def indicator(self) -> float | None:
+        return self.drift_followed / self.drift_chains if self.drift_chains else None
+
+    @property
+    def base_rate(self) -> float | None:
+        return self.judged_followed / self.judged_chains if self.judged_chains else None
+
+    @property
+    def lift(self) -> float | None:
+        ind, base = self.indicator, self.base_rate
+        return ind / base if ind is not None and base else None
+
+
+def chain_points(rows: Iterable[Mapping[str, Any]]) -> list[ChainPoint]:
+    """One point per checked chain, in log order (the lines of one chain are consecutive);
+    ``drift`` when any of its lines names a drift facet. Event lines are skipped."""
+    points: list[ChainPoint] = []
+    last: tuple[Any, str] | None = None
+    for r in rows:
+        if r.get("event") or r.get("coherence_chain") is None:
+            continue
+        key = (r.get("tick"), str(r.get("chain_id") or ""))
+        facets = r.get("drift_facets")
+        drift = bool(facets.strip() if isinstance(facets, str) else facets)
+        if key == last:
+            if drift and not points[-1].drift:
+                points[-1] = ChainPoint(key[0], key[1], points[-1].coherence, True)
+            continue
+        last = key
+        points.append(ChainPoint(key[0], key[1], float(r["coherence_chain"]), drift))
+    return points
+
+
+def _std(values: Sequence[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def drift_indicator(points: Sequence[ChainPoint], settings: IndicatorSettings | None = None) -> DriftIndicator:
+    """The indicator over ``points`` (see the module docstring)."""
+    s = settings or IndicatorSettings.from_config()
+    values = [p.coherence for p in points]
+    spikes = []
+    for i in range(s.min_history, len(values)):
+        before = values[max(0, i - s.window):i]
+        mean = sum(before) / len(before)
+        if values[i] < mean - max(s.z * _std(before), s.min_drop):
+            spikes.append(i)
+    spike_set = set(spikes)
+    judged = range(len(points) - s.horizon)     # chains whose whole horizon is in the log
+    followed = {i for i in judged if any(j in spike_set for j in range(i + 1, i + s.horizon + 1))}
+    drift = [i for i in judged if points[i].drift]
+    return DriftIndicator(chains=len(points), spikes=tuple(spikes), drift_chains=len(drift),
+                          drift_followed=sum(1 for i in drift if i in followed),
+                          judged_chains=len(judged), judged_followed=len(followed),
+                          stability=_std(values[-s.window:]) if len(values) > 1 else None)
