@@ -1,4 +1,4 @@
-"""Batch evaluation of a folder of SNOs: the table, resuming, bad files, worker processes."""
+"""Batch evaluation of a folder of SNOs: the table, resuming, bad files, two workers (a local Ray of its own)."""
 
 from __future__ import annotations
 
@@ -106,8 +106,8 @@ def test_unreadable_results_file_is_named_and_left_alone(corpus, tmp_path):
         evaluate_corpus(corpus, workers=0)
 
 
-def test_two_worker_processes_give_the_same_rows(corpus, tmp_path):
-    (corpus / "essay01.json").unlink()          # two SNOs keep the process start-up the main cost
+def test_two_ray_workers_give_the_same_rows(corpus, tmp_path):
+    (corpus / "essay01.json").unlink()          # two SNOs: Ray and actor start-up are the main cost
     one = evaluate_corpus(corpus, progress=False).frame
     two = evaluate_corpus(corpus, tmp_path / "w.parquet", workers=2, progress=False).frame
     assert list(two["sno_id"]) == list(one["sno_id"])
