@@ -8,42 +8,19 @@ from __future__ import annotations
 import math
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
 from cns_core.batch import evaluate_corpus, read_results
 from cns_core.batch_ray import RayUnavailableError
 from cns_core.critics.logic import LogicCritic
-from cns_core.formats import import_file
-from cns_core.sno import dump_snos
 
-ray = pytest.importorskip("ray")
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-SOURCES = [("microtexts", "micro_t001.xml"), ("aif", "debate.json"), ("brat", "essay01.ann")]
 CRASH_ON = "debate"
 
 
-@pytest.fixture(scope="session")
-def local_ray():
-    from cns_core.batch_ray import start_local
-
-    if not ray.is_initialized():
-        start_local(2)
-    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])   # the crashing critic below
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture
-def corpus(tmp_path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for fmt, name in SOURCES:
-        sno = import_file(fmt, FIXTURES / name).sno
-        dump_snos(sno, folder / f"{sno.id}.json")
-    return folder
+@pytest.fixture(autouse=True)
+def crashing_critic_travels(local_ray):
+    local_ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])   # CrashingLogic below
 
 
 @pytest.fixture
