@@ -130,7 +130,6 @@ class CorpusScorer:
     """Builds the pipeline and models once; :meth:`score` evaluates a batch of SNOs into table rows."""
 
     def __init__(self, settings: ScorerSettings, context: CriticContext):
-        os.environ.update(settings.env)
         if settings.threads is not None:
             _limit_threads(settings.threads)
         from cns_core.models import get_embedder, get_nli_backend
@@ -246,11 +245,14 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
     one by one (on a new actor); an SNO whose second try dies too gets an error row.
     """
     import ray
-    from ray.exceptions import RayActorError
+    from ray.exceptions import OutOfMemoryError, RayActorError, WorkerCrashedError
+
+    died = (RayActorError, OutOfMemoryError, WorkerCrashedError)   # killed, out of memory, crashed
 
     from cns_core.batch import _error_row
 
-    remote = ray.remote(CorpusScorer).options(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=0)
+    remote = ray.remote(CorpusScorer).options(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=0,
+                                              runtime_env={"env_vars": settings.env})
     settings_ref, context_ref = ray.put(settings), ray.put(context)   # the population: sent once, shared
     queue: list[tuple[list[Item], int]] = [(list(todo[i:i + batch_size]), 0) for i in range(0, len(todo), batch_size)]
     queue.reverse()                                                    # pop() from the end keeps file order
@@ -271,7 +273,7 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
             slot, actor, batch, attempt = in_flight.pop(ref)
             try:
                 rows = ray.get(ref)
-            except RayActorError as exc:
+            except died as exc:
                 if actors[slot] is actor:     # its other batch in flight died with it: replace it once
                     actors[slot] = remote.remote(settings_ref, context_ref)
                 for item in batch:
