@@ -1,12 +1,13 @@
-"""The 112 arg-microtexts evaluated with the offline backends: SNOs per second, 1 vs 2 workers.
+"""The 112 arg-microtexts with the default NLI: in-process vs Ray with 1 and 2 actors, in one run.
 
 Run: ``.venv/bin/python benchmarks/corpus.py [--data DIR] [--workers 1 2]``
 
-Imports the corpus once (timed), writes the SNOs to a temporary folder, then runs
-``cns_core.batch.evaluate_corpus`` from a cold start for each worker count, in this
-one run, so the figures compare. Each figure is end to end: model loading, the
-novelty population, worker start-up and writing the results table are included. Beside
-it, the throughput from the first SNO back to the last shows the rate once workers run.
+Imports the corpus once (timed), writes the SNOs to a temporary folder, starts a local
+Ray once (timed, reported apart: a session or a cluster pays it once), then runs
+``cns_core.batch.evaluate_corpus`` in this process and on Ray with each actor count.
+Each figure is end to end: model loading (in each actor), the novelty population, actor
+start-up and writing the results table are included. Beside it, the throughput from the
+first SNO back to the last shows the rate once workers run.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 
 def main() -> None:
+    import ray
+
     from cns_core.batch import evaluate_corpus
+    from cns_core.batch_ray import start_local
     from cns_core.config import data_dir
     from cns_core.formats import import_path
     from cns_core.models.nli import nli_settings
@@ -50,22 +54,28 @@ def main() -> None:
         folder.mkdir()
         for sno in snos:
             dump_snos(sno, folder / f"{sno.id}.json")
-        for workers in args.workers:
-            report = evaluate_corpus(folder, Path(tmp) / f"results-{workers}.parquet", workers=workers,
-                                     progress=False)
-            failed = int((report.frame["failures"] != "{}").sum())
-            rows.append((workers, report))
-            print(f"  {workers} worker(s): {report.evaluated} SNOs in {report.elapsed_s:.1f} s "
-                  f"({failed} with a failed critic)", flush=True)
+        started = time.perf_counter()
+        start_local(max(args.workers))
+        print(f"local Ray started in {time.perf_counter() - started:.1f} s (not in the figures below)", flush=True)
+        runs = [("in-process", "local", 1)] + [(f"Ray, {n} actor(s)", "ray", n) for n in args.workers]
+        try:
+            for label, engine, workers in runs:
+                report = evaluate_corpus(folder, Path(tmp) / f"results-{engine}-{workers}.parquet", workers=workers,
+                                         engine=engine, progress=False)
+                failed = int((report.frame["failures"] != "{}").sum())
+                rows.append((label, report))
+                print(f"  {label}: {report.evaluated} SNOs in {report.elapsed_s:.1f} s "
+                      f"({failed} with a failed critic)", flush=True)
+        finally:
+            ray.shutdown()
 
     base, steady_base = rows[0][1].rate, rows[0][1].steady_rate
-    print("\nworkers  SNOs  wall s   SNOs/s  vs first  | first SNO back after s  SNOs/s after it  vs first")
-    for workers, r in rows:
-        print(f"{workers:>7}  {r.evaluated:>4}  {r.elapsed_s:>6.1f}  {r.rate:>7.2f}  {r.rate / base:>7.2f}x  | "
+    print("\nrun                 SNOs  wall s   SNOs/s  vs first  | first SNO back after s  SNOs/s after it  vs first")
+    for label, r in rows:
+        print(f"{label:<18}  {r.evaluated:>4}  {r.elapsed_s:>6.1f}  {r.rate:>7.2f}  {r.rate / base:>7.2f}x  | "
               f"{r.first_row_s:>22.1f}  {r.steady_rate:>15.2f}  {r.steady_rate / steady_base:>7.2f}x")
-    print("(SNOs/s: end to end; after it: from the first SNO back to the last, i.e. without start-up; "
-          "1 worker runs in-process)")
+    print("(SNOs/s: end to end; after it: from the first SNO back to the last, i.e. without start-up)")
 
 
-if __name__ == "__main__":   # worker processes are spawned and re-import this file
+if __name__ == "__main__":
     main()

@@ -1,7 +1,9 @@
-"""Batch evaluation of a corpus of SNO files: worker processes, one results table, resumable.
+"""Batch evaluation of a corpus of SNO files: Ray actors, one results table, resumable.
 
-Why processes: the critics are Python and numpy bound, so threads share one core;
-each worker process builds its own :class:`CriticPipeline` (and models) once.
+Why Ray actors: the critics are Python and numpy bound, so threads share one core; each
+actor (:class:`cns_core.batch_ray.CorpusScorer`) builds its pipeline and models once, on
+this machine (local Ray) or on a cluster (``address``). One worker without an address runs
+the same scorer in this process, without starting Ray.
 
 The table has one row per SNO (``file``, ``sno_id``, ``title``, ``content_hash``,
 ``config_fingerprint``, ``trust_<profile>`` for every weight profile,
@@ -23,20 +25,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
 from cns_core.config import config_dir, load_config
-from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
+from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, CriticResult
 from cns_core.meta.conflicts import detect_conflicts, ok_scores
 from cns_core.scoring import failed_in_order, incomplete_note, load_profiles, weigh
 from cns_core.sno import SNO, SNOValidationError, load_snos
@@ -55,6 +54,7 @@ __all__ = [
 ]
 
 SNO_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
+ENGINES: tuple[str, ...] = ("auto", "local", "ray")   # auto: in this process for one worker and no address
 RESULT_SUFFIXES: tuple[str, ...] = (".parquet", ".csv")
 BASE_COLUMNS: tuple[str, ...] = ("file", "sno_id", "title", "content_hash", "config_fingerprint", "error")
 _JSON_COLUMNS = ("conflicts", "failures", "issues")
@@ -248,49 +248,6 @@ def _ordered(rows: list[dict[str, Any]], profiles: Iterable[str]) -> pd.DataFram
 
 # ----- workers ------------------------------------------------------------------
 
-_WORKER: dict[str, Any] = {}
-
-
-def _limit_threads(threads: int) -> None:
-    """One worker per core: keep each worker's BLAS/torch pool from fighting the others."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = str(threads)
-    if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(threads)
-
-
-def _init_worker(context: CriticContext, fingerprint: str, profiles: dict[str, dict[str, float]],
-                 timeout_s: float, threads: int | None) -> None:
-    if threads is not None:
-        _limit_threads(threads)
-    from cns_core.pipeline import CriticPipeline
-
-    _WORKER.update(pipeline=CriticPipeline(timeout_s=timeout_s), context=context, fingerprint=fingerprint,
-                   profiles=profiles)
-    _warm_up()
-
-
-def _warm_up() -> None:
-    """Load the models before the first SNO, so loading never counts against a critic's time limit."""
-    from cns_core.models import get_embedder, get_nli_backend
-
-    try:
-        get_embedder().encode(["warm up"])
-        get_nli_backend().predict([("warm up", "warm up")])
-    except Exception:  # a missing backend makes the critics fail with their own reason
-        pass
-
-
-def _evaluate_one(file: str, data: dict[str, Any]) -> dict[str, Any]:
-    """Runs in a worker (or in-process for one worker); never raises for one bad SNO."""
-    sno = SNO.model_validate(data)
-    try:
-        results = _WORKER["pipeline"].run_critics(sno, _WORKER["context"])
-        return evaluation_row(results, sno, file, _WORKER["fingerprint"], _WORKER["profiles"])
-    except Exception as exc:
-        return _error_row(file, f"evaluation failed: {type(exc).__name__}: {exc}", sno, _WORKER["fingerprint"])
-
-
 def _population(snos: Sequence[SNO], population: str) -> CriticContext:
     if population == "none" or len(snos) < 2:
         return CriticContext()
@@ -307,15 +264,31 @@ def _population(snos: Sequence[SNO], population: str) -> CriticContext:
 
 def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | None = None, *, workers: int = 1,
                     profiles: Sequence[str] | None = None, population: str = "batch", timeout_s: float = 30.0,
-                    progress: bool = True, save_every: int = 25) -> BatchReport:
+                    progress: bool = True, save_every: int = 25, engine: str = "auto", address: str | None = None,
+                    gpus_per_worker: float = 0.0, batch_size: int = 4,
+                    critics: Callable[[], Sequence[Critic]] | None = None) -> BatchReport:
     """Evaluate every SNO under ``paths`` (files or folders), resuming from ``out`` when it exists.
 
-    ``workers`` > 1 runs that many worker processes; 1 runs in this process.
-    ``profiles`` picks the weight profiles to report (default: all in profiles.yaml).
+    ``workers`` is the number of Ray actors; ``engine`` ``auto`` runs one worker without an address
+    in this process (no Ray start-up), ``local`` always does, ``ray`` always uses Ray. ``address``
+    (default: ``RAY_ADDRESS``) joins a running cluster; without it a local Ray is started.
+    ``batch_size`` SNOs go to an actor at a time (their model calls are batched together).
+    ``profiles`` picks the weight profiles to report (default: all in profiles.yaml);
+    ``critics`` builds the critics in each worker (default: the five critics).
     """
     started = time.perf_counter()
     if workers < 1:
         raise ValueError(f"--workers must be at least 1 (got {workers})")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)} (got {engine!r})")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1 (got {batch_size})")
+    if gpus_per_worker < 0:
+        raise ValueError(f"--gpus-per-worker must be 0 or more (got {gpus_per_worker})")
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    use_ray = engine == "ray" or (engine == "auto" and (workers > 1 or address is not None or gpus_per_worker > 0))
+    if engine == "local" and (workers > 1 or address or gpus_per_worker > 0):
+        raise ValueError("engine 'local' runs one worker in this process: no --workers > 1, --address or GPUs")
     if population not in ("batch", "none"):
         raise ValueError(f"population must be 'batch' or 'none' (got {population!r})")
     out_path = Path(out) if out is not None else None
@@ -335,7 +308,7 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
 
     from cns_core.critics import default_critics
 
-    critic_keys = {c.name: c.config_key() for c in default_critics()}
+    critic_keys = {c.name: c.config_key() for c in (critics() if critics is not None else default_critics())}
     snos = [s for _, s in items]
     fingerprint = config_fingerprint(critic_keys, weight_sets, _population_key(snos) if population == "batch" else "")
 
@@ -369,13 +342,22 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
         if out_path is not None:
             write_results(_ordered(kept + list(rows.values()), chosen), out_path)
 
+    from cns_core.batch_ray import ScorerSettings, connect
+
+    # Connect before anything is written: an unreachable cluster leaves the output as it was.
+    started_ray = connect(address, max(workers, os.cpu_count() or 1)) if todo and use_ray else False
+    settings = ScorerSettings(fingerprint=fingerprint, profiles=weight_sets, timeout_s=timeout_s, critics=critics)
     times: list[float] = []
     try:
         if todo:
-            _run(todo, snos, rows, population, fingerprint, weight_sets, timeout_s, workers, progress, save,
-                 save_every, lambda: times.append(time.perf_counter() - started))
+            _run(todo, snos, rows, population, settings, workers, use_ray, gpus_per_worker, batch_size, progress,
+                 save, save_every, lambda: times.append(time.perf_counter() - started))
     finally:   # an interrupted run keeps every row finished so far
         save()
+        if started_ray:
+            import ray
+
+            ray.shutdown()
     frame = _ordered(kept + list(rows.values()), chosen)
     return BatchReport(frame=frame, out=out_path, evaluated=len(todo), skipped=skipped,
                        bad_files=sorted(load_errors), elapsed_s=time.perf_counter() - started, fingerprint=fingerprint,
@@ -383,13 +365,15 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
 
 
 def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str], dict[str, Any]],
-         population: str, fingerprint: str, weight_sets: dict[str, dict[str, float]], timeout_s: float,
-         workers: int, progress: bool, save: Any, save_every: int, tick: Any) -> None:
+         population: str, settings: Any, workers: int, use_ray: bool, gpus_per_worker: float, batch_size: int,
+         progress: bool, save: Callable[[], None], save_every: int, tick: Callable[[], None]) -> None:
     from tqdm import tqdm
 
-    context = _population(snos, population)
-    workers = min(workers, len(todo))   # a worker with nothing to do only costs its start-up
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    from cns_core.batch_ray import CorpusScorer, score_on_ray
+
+    context = _population(snos, population)      # embedded once, here; actors get it from the object store
+    items = [(file, sno.model_dump(mode="json")) for file, sno in todo]
+    workers = min(workers, -(-len(todo) // batch_size))   # a worker with nothing to do only costs its start-up
     since_save = 0
     with tqdm(total=len(todo), desc="evaluating", unit="SNO", file=sys.stderr, disable=not progress) as bar:
         def collect(row: dict[str, Any]) -> None:
@@ -402,26 +386,16 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
                 save()
                 since_save = 0
 
-        if workers == 1:
-            _init_worker(context, fingerprint, weight_sets, timeout_s, None)
-            for file, sno in todo:
-                collect(_evaluate_one(file, sno.model_dump(mode="json")))
+        if not use_ray:
+            scorer = CorpusScorer(settings, context)
+            for start in range(0, len(items), batch_size):
+                for row in scorer.score(items[start:start + batch_size]):
+                    collect(row)
             return
-        spawn = multiprocessing.get_context("spawn")   # fork after torch threads start can hang
-        with ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=_init_worker,
-                                 initargs=(context, fingerprint, weight_sets, timeout_s, threads)) as pool:
-            futures = {pool.submit(_evaluate_one, file, sno.model_dump(mode="json")): (file, sno)
-                       for file, sno in todo}
-            try:
-                for future in as_completed(futures):
-                    file, sno = futures[future]
-                    try:
-                        collect(future.result())
-                    except BrokenProcessPool as exc:
-                        collect(_error_row(file, f"worker process died: {exc}", sno, fingerprint))
-            except KeyboardInterrupt:
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
+        if gpus_per_worker == 0:
+            settings.threads = max(1, (os.cpu_count() or 1) // workers)
+        score_on_ray(items, settings, context, workers=workers, gpus_per_worker=gpus_per_worker,
+                     batch_size=batch_size, collect=collect)
 
 
 # ----- command line -------------------------------------------------------------
@@ -431,7 +405,9 @@ def run_batch(args: Any) -> int:
     report = evaluate_corpus(args.files, getattr(args, "out", None), workers=getattr(args, "workers", 1),
                              profiles=[args.profile] if getattr(args, "profile", None) else None,
                              population=getattr(args, "population", "batch"),
-                             timeout_s=getattr(args, "timeout", 30.0), progress=True)
+                             timeout_s=getattr(args, "timeout", 30.0), progress=sys.stderr.isatty(),
+                             engine=getattr(args, "engine", "auto"), address=getattr(args, "address", None),
+                             gpus_per_worker=getattr(args, "gpus_per_worker", 0.0))
     frame = report.frame
     for file in report.bad_files:
         error = frame.loc[(frame["file"] == file) & (frame["sno_id"] == ""), "error"].iloc[0]

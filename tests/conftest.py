@@ -37,3 +37,30 @@ def state_dir(tmp_path, monkeypatch) -> Path:
     path.mkdir()
     monkeypatch.setenv("CNS_STATE_DIR", str(path))
     return path
+
+
+@pytest.fixture
+def corpus(tmp_path) -> Path:
+    """A folder of three SNO files imported from the format fixtures (microtexts, AIF, brat)."""
+    from cns_core.formats import import_file
+    from cns_core.sno import dump_snos
+
+    fixtures = Path(__file__).parent / "fixtures" / "formats"
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for fmt, name in [("microtexts", "micro_t001.xml"), ("aif", "debate.json"), ("brat", "essay01.ann")]:
+        sno = import_file(fmt, fixtures / name).sno
+        dump_snos(sno, folder / f"{sno.id}.json")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def local_ray():
+    """One local Ray with 2 CPUs for the test session (its start-up paid once); batch runs use it."""
+    ray = pytest.importorskip("ray")
+    from cns_core.batch_ray import start_local
+
+    if not ray.is_initialized():
+        start_local(2)
+    yield ray
+    ray.shutdown()

@@ -1,33 +1,20 @@
-"""Batch evaluation of a folder of SNOs: the table, resuming, bad files, worker processes."""
+"""Batch evaluation of a folder of SNOs: the table, resuming, bad files, two Ray workers."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from cns_core.batch import evaluate_corpus, read_results
 from cns_core.cli import main
-from cns_core.formats import import_file
 from cns_core.meta.conflicts import detect_conflicts
 from cns_core.scoring import load_profiles
-from cns_core.sno import dump_snos
-
-FIXTURES = Path(__file__).parent / "fixtures" / "formats"
-SOURCES = [("microtexts", "micro_t001.xml"), ("aif", "debate.json"), ("brat", "essay01.ann")]
 
 
-@pytest.fixture
-def corpus(tmp_path) -> Path:
-    folder = tmp_path / "corpus"
-    folder.mkdir()
-    for fmt, name in SOURCES:
-        sno = import_file(fmt, FIXTURES / name).sno
-        dump_snos(sno, folder / f"{sno.id}.json")
-    return folder
+
 
 
 def test_table_has_one_row_per_sno_with_scores_trust_and_conflicts(corpus, tmp_path):
@@ -106,8 +93,8 @@ def test_unreadable_results_file_is_named_and_left_alone(corpus, tmp_path):
         evaluate_corpus(corpus, workers=0)
 
 
-def test_two_worker_processes_give_the_same_rows(corpus, tmp_path):
-    (corpus / "essay01.json").unlink()          # two SNOs keep the process start-up the main cost
+def test_two_ray_workers_give_the_same_rows(local_ray, corpus, tmp_path):
+    (corpus / "essay01.json").unlink()          # two SNOs: actor start-up is the main cost
     one = evaluate_corpus(corpus, progress=False).frame
     two = evaluate_corpus(corpus, tmp_path / "w.parquet", workers=2, progress=False).frame
     assert list(two["sno_id"]) == list(one["sno_id"])

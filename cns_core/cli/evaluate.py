@@ -163,11 +163,13 @@ def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command; returns 1 when any file could not be read or validated."""
     from tqdm import tqdm
 
-    if getattr(args, "out", None) or getattr(args, "workers", 1) > 1 or any(Path(p).is_dir() for p in args.files):
+    corpus_flags = (getattr(args, "out", None), getattr(args, "workers", 1) > 1, getattr(args, "address", None),
+                    getattr(args, "engine", "auto") != "auto", getattr(args, "gpus_per_worker", 0.0) > 0)
+    if any(corpus_flags) or any(Path(p).is_dir() for p in args.files):
         if args.weights or args.json:
-            raise ValueError("folders, --workers and --out write one table row per SNO with every profile; "
-                             "--weights and --json apply to single files")
-        from cns_core.batch import run_batch   # a corpus: worker processes, a results table, resumable
+            raise ValueError("folders, --workers, --address and --out write one table row per SNO with every "
+                             "profile; --weights and --json apply to single files")
+        from cns_core.batch import run_batch   # a corpus: Ray actors, a results table, resumable
 
         return run_batch(args)
     if args.weights:
@@ -218,7 +220,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--population", choices=("batch", "none"), default="batch",
                         help="novelty against the other SNOs given (batch) or against none")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds each critic may take (default 30)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes for a corpus (cns_core.batch)")
+    parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.batch); "
+                                                                   "1 runs in this process")
+    parser.add_argument("--address", help="join the Ray cluster at host:port, ray://host:port or auto "
+                                          "(default: RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--gpus-per-worker", type=float, default=0.0, help="GPUs each Ray actor reserves")
+    parser.add_argument("--engine", choices=("auto", "local", "ray"), default="auto",
+                        help="auto: in this process for one worker without --address, Ray otherwise")
     parser.add_argument("--out", metavar="FILE", help="results table (.parquet or .csv); resumes from it if present")
     parser.set_defaults(func=run)
     return parser

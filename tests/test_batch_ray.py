@@ -1,0 +1,104 @@
+"""Corpus evaluation on Ray actors: same rows as in-process, resuming, a dying worker, a missing cluster.
+
+One local Ray with 2 CPUs is started for the whole test session (its start-up counted once).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+
+import pytest
+
+from cns_core.batch import evaluate_corpus, read_results
+from cns_core.batch_ray import RayUnavailableError
+from cns_core.critics.logic import LogicCritic
+
+CRASH_ON = "debate"
+
+
+@pytest.fixture(autouse=True)
+def crashing_critic_travels(local_ray):
+    local_ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])   # CrashingLogic below
+
+
+@pytest.fixture
+def lexical(monkeypatch):
+    monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")   # actors start after this, so they read it too
+
+
+def assert_same_rows(a, b, tol: float = 1e-6) -> None:
+    """Equal rows; scores to ``tol``: the float32 embedder's sums change in the last bits with
+    the batch an SNO's texts share and the worker's thread count (differences seen: ~2e-9)."""
+    assert list(a["sno_id"]) == list(b["sno_id"]) and list(a["content_hash"]) == list(b["content_hash"])
+    for column in [c for c in a.columns if c.startswith(("score_", "trust_"))]:
+        for x, y in zip(a[column], b[column]):
+            assert math.isclose(x, y, abs_tol=tol), (column, x, y)
+    assert list(a["conflicts"]) == list(b["conflicts"]) and list(a["issues"]) == list(b["issues"])
+    assert list(a["config_fingerprint"]) == list(b["config_fingerprint"])
+
+
+def test_ray_rows_equal_the_in_process_rows(local_ray, lexical, corpus, tmp_path):
+    local = evaluate_corpus(corpus, progress=False).frame
+    two = evaluate_corpus(corpus, tmp_path / "r.parquet", workers=2, batch_size=2, progress=False)
+    one = evaluate_corpus(corpus, engine="ray", workers=1, progress=False).frame
+    assert two.evaluated == 3 and (two.frame["error"] == "").all() and (two.frame["failures"] == "{}").all()
+    assert_same_rows(local, two.frame)
+    assert_same_rows(local, one)
+    assert_same_rows(local, read_results(tmp_path / "r.parquet"))
+
+
+def test_ray_with_the_default_nli_matches_in_process(local_ray, corpus):
+    (corpus / "essay01.json").unlink()
+    local = evaluate_corpus(corpus, progress=False).frame
+    remote = evaluate_corpus(corpus, engine="ray", workers=2, batch_size=1, progress=False).frame
+    assert (remote["failures"] == "{}").all()
+    assert_same_rows(local, remote)
+
+
+def test_resume_on_ray_skips_done_rows(local_ray, lexical, corpus, tmp_path):
+    out = tmp_path / "r.csv"
+    first = evaluate_corpus(corpus, out, workers=2, progress=False)
+    again = evaluate_corpus(corpus, out, workers=2, progress=False)
+    assert (first.evaluated, again.evaluated, again.skipped) == (3, 0, 3)
+    assert list(again.frame["trust_default"]) == list(first.frame["trust_default"])
+
+
+class CrashingLogic(LogicCritic):
+    """Logic, except that it kills its worker process on one SNO (a worker killed, out of memory)."""
+
+    def evaluate(self, sno, context):
+        if sno.id == CRASH_ON:
+            os._exit(1)
+        return super().evaluate(sno, context)
+
+
+def crashing_critics():
+    from cns_core.critics import default_critics
+
+    return [CrashingLogic() if c.name == "logic" else c for c in default_critics()]
+
+
+def test_a_dying_worker_loses_only_its_sno(local_ray, lexical, corpus, tmp_path):
+    out = tmp_path / "r.parquet"
+    report = evaluate_corpus(corpus, out, workers=2, batch_size=2, critics=crashing_critics, progress=False)
+    frame = report.frame.set_index("sno_id")
+    assert "worker died twice" in frame.loc[CRASH_ON, "error"]
+    others = frame.drop(index=CRASH_ON)
+    assert len(others) == 2 and (others["error"] == "").all() and (others["failures"] == "{}").all()
+    assert others["score_logic"].between(0, 1).all()
+    assert len(read_results(out)) == 3
+    # the error row is tried again on the next run (here with the ordinary critics: it now succeeds)
+    again = evaluate_corpus(corpus, out, workers=2, progress=False)
+    assert again.evaluated >= 1 and (again.frame["error"] == "").all()
+
+
+def test_unreachable_address_is_named_and_nothing_is_written(lexical, corpus, tmp_path):
+    out = tmp_path / "r.parquet"
+    with pytest.raises(RayUnavailableError, match=r"Ray not reachable at 127\.0\.0\.1:9"):
+        evaluate_corpus(corpus, out, address="127.0.0.1:9", progress=False)
+    assert not out.exists()
+    with pytest.raises(RayUnavailableError, match="expected host:port"):
+        evaluate_corpus(corpus, out, address="nowhere", progress=False)
+    assert not out.exists()
