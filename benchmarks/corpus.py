@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/corpus.py [--data DIR] [--workers 1 2]``
 
 Imports the corpus once (timed), writes the SNOs to a temporary folder, starts a local
 Ray once (timed, reported apart: a session or a cluster pays it once), then runs
-``cns_core.batch.evaluate_corpus`` in this process and on Ray with each actor count.
+``cns_core.engine.batch.evaluate_corpus`` in this process and on Ray with each actor count.
 Each figure is end to end: model loading (in each actor), the novelty population, actor
 start-up and writing the results table are included. Beside it, the throughput from the
 first SNO back to the last shows the rate once workers run.
@@ -26,8 +26,8 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 def main() -> None:
     import ray
 
-    from cns_core.batch import evaluate_corpus
-    from cns_core.batch_ray import start_local
+    from cns_core.engine.batch import evaluate_corpus
+    from cns_core.engine.ray_actors import start_local
     from cns_core.config import data_dir
     from cns_core.formats import import_path
     from cns_core.models.nli import nli_settings

@@ -9,7 +9,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from pages import _frame as frame
-from cns_core import corpus
+from cns_core.engine import corpus
 from cns_core.views import display, ui_state
 
 KEY_FRAME = "cns_corpus_frame"     # the loaded results table

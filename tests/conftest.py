@@ -58,7 +58,7 @@ def corpus(tmp_path) -> Path:
 def local_ray():
     """One local Ray with 2 CPUs for the test session (its start-up paid once); batch runs use it."""
     ray = pytest.importorskip("ray")
-    from cns_core.batch_ray import start_local
+    from cns_core.engine.ray_actors import start_local
 
     if not ray.is_initialized():
         start_local(2)

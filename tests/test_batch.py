@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from cns_core.batch import evaluate_corpus, read_results
+from cns_core.engine.batch import evaluate_corpus, read_results
 from cns_core.cli import main
 from cns_core.meta.conflicts import detect_conflicts
 from cns_core.scoring import load_profiles

@@ -1,4 +1,4 @@
-"""cns_core.corpus: the Corpus page's data, on tables built from hand-made critic results."""
+"""cns_core.engine.corpus: the Corpus page's data, on tables built from hand-made critic results."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from cns_core import corpus
-from cns_core.batch import _error_row, evaluation_row, write_results
+from cns_core.engine import corpus
+from cns_core.engine.batch import write_results
+from cns_core.engine.rows import error_row, evaluation_row
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
 from cns_core.sno import SNO, dump_snos
 
@@ -43,7 +44,7 @@ def table(tmp_path) -> pd.DataFrame:
         s = sno(ident)
         path = dump_snos(s, tmp_path / f"{ident}.json")
         rows.append(evaluation_row(res, s, str(path), "fp", PROFILES))
-    rows.append(_error_row(str(tmp_path / "broken.json"), "claims: is required"))
+    rows.append(error_row(str(tmp_path / "broken.json"), "claims: is required"))
     return pd.DataFrame(rows)
 
 

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from cns_core.batch import evaluate_corpus, read_results
-from cns_core.batch_ray import RayUnavailableError
+from cns_core.engine.batch import evaluate_corpus, read_results
+from cns_core.engine.ray_actors import RayUnavailableError
 from cns_core.critics.logic import LogicCritic
 
 CRASH_ON = "debate"

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cns_core.cli.evaluate import load_file, population_context
+from cns_core.cli.evaluate import load_file
+from cns_core.engine.population import population_context
 from cns_core.pipeline import CriticPipeline
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

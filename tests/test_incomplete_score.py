@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core import corpus
-from cns_core.batch import evaluation_row, read_results, write_results
+from cns_core.engine import corpus
+from cns_core.engine.batch import read_results, write_results
+from cns_core.engine.rows import evaluation_row
 from cns_core.cli.evaluate import evaluation_to_dict, format_table
 from cns_core.critics import default_critics
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
@@ -91,7 +92,14 @@ def test_results_table_rows_carry_complete_and_old_tables_are_read_with_it(sno, 
 
 
 def test_overview_page_shows_the_incomplete_badge(monkeypatch, state_dir):
+    import streamlit as st
+
+    from cns_core.models.nli import reset_backends
+
     monkeypatch.setenv("CNS_NLI_BACKEND", "no-such-backend")   # grounding cannot run without NLI
+    st.cache_resource.clear()      # an AppTest earlier in this process may have cached a working pipeline
+    st.cache_data.clear()
+    reset_backends()
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
     at.run()
     assert not at.exception

@@ -13,11 +13,6 @@ import networkx as nx
 
 PACKAGE = Path(__file__).resolve().parents[1] / "cns_core"
 
-# TEMPORARY: the batch runner and `cns evaluate` call each other; the engine work (issue 13)
-# moves batch/corpus into their own package and breaks this circle. Remove the entry then.
-ALLOWED_CYCLES_TEMPORARY = [{"cns_core.batch", "cns_core.cli.evaluate"}]
-
-
 def module_name(path: Path, package: Path = PACKAGE) -> str:
     parts = path.relative_to(package.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -57,7 +52,7 @@ def test_the_graph_sees_lazy_and_package_imports():
 
 def test_no_import_circles(tmp_path):
     cycles = [set(c) for c in nx.simple_cycles(import_graph())]
-    assert [c for c in cycles if c not in ALLOWED_CYCLES_TEMPORARY] == []
+    assert cycles == []
 
     # and the check does find one
     pkg = tmp_path / "cns_core"

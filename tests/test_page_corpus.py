@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core.batch import _error_row, evaluation_row, write_results
+from cns_core.engine.batch import write_results
+from cns_core.engine.rows import error_row, evaluation_row
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO, dump_snos
@@ -28,7 +29,7 @@ def make_results(tmp_path: Path) -> Path:
         results = {n: CriticResult(critic=n, score=grounding if n == "grounding" else 0.5, confidence=0.7,
                                    explanation="hand-made") for n in CRITIC_NAMES}
         rows.append(evaluation_row(results, sno, str(path), "fp", load_profiles()))
-    rows.append(_error_row(str(tmp_path / "broken.json"), "claims: is required"))
+    rows.append(error_row(str(tmp_path / "broken.json"), "claims: is required"))
     return write_results(pd.DataFrame(rows), tmp_path / "results.parquet")
 
 

@@ -2,7 +2,7 @@
 
     python -m cns_core.cli.demo_corpus
 
-It goes through the Corpus page's own call (:func:`cns_core.corpus.evaluate_folder`), so
+It goes through the Corpus page's own call (:func:`cns_core.engine.corpus.evaluate_folder`), so
 the results file is the one the page resumes from when that folder is evaluated there;
 a second run finds every row done and evaluates nothing.
 """
@@ -16,14 +16,16 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from cns_core.config import PROJECT_ROOT
+
 __all__ = ["EXAMPLES", "build_demo_corpus", "main"]
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = PROJECT_ROOT / "examples"
 
 
 def build_demo_corpus(folder: str | Path = EXAMPLES) -> Path:
     """Evaluate ``folder`` (resumable); returns the results file."""
-    from cns_core import corpus
+    from cns_core.engine import corpus
 
     corpus.evaluate_folder(folder)
     return corpus.folder_results_path(folder)

@@ -22,11 +22,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from cns_core.critics.base import CriticContext
+from cns_core.engine.population import population_context
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
 from cns_core.scoring import failed_in_order, incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
-__all__ = ["FileReport", "load_file", "population_context", "evaluate_snos", "evaluate_file",
+__all__ = ["FileReport", "load_file", "evaluate_snos", "evaluate_file",
            "evaluation_to_dict", "format_table", "register", "run"]
 
 
@@ -50,23 +51,6 @@ def load_file(path: str | Path) -> FileReport:
         return FileReport(str(path), snos=load_snos(path))
     except SNOValidationError as exc:
         return FileReport(str(path), problems=list(exc.problems))
-
-
-def population_context(snos: Sequence[SNO], embedder: Any = None) -> CriticContext:
-    """A context whose novelty population is these SNOs (each leaves itself out by id)."""
-    if len(snos) < 2:
-        return CriticContext()
-    if embedder is None:
-        from cns_core.models import get_embedder
-
-        embedder = get_embedder()
-    missing = [s.hypothesis_text for s in snos if not s.embedding]
-    encoded = iter(np.asarray(embedder.encode(missing), dtype=np.float32)) if missing else iter(())
-    rows = [np.asarray(s.embedding, dtype=np.float32) if s.embedding else next(encoded) for s in snos]
-    if len({r.shape for r in rows}) > 1:  # SNO embeddings of another size cannot share a population
-        return CriticContext()
-    return CriticContext(population=np.stack(rows), embedder=embedder,
-                         extra={"population_ids": [s.id for s in snos]})
 
 
 def evaluate_snos(snos: Sequence[SNO], pipeline: CriticPipeline, weights: str | Mapping[str, float] = "default",
@@ -169,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         if args.weights or args.json:
             raise ValueError("folders, --workers, --address and --out write one table row per SNO with every "
                              "profile; --weights and --json apply to single files")
-        from cns_core.batch import run_batch   # a corpus: Ray actors, a results table, resumable
+        from cns_core.engine.batch import run_batch   # a corpus: Ray actors, a results table, resumable
 
         return run_batch(args)
     if args.weights:
@@ -220,7 +204,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--population", choices=("batch", "none"), default="batch",
                         help="novelty against the other SNOs given (batch) or against none")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds each critic may take (default 30)")
-    parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.batch); "
+    parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.engine.batch); "
                                                                    "1 runs in this process")
     parser.add_argument("--address", help="join the Ray cluster at host:port, ray://host:port or auto "
                                           "(default: RAY_ADDRESS, else a local Ray)")

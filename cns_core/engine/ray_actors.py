@@ -1,4 +1,4 @@
-"""The engine behind :func:`cns_core.batch.evaluate_corpus`: one scorer per worker, on Ray.
+"""The engine behind :func:`cns_core.engine.batch.evaluate_corpus`: one scorer per worker, on Ray.
 
 A :class:`CorpusScorer` builds the pipeline and loads the models once, then scores SNOs
 in small batches. Within a batch the SNOs run side by side in threads and their model
@@ -156,14 +156,14 @@ class CorpusScorer:
         return list(self._threads.map(lambda item: self._one(*item), items))
 
     def _one(self, file: str, data: dict[str, Any]) -> Row:
-        from cns_core.batch import _error_row, evaluation_row
+        from cns_core.engine.rows import error_row, evaluation_row
 
         sno = SNO.model_validate(data)
         try:
             results = self.pipeline.run_critics(sno, self.context)
             return evaluation_row(results, sno, file, self.settings.fingerprint, self.settings.profiles)
         except Exception as exc:
-            return _error_row(file, f"evaluation failed: {type(exc).__name__}: {exc}", sno,
+            return error_row(file, f"evaluation failed: {type(exc).__name__}: {exc}", sno,
                               self.settings.fingerprint)
 
 
@@ -249,7 +249,7 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
 
     died = (RayActorError, OutOfMemoryError, WorkerCrashedError)   # killed, out of memory, crashed
 
-    from cns_core.batch import _error_row
+    from cns_core.engine.rows import error_row
 
     remote = ray.remote(CorpusScorer).options(num_cpus=1, num_gpus=gpus_per_worker, max_restarts=0,
                                               runtime_env={"env_vars": settings.env})
@@ -281,7 +281,7 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
                         queue.append(([item], 1))
                     else:
                         sno = SNO.model_validate(item[1])
-                        collect(_error_row(item[0], f"worker died twice on this SNO: {_short(exc)}", sno,
+                        collect(error_row(item[0], f"worker died twice on this SNO: {_short(exc)}", sno,
                                            settings.fingerprint))
                 rows = []
             for row in rows:

@@ -1,7 +1,7 @@
 """Batch evaluation of a corpus of SNO files: Ray actors, one results table, resumable.
 
 Why Ray actors: the critics are Python and numpy bound, so threads share one core; each
-actor (:class:`cns_core.batch_ray.CorpusScorer`) builds its pipeline and models once, on
+actor (:class:`cns_core.engine.ray_actors.CorpusScorer`) builds its pipeline and models once, on
 this machine (local Ray) or on a cluster (``address``). One worker without an address runs
 the same scorer in this process, without starting Ray.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sys
 import time
@@ -35,9 +34,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from cns_core.config import config_dir, load_config
-from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, CriticResult
-from cns_core.meta.conflicts import detect_conflicts, ok_scores
-from cns_core.scoring import failed_in_order, incomplete_note, load_profiles, weigh
+from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext
+from cns_core.scoring import failed_in_order, incomplete_note, load_profiles
+from cns_core.engine.rows import error_row
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "collect_files",
     "config_fingerprint",
     "evaluate_corpus",
-    "evaluation_row",
     "read_results",
     "write_results",
     "run_batch",
@@ -143,34 +141,6 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
 
 # ----- rows ---------------------------------------------------------------------
 
-def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fingerprint: str,
-                   profiles: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
-    """One table row from a pipeline's critic results (pure: no critic is run)."""
-    row: dict[str, Any] = {"file": file, "sno_id": sno.id, "title": sno.title, "content_hash": sno.content_hash(),
-                           "config_fingerprint": fingerprint, "error": ""}
-    for name, weights in profiles.items():
-        row[f"trust_{name}"] = weigh(results, weights).trust_score
-    for name in (*CRITIC_NAMES, *sorted(set(results) - set(CRITIC_NAMES))):
-        result = results.get(name)
-        row[f"score_{name}"] = result.score if result is not None and result.ok else math.nan
-    conflicts = detect_conflicts(ok_scores(results))
-    row["conflicts"] = json.dumps([{"higher": c.higher, "lower": c.lower, "delta": c.delta} for c in conflicts])
-    row["n_conflicts"] = len(conflicts)
-    failed = [n for n, r in results.items() if not r.ok]
-    row["complete"] = not failed      # an incomplete Trust Score is marked, never passed off as full
-    row["incomplete_critics"] = ",".join(failed_in_order(failed))
-    row["failures"] = json.dumps({n: r.error or "failed" for n, r in results.items() if not r.ok})
-    row["issues"] = json.dumps({n: list(r.issue_codes) for n, r in results.items() if r.issue_codes})
-    row["n_claims"], row["n_relations"], row["n_evidence"] = len(sno.claims), len(sno.relations), len(sno.evidence)
-    return row
-
-
-def _error_row(file: str, error: str, sno: SNO | None = None, fingerprint: str = "") -> dict[str, Any]:
-    return {"file": file, "sno_id": sno.id if sno else "", "title": sno.title if sno else "",
-            "content_hash": sno.content_hash() if sno else "", "config_fingerprint": fingerprint, "error": error,
-            "complete": False, "incomplete_critics": ""}
-
-
 # ----- results files ------------------------------------------------------------
 
 def _check_suffix(path: Path) -> None:
@@ -251,7 +221,7 @@ def _ordered(rows: list[dict[str, Any]], profiles: Iterable[str]) -> pd.DataFram
 def _population(snos: Sequence[SNO], population: str) -> CriticContext:
     if population == "none" or len(snos) < 2:
         return CriticContext()
-    from cns_core.cli.evaluate import population_context
+    from cns_core.engine.population import population_context
 
     context = population_context(snos)
     # The workers get the embedder from their own pipeline; the population is known by key.
@@ -331,7 +301,7 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
             todo.append((file, sno))
     skipped = len(rows)
     for file, error in load_errors.items():
-        rows[(file, "")] = _error_row(file, error)
+        rows[(file, "")] = error_row(file, error)
 
     # Rows of files not in this run stay; rows of this run's files are replaced.
     inputs = {str(f) for f in files}
@@ -342,7 +312,7 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
         if out_path is not None:
             write_results(_ordered(kept + list(rows.values()), chosen), out_path)
 
-    from cns_core.batch_ray import ScorerSettings, connect
+    from cns_core.engine.ray_actors import ScorerSettings, connect
 
     # Connect before anything is written: an unreachable cluster leaves the output as it was.
     started_ray = connect(address, max(workers, os.cpu_count() or 1)) if todo and use_ray else False
@@ -369,7 +339,7 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
          progress: bool, save: Callable[[], None], save_every: int, tick: Callable[[], None]) -> None:
     from tqdm import tqdm
 
-    from cns_core.batch_ray import CorpusScorer, score_on_ray
+    from cns_core.engine.ray_actors import CorpusScorer, score_on_ray
 
     context = _population(snos, population)      # embedded once, here; actors get it from the object store
     items = [(file, sno.model_dump(mode="json")) for file, sno in todo]

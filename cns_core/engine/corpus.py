@@ -1,6 +1,6 @@
 """The Corpus view's data: a batch results table and what the dashboard draws from it.
 
-Pure functions over the table :mod:`cns_core.batch` writes (one row per SNO), so
+Pure functions over the table :mod:`cns_core.engine.batch` writes (one row per SNO), so
 the Corpus page only arranges widgets and charts. Distributions are computed
 here on fixed bins over [0, 1] (the same bins for every critic and profile, so
 charts compare), not left to the plotting library.
@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from cns_core.batch import evaluate_corpus, read_results
+from cns_core.engine.batch import evaluate_corpus, read_results
 from cns_core.config import state_dir
 from cns_core.critics.base import CRITIC_NAMES
 from cns_core.sno import SNO, SNOValidationError, load_snos
