@@ -507,3 +507,20 @@ def test_shipped_model_card_and_calibration_are_there():
     card = (folder / "MODEL_CARD.md").read_text().lower()
     for needed in ("cns train-nli", "licence", "mnli_dev_mismatched", "learning rate", "multinli dev-mismatched"):
         assert needed in card
+
+
+def test_weights_fingerprint_changes_with_the_weights_or_calibration(tiny_models, tmp_path):
+    from cns_core.models.nli import weights_fingerprint
+
+    folder = tmp_path / "m"
+    shutil.copytree(tiny_models["default"], folder)
+    first = weights_fingerprint(str(folder))
+    assert first and weights_fingerprint(str(folder)) == first
+    (folder / "calibration.json").write_text(json.dumps({"temperature": 2.0}))
+    second = weights_fingerprint(str(folder))
+    assert second != first
+    data = bytearray((folder / "model.safetensors").read_bytes())
+    data[-1] ^= 1
+    (folder / "model.safetensors").write_bytes(bytes(data))
+    assert weights_fingerprint(str(folder)) not in (first, second)
+    assert weights_fingerprint("cross-encoder/some-hub-name") == ""

@@ -121,9 +121,10 @@ def _population_key(snos: Sequence[SNO]) -> str:
 def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Mapping[str, float]],
                        population_key: str = "") -> str:
     """A short hash of everything besides the SNO that changes a row (see the module docstring)."""
-    from cns_core.models.nli import nli_settings
+    from cns_core.models.nli import nli_settings, weights_fingerprint
 
     backend, nli_cfg = nli_settings()
+    weights = weights_fingerprint(str(nli_cfg["transformers"]["model"])) if backend == "transformers" else ""
     params = ""
     params_file = (nli_cfg.get("lexical") or {}).get("params_file")
     if backend == "lexical" and params_file and (config_dir() / params_file).is_file():
@@ -131,6 +132,7 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
     from cns_core.meta.settings import MetaConfig
 
     payload = {"critics": dict(critic_keys), "nli": [backend, nli_cfg], "lexical_params": params,
+               "nli_weights": weights,
                "conflict_threshold": MetaConfig.load().conflict_threshold,
                "embedding": load_config("models").get("embedding", {}),
                "embedding_backend": os.environ.get("CNS_EMBEDDING_BACKEND", ""),

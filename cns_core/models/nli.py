@@ -32,7 +32,8 @@ from cns_core.config import PROJECT_ROOT, env_override, load_config
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
-           "get_nli_backend", "reset_backends", "nli_identity", "resolve_model_path", "SHIPPED_MODEL"]
+           "get_nli_backend", "reset_backends", "nli_identity", "resolve_model_path", "weights_fingerprint",
+           "SHIPPED_MODEL"]
 
 # The project's own model, shipped in the repository (see its MODEL_CARD.md).
 SHIPPED_MODEL = "models/nli-minilm-l6"
@@ -216,6 +217,25 @@ class TransformersNLI:
     def predict(self, pairs: Sequence[Pair]) -> np.ndarray:
         _, _, columns, _ = self._load()
         return softmax_rows(self.logits(pairs) / self.temperature)[:, columns]
+
+
+def weights_fingerprint(model: str) -> str:
+    """A hash of a local model folder's weights, config and calibration ('' for a hub name), so results
+    scored by a retrained model are never taken for results of the old one."""
+    import hashlib
+
+    folder = Path(resolve_model_path(model))
+    if not folder.is_dir():
+        return ""
+    digest = hashlib.blake2b(digest_size=12)
+    for name in ("config.json", "calibration.json", "model.safetensors", "pytorch_model.bin"):
+        path = folder / name
+        if path.is_file():
+            digest.update(name.encode())
+            with path.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+    return digest.hexdigest()
 
 
 def nli_identity(backend: Any) -> str:
