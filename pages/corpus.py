@@ -32,8 +32,13 @@ else:
     workers = st.number_input("Worker processes", min_value=1, max_value=max(1, os.cpu_count() or 1), value=1,
                               key="cns_corpus_workers")
     if st.button("Evaluate folder", key="cns_corpus_evaluate"):
-        with frame.guard("Could not evaluate the folder"), st.spinner("Evaluating the folder…"):
-            st.session_state[KEY_FRAME] = corpus.evaluate_folder(folder.strip(), workers=int(workers))
+        with frame.guard("Could not evaluate the folder"):
+            bar = st.progress(0.0, text="Reading the folder…")
+            st.session_state[KEY_FRAME] = corpus.evaluate_folder(
+                folder.strip(), workers=int(workers),
+                on_progress=lambda done, total: bar.progress(done / total if total else 1.0,
+                                                             text=corpus.progress_text(done, total)))
+            bar.empty()
             st.session_state[KEY_ORIGIN] = folder.strip()
 
 data = st.session_state.get(KEY_FRAME)

@@ -96,3 +96,21 @@ def test_page_corpus_evaluates_a_folder(tmp_path, state_dir):
     assert not at.exception and not at.error
     assert {m.label: m.value for m in at.metric}["SNOs evaluated"] == "2"
     assert list((state_dir / "corpus").glob("snos-*.parquet"))    # resumable results kept in the state dir
+
+
+def test_a_folder_run_reports_progress_sno_by_sno(tmp_path, state_dir, monkeypatch):
+    from cns_core.engine import corpus
+
+    monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")
+    folder = tmp_path / "snos"
+    folder.mkdir()
+    for ident in ("one", "two", "three"):
+        dump_snos(SNO(id=ident, title=ident, hypothesis="h", claims=[{"id": "h", "text": f"Claim {ident}."}]),
+                  folder / f"{ident}.json")
+    seen: list[tuple[int, int]] = []
+    corpus.evaluate_folder(folder, on_progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    again: list[tuple[int, int]] = []
+    corpus.evaluate_folder(folder, on_progress=lambda done, total: again.append((done, total)))
+    assert again == []                                            # every row done: nothing to report
+    assert corpus.progress_text(1, 3) == "Evaluating: 1 of 3 SNO(s) done"

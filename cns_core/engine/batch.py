@@ -238,7 +238,8 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
                     profiles: Sequence[str] | None = None, population: str = "batch", timeout_s: float = 30.0,
                     progress: bool = True, save_every: int = 25, engine: str = "auto", address: str | None = None,
                     gpus_per_worker: float = 0.0, batch_size: int = 4,
-                    critics: Callable[[], Sequence[Critic]] | None = None) -> BatchReport:
+                    critics: Callable[[], Sequence[Critic]] | None = None,
+                    on_progress: Callable[[int, int], None] | None = None) -> BatchReport:
     """Evaluate every SNO under ``paths`` (files or folders), resuming from ``out`` when it exists.
 
     ``workers`` is the number of Ray actors; ``engine`` ``auto`` runs one worker without an address
@@ -247,6 +248,7 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     ``batch_size`` SNOs go to an actor at a time (their model calls are batched together).
     ``profiles`` picks the weight profiles to report (default: all in profiles.yaml);
     ``critics`` builds the critics in each worker (default: the five critics).
+    ``on_progress(done, total)`` is called before the first SNO and as each one finishes (the Corpus page's bar).
     """
     started = time.perf_counter()
     if workers < 1:
@@ -320,10 +322,18 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     started_ray = connect(address, max(workers, os.cpu_count() or 1)) if todo and use_ray else False
     settings = ScorerSettings(fingerprint=fingerprint, profiles=weight_sets, timeout_s=timeout_s, critics=critics)
     times: list[float] = []
+
+    def tick() -> None:
+        times.append(time.perf_counter() - started)
+        if on_progress is not None:
+            on_progress(len(times), len(todo))
+
     try:
         if todo:
+            if on_progress is not None:
+                on_progress(0, len(todo))
             _run(todo, snos, rows, population, settings, workers, use_ray, gpus_per_worker, batch_size, progress,
-                 save, save_every, lambda: times.append(time.perf_counter() - started))
+                 save, save_every, tick)
     finally:   # an interrupted run keeps every row finished so far
         save()
         if started_ray:

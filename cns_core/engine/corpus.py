@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ __all__ = [
     "load_results",
     "evaluate_folder",
     "folder_results_path",
+    "progress_text",
     "critics_in",
     "profiles_in",
     "summary",
@@ -48,13 +49,20 @@ def folder_results_path(folder: str | Path) -> Path:
 
 
 def evaluate_folder(folder: str | Path, *, workers: int = 1, out: str | Path | None = None,
-                    progress: bool = False) -> pd.DataFrame:
-    """Evaluate every SNO file in ``folder`` (resuming from the folder's results file)."""
+                    progress: bool = False, on_progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """Evaluate every SNO file in ``folder`` (resuming from the folder's results file);
+    ``on_progress(done, total)`` follows the run SNO by SNO."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder")
-    report = evaluate_corpus(folder, out or folder_results_path(folder), workers=workers, progress=progress)
+    report = evaluate_corpus(folder, out or folder_results_path(folder), workers=workers, progress=progress,
+                             on_progress=on_progress)
     return report.frame
+
+
+def progress_text(done: int, total: int) -> str:
+    """The Corpus page's progress line."""
+    return f"Evaluating: {done} of {total} SNO(s) done" if total else "Nothing to evaluate: every row is done"
 
 
 def critics_in(frame: pd.DataFrame) -> list[str]:
