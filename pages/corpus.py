@@ -29,7 +29,7 @@ if source == "Results file":
 else:
     folder = st.text_input("Folder of SNO files (.json, .yaml)", key="cns_corpus_folder",
                            placeholder="imported/")
-    workers = st.number_input("Worker processes", min_value=1, max_value=max(1, os.cpu_count() or 1), value=1,
+    workers = st.number_input("Workers (Ray actors; 1 runs here)", min_value=1, max_value=max(1, os.cpu_count() or 1), value=1,
                               key="cns_corpus_workers")
     if st.button("Evaluate folder", key="cns_corpus_evaluate"):
         with frame.guard("Could not evaluate the folder"):

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from http.client import HTTPResponse
 from typing import Any, Iterator, Mapping, Protocol, Sequence
 
-__all__ = ["ChatError", "ChatUnreachable", "ChatTimeout", "ChatModelMissing", "ChatHTTPError", "ChatBadResponse",
+__all__ = ["stream_chunk", "ChatError", "ChatUnreachable", "ChatTimeout", "ChatModelMissing", "ChatHTTPError", "ChatBadResponse",
            "ChatResult", "ChatClient", "BACKENDS", "open_request", "read_json", "iter_lines"]
 
 BACKENDS = ("ollama", "openai")
@@ -135,6 +135,17 @@ def iter_lines(resp: HTTPResponse, where: str, deadline: float, timeout: float) 
         raise ChatTimeout(f"{where}: the streamed reply stalled (no data within {timeout:g} s)") from None
     except OSError as exc:
         raise ChatUnreachable(f"{where}: the connection broke mid-stream ({exc})") from None
+
+
+def stream_chunk(text: str, where: str, what: str) -> dict[str, Any]:
+    """One streamed JSON object (``what``: 'line' or 'event'); anything else is a bad response."""
+    try:
+        chunk = json.loads(text)
+    except ValueError:
+        raise ChatBadResponse(f"{where} streamed a non-JSON {what}: {text[:120]!r}") from None
+    if not isinstance(chunk, dict):
+        raise ChatBadResponse(f"{where} streamed {type(chunk).__name__}, expected an object")
+    return chunk
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:

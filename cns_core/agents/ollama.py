@@ -8,11 +8,11 @@ streamed reply (one JSON object per line, the last with ``done: true``).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Mapping, Sequence
 
 from cns_core.agents.chat import (
+    stream_chunk,
     ChatBadResponse,
     ChatError,
     ChatHTTPError,
@@ -95,12 +95,7 @@ class OllamaClient:
         parts: list[str] = []
         last: dict[str, Any] = {}
         for line in iter_lines(resp, where, deadline, wait):
-            try:
-                chunk = json.loads(line)
-            except ValueError:
-                raise ChatBadResponse(f"{where} streamed a non-JSON line: {line[:120]!r}") from None
-            if not isinstance(chunk, dict):
-                raise ChatBadResponse(f"{where} streamed {type(chunk).__name__}, expected an object")
+            chunk = stream_chunk(line, where, "line")
             if chunk.get("error"):
                 raise ChatHTTPError(f"{where} failed mid-stream: {chunk['error']}", 500, str(chunk["error"]))
             message = chunk.get("message")

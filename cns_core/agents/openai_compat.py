@@ -9,11 +9,11 @@ lines with ``choices[0].delta.content``, ending with ``data: [DONE]``).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Mapping, Sequence
 
 from cns_core.agents.chat import (
+    stream_chunk,
     ChatBadResponse,
     ChatHTTPError,
     ChatModelMissing,
@@ -83,12 +83,7 @@ class OpenAIClient:
             data = line[5:].strip()
             if data == "[DONE]":
                 return "".join(parts), model
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                raise ChatBadResponse(f"{where} streamed a non-JSON event: {data[:120]!r}") from None
-            if not isinstance(chunk, dict):
-                raise ChatBadResponse(f"{where} streamed {type(chunk).__name__}, expected an object")
+            chunk = stream_chunk(data, where, "event")
             if chunk.get("error"):
                 error = chunk["error"]
                 detail = str(error.get("message") if isinstance(error, dict) else error)

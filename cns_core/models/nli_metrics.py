@@ -68,23 +68,28 @@ def _read_sick(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
 _FEVER_LABELS = {"SUPPORTS": "entailment", "REFUTES": "contradiction", "NOT_ENOUGH_INFO": "neutral"}
 
 
-def _read_climate_fever(path: Path) -> NLIDataset:
-    pairs, labels, groups, group_labels = [], [], [], {}
+def _json_lines(path: Path):
+    """(line number, text) of each non-blank line of a JSON-lines file."""
     with path.open(encoding="utf-8") as handle:
         for line, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-                claim_id, claim = str(row["claim_id"]), row["claim"].strip()
-                group_labels[claim_id] = str(row["claim_label"])
-                for k, ev in enumerate(row["evidences"]):
-                    pairs.append((ev["evidence"].strip(), claim))
-                    labels.append(_label_index(_FEVER_LABELS.get(ev["evidence_label"], ev["evidence_label"]),
-                                               f"{path}:{line}: evidences[{k}].evidence_label"))
-                    groups.append(claim_id)
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                raise ValueError(f"{path}:{line}: not a Climate-FEVER row ({type(exc).__name__}: {exc})") from exc
+            if text.strip():
+                yield line, text
+
+
+def _read_climate_fever(path: Path) -> NLIDataset:
+    pairs, labels, groups, group_labels = [], [], [], {}
+    for line, text in _json_lines(path):
+        try:
+            row = json.loads(text)
+            claim_id, claim = str(row["claim_id"]), row["claim"].strip()
+            group_labels[claim_id] = str(row["claim_label"])
+            for k, ev in enumerate(row["evidences"]):
+                pairs.append((ev["evidence"].strip(), claim))
+                labels.append(_label_index(_FEVER_LABELS.get(ev["evidence_label"], ev["evidence_label"]),
+                                           f"{path}:{line}: evidences[{k}].evidence_label"))
+                groups.append(claim_id)
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}:{line}: not a Climate-FEVER row ({type(exc).__name__}: {exc})") from exc
     return NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64), tuple(groups), group_labels)
 
 
@@ -96,21 +101,18 @@ def _is_climate_fever(path: Path) -> bool:
 
 def _read_jsonl(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     pairs, labels = [], []
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{line}: not valid JSON: {exc.msg}") from exc
-            for key in ("sentence1", "sentence2", "gold_label"):
-                if not isinstance(row, dict) or not isinstance(row.get(key), str):
-                    raise ValueError(f"{path}:{line}: {key}: missing or not a string")
-            if row["gold_label"].strip() in ("", "-"):
-                continue  # SNLI marks pairs without annotator agreement with '-'
-            pairs.append((row["sentence1"].strip(), row["sentence2"].strip()))
-            labels.append(_label_index(row["gold_label"], f"{path}:{line}: gold_label"))
+    for line, text in _json_lines(path):
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{line}: not valid JSON: {exc.msg}") from exc
+        for key in ("sentence1", "sentence2", "gold_label"):
+            if not isinstance(row, dict) or not isinstance(row.get(key), str):
+                raise ValueError(f"{path}:{line}: {key}: missing or not a string")
+        if row["gold_label"].strip() in ("", "-"):
+            continue  # SNLI marks pairs without annotator agreement with '-'
+        pairs.append((row["sentence1"].strip(), row["sentence2"].strip()))
+        labels.append(_label_index(row["gold_label"], f"{path}:{line}: gold_label"))
     return pairs, labels
 
 
