@@ -95,6 +95,8 @@ def test_every_page_of_the_demo_shows_data(demo, browser, page):
             assert _metric(page, "SNOs evaluated") == "6"
             assert (state / "corpus").is_dir() and any((state / "corpus").glob("examples-*.parquet"))
         elif stem == "engrams":
+            # the rows' HTML is drawn a moment after the script run ends: wait for the first row's id
+            main.get_by_text(re.compile(r"\bid demo-\d{4}\b")).first.wait_for(timeout=FIRST_RENDER_MS)
             text = main.inner_text()
             match = re.search(r"([\d,]+) of ([\d,]+) engrams match", text)
             assert match and int(match.group(2).replace(",", "")) > DEMO_TURNS // 2, text[:400]
