@@ -4,8 +4,9 @@
   raises, times out or returns an out-of-range score becomes
   ``CriticResult.failed(name, reason)``; :func:`cns_core.scoring.weigh` then leaves it out
   and redistributes its weight, flagged in ``WeightedScore.left_out``. A timed-out thread
-  cannot be killed; being a daemon it never blocks the process from exiting, and its late
-  result is dropped.
+  cannot be killed, but at the deadline its model calls are told to stop at their next batch
+  (:mod:`cns_core.models.cancel`), so it frees the models and the cores for the next SNO; being
+  a daemon it never blocks the process from exiting, and a late result is dropped.
 * Successful results are cached in an LRU of SNOs (``cache_size`` SNOs, by content hash);
   within an SNO each result is keyed by the critic's ``config_key()`` and a fingerprint of
   what the critic ``requires`` besides the SNO (the NLI backend, the embedder, the novelty
@@ -35,6 +36,7 @@ import numpy as np
 from cns_core.config import config_dir
 from cns_core.critics import default_critics
 from cns_core.critics.base import Critic, CriticContext, CriticResult
+from cns_core.models.cancel import cancellable
 from cns_core.scoring import WeightedScore, load_profiles, weigh
 from cns_core.sno import SNO
 
@@ -233,10 +235,12 @@ class CriticPipeline:
             runs[4] += 1
 
     @staticmethod
-    def _work(critic: Critic, sno: SNO, context: CriticContext, future: Future) -> None:
+    def _work(critic: Critic, sno: SNO, context: CriticContext, future: Future,
+              abandoned: threading.Event) -> None:
         start = time.perf_counter()
         try:
-            result = critic.evaluate(sno, context)
+            with cancellable(abandoned):
+                result = critic.evaluate(sno, context)
         except BaseException as exc:  # reported as a failed result by run_critics
             future.set_exception(exc)
             return
@@ -261,22 +265,24 @@ class CriticPipeline:
                     if hit is not None:
                         self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])[5] += 1
                         results[name] = hit
-        futures: dict[str, tuple[Future, float]] = {}
+        futures: dict[str, tuple[Future, float, threading.Event]] = {}
         for name, critic in self.critics.items():
             if name in results:
                 continue
             future: Future = Future()
-            thread = threading.Thread(target=self._work, args=(critic, sno, ctx, future), daemon=True,
+            abandoned = threading.Event()
+            thread = threading.Thread(target=self._work, args=(critic, sno, ctx, future, abandoned), daemon=True,
                                       name=f"critic-{name}")
-            futures[name] = (future, time.perf_counter())
+            futures[name] = (future, time.perf_counter(), abandoned)
             thread.start()
 
         deadline = time.monotonic() + self.timeout_s
         fresh: dict[str, CriticResult] = {}
-        for name, (future, started) in futures.items():
+        for name, (future, started, abandoned) in futures.items():
             try:
                 fresh[name] = future.result(timeout=max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
+                abandoned.set()          # its model calls stop at their next batch (models/cancel.py)
                 fresh[name] = CriticResult.failed(name, f"timed out after {self.timeout_s:g} s",
                                                   time.perf_counter() - started)
             except Exception as exc:

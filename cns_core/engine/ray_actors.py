@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from cns_core.critics.base import Critic, CriticContext
+from cns_core.models.cancel import Flag, cancellable, current_flag
 from cns_core.sno import SNO
 
 __all__ = ["CoalescingBackend", "CorpusScorer", "RayUnavailableError", "ScorerSettings", "check_address",
@@ -46,9 +47,20 @@ class RayUnavailableError(RuntimeError):
 @dataclass
 class _Request:
     items: list[Any]
+    abandoned: Flag | None = None          # the caller's cancellation flag (models/cancel.py)
     done: threading.Event = field(default_factory=threading.Event)
     result: Any = None
     error: BaseException | None = None
+
+
+@dataclass
+class _AllAbandoned:
+    """A shared model call is given up only when every caller in it has given up."""
+
+    requests: list[_Request]
+
+    def is_set(self) -> bool:
+        return all(r.abandoned is not None and r.abandoned.is_set() for r in self.requests)
 
 
 class CoalescingBackend:
@@ -71,7 +83,7 @@ class CoalescingBackend:
         return getattr(self.__dict__["_inner"], name)
 
     def _call(self, items: Sequence[Any]) -> np.ndarray:
-        request = _Request(list(items))
+        request = _Request(list(items), current_flag())
         with self._lock:
             self._pending.append(request)
         while not request.done.is_set():
@@ -92,7 +104,8 @@ class CoalescingBackend:
     def _run(self, batch: list[_Request]) -> None:
         try:
             flat = [item for request in batch for item in request.items]
-            out = np.asarray(getattr(self._inner, self._method)(flat)) if flat else None
+            with cancellable(_AllAbandoned(batch)):
+                out = np.asarray(getattr(self._inner, self._method)(flat)) if flat else None
             self.calls += 1
             start = 0
             for request in batch:

@@ -17,9 +17,14 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from cns_core.config import env_override, load_config
+from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["EmbeddingBackend", "MiniLMEmbedder", "get_embedder"]
+
+# Abandoned work (models/cancel.py) is noticed after this many batches; vectors already
+# computed stay in the cache.
+_BATCHES_PER_CHECK = 4
 
 
 class EmbeddingBackend(Protocol):
@@ -74,12 +79,15 @@ class MiniLMEmbedder:
             missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
             if missing:
                 first_text = {k: t for k, t in zip(keys, texts)}
-                todo = [first_text[k] for k in missing]
-                vectors = self._load().encode(
-                    todo, batch_size=self.batch_size, normalize_embeddings=True,
-                    convert_to_numpy=True, show_progress_bar=False)
-                for k, v in zip(missing, np.asarray(vectors, dtype=np.float32)):
-                    self._cache[k] = v
+                chunk = self.batch_size * _BATCHES_PER_CHECK
+                for start in range(0, len(missing), chunk):
+                    part = missing[start:start + chunk]
+                    vectors = self._load().encode(
+                        [first_text[k] for k in part], batch_size=self.batch_size, normalize_embeddings=True,
+                        convert_to_numpy=True, show_progress_bar=False)
+                    for k, v in zip(part, np.asarray(vectors, dtype=np.float32)):
+                        self._cache[k] = v
+                    raise_if_cancelled()
             out = np.stack([self._cache[k] for k in keys])
             for k in keys:
                 self._cache.move_to_end(k)

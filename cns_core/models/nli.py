@@ -29,6 +29,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from cns_core.config import PROJECT_ROOT, env_override, load_config
+from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
@@ -212,6 +213,7 @@ class TransformersNLI:
                 enc = tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True,
                                 truncation=True, max_length=self.max_length, return_tensors="pt").to(device)
                 out[idx] = model(**enc).logits.float().cpu().numpy()
+                raise_if_cancelled()
         return out
 
     def predict(self, pairs: Sequence[Pair]) -> np.ndarray:
