@@ -9,7 +9,8 @@ claims x k, not claims x evidence. A window outside a claim's top k counts as ne
 
 Long evidence is split into windows of a few sentences (as MiniCheck and SummaC do) so a
 model with a 256-token limit still sees all of it; an evidence item counts with its best
-window (``np.maximum.reduceat`` over each item's contiguous block of windows).
+window. Only the claims x k scored pairs are held in memory, never a claims x windows matrix
+(a 5,000 x 5,000 SNO would need gigabytes).
 """
 
 from __future__ import annotations
@@ -120,7 +121,6 @@ class GroundingCritic(ConfiguredCritic):
             windows.extend(pieces)
             owner.extend([j] * len(pieces))
         owner_arr = np.asarray(owner)
-        starts = np.flatnonzero(np.r_[True, owner_arr[1:] != owner_arr[:-1]])
         n_claims, n_windows = len(claims), len(windows)
 
         nli = nli_of(context)
@@ -135,23 +135,23 @@ class GroundingCritic(ConfiguredCritic):
         if scored.shape != (len(pairs), 3) or not np.isfinite(scored).all():
             raise ValueError(f"NLI backend {getattr(nli, 'name', type(nli).__name__)!r} returned "
                              f"{scored.shape} values for {len(pairs)} pairs (expected ({len(pairs)}, 3) finite)")
-        probs = np.zeros((n_claims, n_windows, 3))
-        probs[..., 1] = 1.0                       # windows outside a claim's top k: neutral
-        probs[np.arange(n_claims)[:, None], chosen] = scored.reshape(n_claims, chosen.shape[1], 3)
+        # Only the (claims, k) chosen pairs are held; a window outside a claim's top k is neutral
+        # (entailment and contradiction 0), so no maximum below is changed by leaving it out.
+        probs = scored.reshape(n_claims, chosen.shape[1], 3)
         ent, neu, con = probs[..., 0], probs[..., 1], probs[..., 2]
+        chosen_owner = owner_arr[chosen]                                  # (claims, k) evidence index
 
         rows = np.arange(n_claims)
-        best_window = ent.argmax(axis=1)
-        best_ent = ent[rows, best_window]
-        best_con = con[rows, best_window]
-        best_ev = owner_arr[best_window]
-        ent_by_ev = np.maximum.reduceat(ent, starts, axis=1)             # (claims, evidence)
-        con_by_ev = np.maximum.reduceat(con, starts, axis=1)
-        worst_ev = con_by_ev.argmax(axis=1)
-        worst_con = con_by_ev[rows, worst_ev]
+        best = ent.argmax(axis=1)
+        best_ent, best_con = ent[rows, best], con[rows, best]
+        best_ev = chosen_owner[rows, best]
+        worst = con.argmax(axis=1)
+        worst_con, worst_ev = con[rows, worst], chosen_owner[rows, worst]
         validity = np.array([e.validity for e in evidence])
-        weighted = (ent_by_ev * validity[None, :]).max(axis=1)
-        relevance = np.maximum.reduceat(1.0 - neu, starts, axis=1).max(axis=0)   # (evidence,)
+        weighted = (ent * validity[chosen_owner]).max(axis=1)
+        relevance = np.zeros(len(evidence))                               # max over claims of 1 - p(neutral)
+        np.maximum.at(relevance, chosen_owner.ravel(), 1.0 - neu.ravel())
+        windows_of = np.bincount(owner_arr, minlength=len(evidence))
 
         score = float(best_ent.mean())
         threshold = contradiction_threshold(s, nli)
@@ -177,7 +177,7 @@ class GroundingCritic(ConfiguredCritic):
         per_evidence: dict[str, dict[str, Any]] = {}
         for j, item in enumerate(evidence):
             per_evidence[item.id] = {"validity": item.validity, "relevance": float(relevance[j]),
-                                     "windows": int(np.count_nonzero(owner_arr == j))}
+                                     "windows": int(windows_of[j])}
             if item.validity < float(s["low_validity"]):
                 issues.append(Issue("low_validity", f"Evidence {item.id} has low validity ({item.validity:.2f})"
                                     f"{': ' + item.source if item.source else ''}.", (item.id,), "medium"))
@@ -191,7 +191,7 @@ class GroundingCritic(ConfiguredCritic):
                        f"{score:.3f}; {supported} claim(s) supported, {contradicted} contradicted by evidence.")
         return CriticResult(
             critic=self.name, score=float(np.clip(score, 0.0, 1.0)),
-            confidence=_entropy_confidence(probs[rows, best_window]), explanation=explanation,
+            confidence=_entropy_confidence(probs[rows, best]), explanation=explanation,
             sub_scores={"validity_weighted": float(weighted.mean()), "supported_share": supported / n_claims,
                         "contradicted_share": float(np.count_nonzero(worst_con >= threshold)) / n_claims},
             evidence={"claims": per_claim, "evidence": per_evidence, "pairs": len(pairs),
