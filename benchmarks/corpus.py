@@ -2,6 +2,11 @@
 
 Run: ``.venv/bin/python benchmarks/corpus.py [--data DIR] [--workers 1 2]``
 
+On a GPU machine (the issue's figure: 16 cores and one H100, against this 2-core machine):
+``.venv/bin/python benchmarks/corpus.py --generated 2000 --workers 1 4 8 --gpu-actors 1``
+adds 2,000 generated debate maps (8-24 claims each, seeded) to the corpus and runs GPU actors
+(one GPU each) after the CPU ones; without a CUDA device the GPU runs are reported as skipped.
+
 Imports the corpus once (timed), writes the SNOs to a temporary folder, starts a local
 Ray once (timed, reported apart: a session or a cluster pays it once), then runs
 ``cns_core.engine.batch.evaluate_corpus`` in this process and on Ray with each actor count.
@@ -23,8 +28,28 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 
+def generated_snos(count: int, seed: int = 29) -> list:
+    """``count`` small generated debate maps (8-24 claims, 4-12 evidence items), seeded."""
+    import random
+
+    from large_sno import make_large_sno
+
+    from cns_core.sno import SNO
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        claims = rng.randint(8, 24)
+        data = make_large_sno(claims, rng.randint(4, 12), claims + rng.randint(0, 4), cycles=rng.randint(0, 1),
+                              seed=seed * 100_000 + i)
+        data["id"] = f"generated-{i:05d}"
+        out.append(SNO.model_validate(data))
+    return out
+
+
 def main() -> None:
     import ray
+    import torch
 
     from cns_core.engine.batch import evaluate_corpus
     from cns_core.engine.ray_actors import start_local
@@ -35,7 +60,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=data_dir() / "arg_microtexts_en" / "corpus_en")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="CPU actor counts to run")
+    parser.add_argument("--generated", type=int, default=0, help="generated debate maps added to the corpus")
+    parser.add_argument("--gpu-actors", type=int, nargs="*", default=[], help="GPU actor counts (one GPU each)")
     args = parser.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"{args.data}: not found (set CNS_DATA_DIR or pass --data)")
@@ -43,8 +70,8 @@ def main() -> None:
     started = time.perf_counter()
     results = import_path("microtexts", args.data)
     import_s = time.perf_counter() - started
-    snos = [r.sno for r in results if r.ok]
-    print(f"imported {len(snos)} of {len(results)} microtexts in {import_s:.2f} s "
+    snos = [r.sno for r in results if r.ok] + generated_snos(args.generated)
+    print(f"{args.generated} generated SNOs added; imported {len(snos)} of {len(results)} microtexts in {import_s:.2f} s "
           f"({len(results) / import_s:.0f} documents/s); NLI backend: {nli_settings()[0]}, embeddings: MiniLM; "
           f"{os.cpu_count()} CPU core(s)")
 
@@ -55,13 +82,17 @@ def main() -> None:
         for sno in snos:
             dump_snos(sno, folder / f"{sno.id}.json")
         started = time.perf_counter()
-        start_local(max(args.workers))
+        start_local(max(args.workers + args.gpu_actors))
         print(f"local Ray started in {time.perf_counter() - started:.1f} s (not in the figures below)", flush=True)
-        runs = [("in-process", "local", 1)] + [(f"Ray, {n} actor(s)", "ray", n) for n in args.workers]
+        runs = [("in-process", "local", 1, 0.0)] + [(f"Ray, {n} actor(s)", "ray", n, 0.0) for n in args.workers]
+        if args.gpu_actors and not torch.cuda.is_available():
+            print(f"GPU runs {args.gpu_actors} skipped: no CUDA device here")
+        elif args.gpu_actors:
+            runs += [(f"Ray, {n} GPU actor(s)", "ray", n, 1.0) for n in args.gpu_actors]
         try:
-            for label, engine, workers in runs:
-                report = evaluate_corpus(folder, Path(tmp) / f"results-{engine}-{workers}.parquet", workers=workers,
-                                         engine=engine, progress=False)
+            for label, engine, workers, gpus in runs:
+                report = evaluate_corpus(folder, Path(tmp) / f"results-{engine}-{workers}-{gpus:g}.parquet",
+                                         workers=workers, engine=engine, gpus_per_worker=gpus, progress=False)
                 failed = int((report.frame["failures"] != "{}").sum())
                 rows.append((label, report))
                 print(f"  {label}: {report.evaluated} SNOs in {report.elapsed_s:.1f} s "

@@ -120,3 +120,32 @@ def test_a_shared_model_call_is_given_up_only_when_every_caller_gave_up(tiny_nli
     with cancellable(gone), pytest.raises(Cancelled):   # alone and abandoned: the call stops
         shared.predict(pairs)
     assert len(passes) == 1
+
+
+def test_work_in_flight_at_exit_is_stopped_before_the_process_tears_down(tmp_path):
+    """A daemon thread killed inside a torch kernel aborts the process; at exit, work in a scope is
+    abandoned and waited for, so it leaves through its own ``Cancelled``."""
+    import subprocess
+    import sys
+    import textwrap
+
+    marker = tmp_path / "stopped"
+    script = textwrap.dedent(f"""
+        import threading, time
+        from cns_core.models.cancel import Cancelled, cancellable, raise_if_cancelled
+
+        def work():
+            with cancellable(threading.Event()):           # nobody ever abandons it: only the exit does
+                try:
+                    while True:
+                        raise_if_cancelled()
+                        time.sleep(0.02)
+                except Cancelled:
+                    open({str(marker)!r}, "w").write("stopped")
+
+        threading.Thread(target=work, daemon=True).start()
+        time.sleep(0.2)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "stopped"
