@@ -70,10 +70,11 @@ def main() -> None:
     started = time.perf_counter()
     results = import_path("microtexts", args.data)
     import_s = time.perf_counter() - started
-    snos = [r.sno for r in results if r.ok] + generated_snos(args.generated)
-    print(f"{args.generated} generated SNOs added; imported {len(snos)} of {len(results)} microtexts in {import_s:.2f} s "
-          f"({len(results) / import_s:.0f} documents/s); NLI backend: {nli_settings()[0]}, embeddings: MiniLM; "
-          f"{os.cpu_count()} CPU core(s)")
+    imported = [r.sno for r in results if r.ok]
+    snos = imported + generated_snos(args.generated)
+    print(f"imported {len(imported)} of {len(results)} microtexts in {import_s:.2f} s "
+          f"({len(results) / import_s:.0f} documents/s), {args.generated} generated SNOs added; "
+          f"NLI backend: {nli_settings()[0]}, embeddings: MiniLM; {os.cpu_count()} CPU core(s)")
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
