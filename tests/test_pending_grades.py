@@ -37,4 +37,6 @@ def test_a_failed_grade_stays_pending_and_is_retried(bus_config, proxy, judge_se
         ollama.mode = "good"
         pub.publish(GRADE, turn.model_dump(exclude_none=True))
         assert wait_for(lambda: sub.recv(timeout=0.5), 15).payload["score"] == fake_grade("The cell.")
+        # the agent counts a grade once its critique is published: the critique may arrive first
+        wait_for(lambda: critic.graded == 1, 15, what="the grade to be counted")
         assert critic.graded == 1 and critic.failed == 1 and critic.skipped == 0
