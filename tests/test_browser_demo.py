@@ -41,6 +41,11 @@ def _metric(page, label: str) -> str:
     return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
+def _wait_for_at_least(page, testid: str, n: int) -> None:
+    """Charts and tables are drawn by components loaded after the script run ends: wait for them."""
+    page.locator(f'[data-testid="{testid}"]').nth(n - 1).wait_for(timeout=FIRST_RENDER_MS)
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """``make run``'s demo data, then ``cns run``; yields the dashboard URL once the judge loop is up."""
@@ -77,12 +82,12 @@ def test_every_page_of_the_demo_shows_data(demo, browser, page):
         open_page(page, base, stem, title)
         main = page.locator('[data-testid="stMain"]')
         if stem == "coherence":
+            _wait_for_at_least(page, "stDataFrame", 2)          # tags and log tables
+            _wait_for_at_least(page, "stPlotlyChart", 1)        # chain metrics over time
             assert int(_metric(page, "Chains checked").replace(",", "")) == DEMO_TURNS
             assert _metric(page, "Lift").endswith("×") and _metric(page, "Coherence stability") != "–"
             assert "drift chain(s)" in main.inner_text()
             assert re.search(r"\b[\d,]+ of [\d,]+ lines", main.inner_text())        # the log table's caption
-            assert page.locator('[data-testid="stDataFrame"]').count() >= 2          # tags and log tables
-            assert page.locator('[data-testid="stPlotlyChart"]').count() >= 1        # chain metrics over time
         elif stem == "corpus":
             page.get_by_text("Folder of SNO files", exact=True).click()
             settle(page)
@@ -100,6 +105,7 @@ def test_every_page_of_the_demo_shows_data(demo, browser, page):
             text = main.inner_text()
             match = re.search(r"([\d,]+) of ([\d,]+) engrams match", text)
             assert match and int(match.group(2).replace(",", "")) > DEMO_TURNS // 2, text[:400]
+            _wait_for_at_least(page, "stPlotlyChart", 1)
             assert "id demo-0" in text and page.locator('[data-testid="stPlotlyChart"]').count() == 1
         elif stem == "judge":
             text = main.inner_text()
