@@ -149,3 +149,18 @@ def test_work_in_flight_at_exit_is_stopped_before_the_process_tears_down(tmp_pat
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert marker.read_text() == "stopped"
+
+
+def test_the_coherence_hooks_timed_out_model_pass_stops_its_work(tiny_nli):
+    from cns_core.coherence.nli import ModelPass, ModelTimeout
+
+    nli, passes = tiny_nli
+    model = ModelPass(backend=nli)
+    pairs = [(f"Evidence {i} about topic {i % 5}.", f"Claim {i}.") for i in range(2000)]
+    passes.clear()
+    with pytest.raises(ModelTimeout):
+        model.predict(pairs, timeout_s=0.05)
+    assert isinstance(model._pending.exception(timeout=120), Cancelled)    # it stopped by itself ...
+    assert not model.busy                                                  # ... and the model is free
+    assert len(passes) < len(pairs) / 4, f"{len(passes)} of {len(pairs)} forward passes ran after the timeout"
+    model.close()

@@ -2,8 +2,9 @@
 
 All (evidence, proposition) pairs chosen for a chain go to the backend in ONE
 ``predict`` call, run on a worker thread so that a slow or hung model costs at
-most ``timeout_s`` (spec section 19: model timeout -> heuristics only). While a
-timed-out call is still running, later chains skip the model instead of
+most ``timeout_s`` (spec section 19: model timeout -> heuristics only). A
+timed-out call is abandoned (:mod:`cns_core.models.cancel`: the backend stops at
+its next batch); until it has stopped, later chains skip the model instead of
 queueing behind it.
 
 Which pairs: for each proposition the ``m`` pieces of evidence that matter
@@ -19,6 +20,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cns_core.models.cancel import cancellable
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["ModelTimeout", "ModelPass", "select_top_m"]
@@ -38,6 +40,11 @@ def select_top_m(groups: Sequence[Sequence[int]], similarity: np.ndarray, flagge
         order = np.lexsort((-similarity[idx], ~flagged[idx]))
         chosen.extend(int(i) for i in idx[order[:m]])
     return chosen
+
+
+def _abandonable_predict(backend, pairs: list[tuple[str, str]], abandoned: threading.Event):
+    with cancellable(abandoned):
+        return backend.predict(pairs)
 
 
 class ModelPass:
@@ -88,11 +95,13 @@ class ModelPass:
                 raise ModelTimeout("the NLI backend is still busy with an earlier, timed-out call")
             if self._executor is None:
                 self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="coherence-nli")
-            self._pending = self._executor.submit(backend.predict, list(pairs))
+            abandoned = threading.Event()
+            self._pending = self._executor.submit(_abandonable_predict, backend, list(pairs), abandoned)
             future = self._pending
         try:
             return self._checked(future.result(timeout=timeout_s), len(pairs))
         except FutureTimeout:
+            abandoned.set()
             raise ModelTimeout(f"the NLI backend took longer than {timeout_s * 1000:.0f} ms") from None
 
     @staticmethod
