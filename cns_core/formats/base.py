@@ -91,6 +91,10 @@ class FormatWarning:
     location: str     # the line, node, element or relation it concerns ("line 12 (A1)", "node 42")
     message: str
 
+    def __post_init__(self) -> None:
+        if self.cause not in WARNING_CAUSES:      # a cause the summary could not name: a bug here
+            raise ValueError(f"FormatWarning: unknown cause {self.cause!r}")
+
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
 
@@ -134,7 +138,6 @@ class Draft:
     evidence_given: bool = False   # the file states its evidence (maybe none): no rule applies
 
     def warn(self, element: str, problem: str, *, cause: str) -> None:
-        assert cause in WARNING_CAUSES, cause
         self.warnings.append(FormatWarning(cause, element, problem))
 
 

@@ -79,11 +79,12 @@ def parse_brat(ann: str, text: str | None, file: str = "<input>", *,
     ordered = sorted(units, key=lambda u: (reader.starts[u], u))
     majors = [u for u in ordered if units[u]["type"] == "MajorClaim"]
     hypothesis = (majors or [u for u in ordered if units[u]["type"] == "Claim"] or ordered)[0]
-    relations = reader.relations + _stance_relations(reader, set(majors) | {hypothesis}, hypothesis, draft)
+    heads = set(majors) | {hypothesis}
+    relations = reader.relations + _stance_relations(reader, heads, hypothesis, draft)
     for rel in relations:
         if rel["kind"] == "attack":
             rel["attack_type"] = "rebut"
-    _derive_roles(units, relations, set(majors) | {hypothesis})
+    _derive_roles(units, relations, heads)
     connected = {r[end] for r in relations for end in ("source", "target")} | {hypothesis}
     for u in ordered:
         if u not in connected and units[u]["type"] != "MajorClaim":

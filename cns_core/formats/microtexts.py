@@ -52,6 +52,10 @@ class _Skip(Exception):
         super().__init__(problem)
         self.element, self.problem, self.cause = element, problem, cause
 
+    def report(self, draft: Draft) -> None:
+        """The warning that says this element was left out."""
+        draft.warn(self.element, f"{self.problem}; left out", cause=self.cause)
+
 
 def _required(tag: str, node: ET.Element, index: int, attr: str, cause: str) -> str:
     value = (node.get(attr) or "").strip()
@@ -80,9 +84,6 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
     graph_id = (root.get("id") or "").strip() or Path(file).stem
     draft = Draft(file=file, id=graph_id, title=graph_id)
 
-    def skip(err: _Skip) -> None:
-        draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
-
     edus: dict[str, str] = {}
     for i, node in enumerate(root.iter("edu")):
         try:
@@ -91,7 +92,7 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
                 raise _Skip(_element("edu", node, i), "duplicate id", "bad-unit")
             edus[eid] = " ".join((node.text or "").split())
         except _Skip as err:
-            skip(err)
+            err.report(draft)
 
     adus: dict[str, str] = {}
     for i, node in enumerate(root.iter("adu")):
@@ -100,7 +101,7 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
             if aid in adus or aid in edus:
                 raise _Skip(_element("adu", node, i), "duplicate id", "bad-unit")
         except _Skip as err:
-            skip(err)
+            err.report(draft)
             continue
         kind = (node.get("type") or "").strip()
         if kind not in _ROLES:
@@ -123,7 +124,7 @@ def parse_microtext(text: str, file: str = "<input>", *, evidence_rule: str = "l
                 raise _Skip(element, f"type must be one of {', '.join(_EDGE_TYPES)} (got {edge['type']!r})",
                             "bad-relation")
         except _Skip as err:
-            skip(err)
+            err.report(draft)
             continue
         edge["element"] = element
         edges[ident] = edge
@@ -215,12 +216,10 @@ def _relations(edges: dict[str, dict[str, str]], order: list[str], adus: dict[st
                 raise _Skip(element, f"joins the edge {trg!r}, which was left out", "dangling-relation")
             try:
                 joined = resolve(trg, (*trail, ident))
-            except _Skip as err:
-                if err.element == edges[trg]["element"]:   # the joined edge itself is faulty: say so once
-                    failed.add(trg)
-                    draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
-                    raise _Skip(element, f"joins the edge {trg!r}, which was left out", "dangling-relation") from None
-                raise
+            except _Skip as err:   # names the joined edge (resolve re-raises under its own element): say so once
+                failed.add(trg)
+                err.report(draft)
+                raise _Skip(element, f"joins the edge {trg!r}, which was left out", "dangling-relation") from None
             rel = {**joined, "id": ident, "source": src}
             primary = next((p for p, group in linked.items() if trg in group), trg)
             linked.setdefault(primary, [primary]).append(ident)
@@ -234,6 +233,6 @@ def _relations(edges: dict[str, dict[str, str]], order: list[str], adus: dict[st
                 resolve(ident, ())
             except _Skip as err:
                 failed.add(ident)
-                draft.warn(err.element, f"{err.problem}; left out", cause=err.cause)
+                err.report(draft)
     draft.metadata["linked_premises"] = linked
     return resolved

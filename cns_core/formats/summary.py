@@ -31,8 +31,8 @@ class ImportSummary:
         imported = [r for r in results if r.ok]
         return cls(
             documents=len(results),
-            whole=sum(1 for r in imported if not r.warnings),
-            repaired=sum(1 for r in imported if r.warnings),
+            whole=sum(1 for r in imported if not r.repaired),
+            repaired=sum(1 for r in imported if r.repaired),
             refused=len(results) - len(imported),
             warnings=Counter(w.cause for r in imported for w in r.warnings),
             refusals=Counter(r.error.cause for r in results if not r.ok and r.error is not None),

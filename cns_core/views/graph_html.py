@@ -101,7 +101,7 @@ def sno_graph_html(
     *,
     findings: GraphFindings | None = None,
     height_px: int = 560,
-    hierarchical: bool | None = None,
+    hierarchical: bool = True,
 ) -> str:
     """One offline HTML document drawing ``sno``'s reasoning graph.
 
@@ -122,8 +122,6 @@ def sno_graph_html(
     findings = findings if findings is not None else graph_findings(sno)
     evidence = {e.id: e for e in sno.evidence}
     cycle_nodes, cycle_edges = findings.cycle_nodes, findings.cycle_edges
-    if hierarchical is None:
-        hierarchical = True
     levels = claim_levels(sno) if hierarchical else {}
     restating = restatements(sno)
 
