@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
 from cns_core.config import ConfigError, load_config
-from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
 
-__all__ = ["WeightedScore", "weigh", "normalise", "load_profiles", "blend", "parse_weights", "failed_in_order",
-           "incomplete_note"]
+__all__ = ["WeightedScore", "weigh", "normalise", "load_profiles", "blend", "parse_weights", "incomplete_note"]
 
 
 @dataclass(frozen=True)
@@ -35,19 +34,13 @@ class WeightedScore:
         return bool(self.left_out)
 
 
-def failed_in_order(failed: Iterable[str]) -> list[str]:
-    """Critic names in canonical order (unknown names after, sorted), each once."""
-    names = set(failed)
-    return [n for n in CRITIC_NAMES if n in names] + sorted(names - set(CRITIC_NAMES))
-
-
 def incomplete_note(failed: Iterable[str]) -> str:
     """How an incomplete Trust Score is marked everywhere: ``incomplete: grounding, logic failed``.
 
     A Trust Score is incomplete when any critic failed or timed out: the weights of the rest
     were renormalised, so the number is not the full score. Empty when nothing failed.
     """
-    names = failed_in_order(failed)
+    names = in_critic_order(failed)
     return f"incomplete: {', '.join(names)} failed" if names else ""
 
 

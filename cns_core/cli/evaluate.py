@@ -21,10 +21,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.critics.base import CriticContext
+from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.engine.population import population_context
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
-from cns_core.scoring import failed_in_order, incomplete_note, parse_weights
+from cns_core.scoring import incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
 __all__ = ["FileReport", "load_file", "evaluate_snos", "evaluate_file",
@@ -108,7 +108,7 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
             "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
             "left_out": list(score.left_out), "complete": evaluation.complete, "nli": nli_used(evaluation),
-            "incomplete_critics": failed_in_order(evaluation.failed), "critics": critics}
+            "incomplete_critics": in_critic_order(evaluation.failed), "critics": critics}
     return json.loads(json.dumps(data, default=_plain))
 
 

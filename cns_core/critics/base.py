@@ -8,16 +8,22 @@ issue codes that the Meta-Critic turns into suggestions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Iterable, Literal, Protocol
 
 import numpy as np
 
 from cns_core.sno import SNO
 
-__all__ = ["CRITIC_NAMES", "Issue", "CriticResult", "CriticContext", "Critic"]
+__all__ = ["CRITIC_NAMES", "in_critic_order", "Issue", "CriticResult", "CriticContext", "Critic"]
 
 # The five critics in their canonical order (also the order of tables and charts).
 CRITIC_NAMES: tuple[str, ...] = ("grounding", "logic", "novelty", "causal", "bias")
+
+
+def in_critic_order(names: Iterable[str]) -> list[str]:
+    """Critic names in canonical order (unknown names after, sorted), each once."""
+    present = set(names)
+    return [n for n in CRITIC_NAMES if n in present] + sorted(present - set(CRITIC_NAMES))
 
 
 @dataclass(frozen=True)

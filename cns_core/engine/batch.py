@@ -34,8 +34,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from cns_core.config import config_dir, load_config
-from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext
-from cns_core.scoring import failed_in_order, incomplete_note, load_profiles
+from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, in_critic_order
+from cns_core.scoring import incomplete_note, load_profiles
 from cns_core.engine.rows import error_row
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
@@ -183,7 +183,7 @@ def _mark_completeness(frame: pd.DataFrame) -> None:
         return
     if "incomplete_critics" not in frame.columns:
         frame["incomplete_critics"] = frame["failures"].map(
-            lambda text: ",".join(failed_in_order(json.loads(text))) if text.strip() else "")
+            lambda text: ",".join(in_critic_order(json.loads(text))) if text.strip() else "")
     if "complete" not in frame.columns:
         frame["complete"] = frame["incomplete_critics"] == ""
     frame["complete"] = frame["complete"].map(lambda v: str(v).strip().lower() in ("true", "1", "1.0"))

@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any, Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
 from cns_core.meta.conflicts import detect_conflicts, ok_scores
-from cns_core.scoring import failed_in_order, weigh
+from cns_core.scoring import weigh
 from cns_core.sno import SNO
 
 __all__ = ["evaluation_row", "error_row"]
@@ -29,7 +29,7 @@ def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fin
     row["n_conflicts"] = len(conflicts)
     failed = [n for n, r in results.items() if not r.ok]
     row["complete"] = not failed      # an incomplete Trust Score is marked, never passed off as full
-    row["incomplete_critics"] = ",".join(failed_in_order(failed))
+    row["incomplete_critics"] = ",".join(in_critic_order(failed))
     row["failures"] = json.dumps({n: r.error or "failed" for n, r in results.items() if not r.ok})
     row["issues"] = json.dumps({n: list(r.issue_codes) for n, r in results.items() if r.issue_codes})
     row["n_claims"], row["n_relations"], row["n_evidence"] = len(sno.claims), len(sno.relations), len(sno.evidence)

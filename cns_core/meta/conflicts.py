@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.critics.base import CriticResult, in_critic_order
 from cns_core.meta.settings import MetaConfig
 
 __all__ = ["Conflict", "detect_conflicts", "interpret_conflict", "ok_scores"]
@@ -47,11 +47,6 @@ def ok_scores(results: Mapping[str, CriticResult]) -> dict[str, float]:
     return {name: r.score for name, r in results.items() if r.ok}
 
 
-def _order(names) -> list[str]:
-    known = [n for n in CRITIC_NAMES if n in names]
-    return known + sorted(n for n in names if n not in CRITIC_NAMES)
-
-
 def interpret_conflict(higher: str, lower: str, config: MetaConfig) -> str:
     """What it means that ``higher`` scores well above ``lower`` (generic when the table lacks the pair)."""
     text = config.interpretations.get((higher, lower))
@@ -67,7 +62,7 @@ def detect_conflicts(scores: Mapping[str, float], threshold: float | None = None
     """
     config = config or MetaConfig.load()
     threshold = config.conflict_threshold if threshold is None else float(threshold)
-    names = _order(scores)
+    names = in_critic_order(scores)
     found = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:

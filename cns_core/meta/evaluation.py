@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult, Issue
+from cns_core.critics.base import CriticResult, Issue, in_critic_order
 from cns_core.meta.bands import confidence_band, quality_band
 from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
 from cns_core.meta.settings import MetaConfig, QualityBand
 from cns_core.meta.suggestions import generate_suggestions
-from cns_core.scoring import WeightedScore, failed_in_order, weigh
+from cns_core.scoring import WeightedScore, weigh
 
 __all__ = ["MetaEvaluation", "assess"]
 
@@ -92,12 +92,8 @@ class MetaEvaluation:
             "dominant_critic": self.dominant_critic, "weakest_dimension": self.weakest_dimension,
             "failed": dict(self.failed), "weights": dict(self.weights),
             "left_out": list(self.weighted.left_out), "complete": self.complete,
-            "incomplete_critics": failed_in_order(self.failed),
+            "incomplete_critics": in_critic_order(self.failed),
         }
-
-
-def _canonical(names) -> list[str]:
-    return [n for n in CRITIC_NAMES if n in names] + sorted(n for n in names if n not in CRITIC_NAMES)
 
 
 def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], config: MetaConfig, *,
@@ -108,13 +104,13 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
     * dominant critic: the one contributing most to the score (weight x score);
     * weakest dimension: the lowest-scoring critic that carries weight, ties in canonical order.
     """
-    names = _canonical(results)
+    names = in_critic_order(results)
     weighted = weigh(results, weights)
     scores = ok_scores(results)
     conflicts = detect_conflicts(scores, config=config)
     contributions = weighted.contributions
-    dominant = max(_canonical(contributions), key=lambda n: contributions[n], default=None)
-    weighted_ok = [n for n in _canonical(scores) if weights.get(n, 0) > 0] or _canonical(scores)
+    dominant = max(in_critic_order(contributions), key=lambda n: contributions[n], default=None)
+    weighted_ok = [n for n in in_critic_order(scores) if weights.get(n, 0) > 0] or in_critic_order(scores)
     weakest = min(weighted_ok, key=lambda n: scores[n], default=None)
     failed = {n: results[n].error or "failed" for n in names if not results[n].ok}
     failed.update({n: "no result from the pipeline" for n in weighted.left_out if n not in results})
@@ -122,7 +118,7 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
     return MetaEvaluation(
         sno_id=sno_id, sno_hash=sno_hash, context=context, score=score,
         band=quality_band(score, config),
-        critic_scores={n: scores[n] for n in _canonical(scores)},
+        critic_scores={n: scores[n] for n in in_critic_order(scores)},
         issues={n: results[n].issues for n in names if results[n].issues},
         conflicts=tuple(conflicts),
         suggestions=tuple(generate_suggestions(results, conflicts, config)),
