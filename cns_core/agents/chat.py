@@ -112,13 +112,7 @@ def read_json(resp: HTTPResponse, where: str, timeout: float) -> dict[str, Any]:
         raise ChatTimeout(f"{where} stopped answering within {timeout:g} s") from None
     except OSError as exc:
         raise ChatUnreachable(f"{where}: the connection broke ({exc})") from None
-    try:
-        out = json.loads(payload)
-    except ValueError:
-        raise ChatBadResponse(f"{where} returned non-JSON: {payload[:120]!r}") from None
-    if not isinstance(out, dict):
-        raise ChatBadResponse(f"{where} returned {type(out).__name__}, expected an object")
-    return out
+    return _json_object(payload, f"{where} returned", "non-JSON")
 
 
 def iter_lines(resp: HTTPResponse, where: str, deadline: float, timeout: float) -> Iterator[str]:
@@ -139,13 +133,18 @@ def iter_lines(resp: HTTPResponse, where: str, deadline: float, timeout: float) 
 
 def stream_chunk(text: str, where: str, what: str) -> dict[str, Any]:
     """One streamed JSON object (``what``: 'line' or 'event'); anything else is a bad response."""
+    return _json_object(text, f"{where} streamed", f"a non-JSON {what}")
+
+
+def _json_object(raw: str | bytes, said: str, non_json: str) -> dict[str, Any]:
+    """``raw`` parsed as a JSON object; else :class:`ChatBadResponse` ("<where> returned non-JSON: ...")."""
     try:
-        chunk = json.loads(text)
+        out = json.loads(raw)
     except ValueError:
-        raise ChatBadResponse(f"{where} streamed a non-JSON {what}: {text[:120]!r}") from None
-    if not isinstance(chunk, dict):
-        raise ChatBadResponse(f"{where} streamed {type(chunk).__name__}, expected an object")
-    return chunk
+        raise ChatBadResponse(f"{said} {non_json}: {raw[:120]!r}") from None
+    if not isinstance(out, dict):
+        raise ChatBadResponse(f"{said} {type(out).__name__}, expected an object")
+    return out
 
 
 def _error_text(exc: urllib.error.HTTPError) -> str:

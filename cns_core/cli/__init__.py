@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 from typing import Sequence
 
-from cns_core.cli.quiet import quiet_model_loading
+from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
 _COMMAND_MODULES = ("run", "evaluate", "importer", "coherence", "agents", "train_nli")
@@ -28,10 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    quiet_model_loading()
+    offline_and_quiet()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

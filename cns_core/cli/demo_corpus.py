@@ -10,7 +10,6 @@ a second run finds every row done and evaluates nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -35,11 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_corpus", description=__doc__.splitlines()[0])
     parser.add_argument("--folder", default=str(EXAMPLES), help="folder of SNO files (default: examples/)")
     args = parser.parse_args(argv)
-    for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False")):
-        os.environ.setdefault(key, value)
-    from cns_core.cli.quiet import quiet_model_loading
+    from cns_core.cli.quiet import offline_and_quiet
 
-    quiet_model_loading()
+    offline_and_quiet()
     started = time.perf_counter()
     try:
         out = build_demo_corpus(args.folder)

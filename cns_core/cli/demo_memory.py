@@ -225,14 +225,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error("--count must be at least 1")
-    import os
+    from cns_core.cli.quiet import offline_and_quiet
 
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-    from cns_core.cli.quiet import quiet_model_loading
-
-    quiet_model_loading()
+    offline_and_quiet()
     from cns_core.memory import MemoryService, MemoryStoreError
 
     started = time.perf_counter()

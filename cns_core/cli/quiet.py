@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["QUIET_ENV", "quiet_model_loading"]
+__all__ = ["OFFLINE_ENV", "QUIET_ENV", "offline_and_quiet", "quiet_model_loading"]
+
+# Every command works offline: nothing is fetched from a model hub, no telemetry is sent.
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
 
 QUIET_ENV = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",      # huggingface_hub's and transformers' bars
@@ -35,3 +38,11 @@ def quiet_model_loading() -> None:
         from huggingface_hub.utils import disable_progress_bars
 
         disable_progress_bars()
+
+
+def offline_and_quiet() -> None:
+    """What every command-line entry point sets first: offline (unless the environment says
+    otherwise) and no model-loading output."""
+    for key, value in OFFLINE_ENV.items():
+        os.environ.setdefault(key, value)
+    quiet_model_loading()
