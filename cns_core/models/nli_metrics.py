@@ -23,7 +23,7 @@ import numpy as np
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NLI_LABELS
 
 __all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report", "expected_calibration_error",
-           "fit_temperature", "claim_level_auc"]
+           "fit_temperature", "claim_level_auc", "precision_recall"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def _first_line(path: Path) -> str:
         return handle.readline()
 
 
-def _precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
+def precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float]:
     """Precision and recall of a boolean prediction (0 where nothing is predicted or present)."""
     from sklearn.metrics import precision_score, recall_score
 
@@ -186,13 +186,13 @@ def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
     predicted = probs.argmax(axis=1)
     report: dict[str, float] = {"pairs": float(len(labels)), "accuracy": float(np.mean(predicted == labels))}
     for index, label in enumerate(NLI_LABELS):
-        precision, recall = _precision_recall(predicted == index, labels == index)
+        precision, recall = precision_recall(predicted == index, labels == index)
         report[f"precision[{label}]"] = precision
         report[f"recall[{label}]"] = recall
     report["entailment AUC"] = _roc_auc(probs[:, ENTAILMENT], labels == ENTAILMENT)
     report["contradiction AUC"] = _roc_auc(probs[:, CONTRADICTION], labels == CONTRADICTION)
     flagged = probs[:, CONTRADICTION] >= contradiction_threshold
-    precision, recall = _precision_recall(flagged, labels == CONTRADICTION)
+    precision, recall = precision_recall(flagged, labels == CONTRADICTION)
     report["contradiction threshold"] = float(contradiction_threshold)
     report["contradiction precision"] = precision
     report["contradiction recall"] = recall

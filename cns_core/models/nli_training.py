@@ -27,9 +27,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
-from cns_core.models.nli import NLI_LABELS, softmax_rows
+from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
-from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature
+from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
 __all__ = ["TrainSettings", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
            "fit_contradiction_threshold", "bundled_base_model", "CALIBRATION_FILE", "REPORT_FILE"]
@@ -364,13 +364,11 @@ def fit_contradiction_threshold(probs: np.ndarray, labels: Sequence[int], beta: 
     beta 0.5 weighs precision twice as much as recall: a flagged contradiction is a high-severity
     issue, and critics take the worst of several evidence windows, which multiplies false alarms.
     """
-    labels_arr = np.asarray(labels) == NLI_LABELS.index("contradiction")
-    scores = np.asarray(probs)[:, NLI_LABELS.index("contradiction")]
+    labels_arr = np.asarray(labels) == CONTRADICTION
+    scores = np.asarray(probs)[:, CONTRADICTION]
     best, best_f = 0.5, -1.0
     for threshold in np.round(np.arange(0.30, 0.951, 0.01), 2):
-        flagged = scores >= threshold
-        tp = float(np.sum(flagged & labels_arr))
-        precision, recall = tp / max(1.0, float(flagged.sum())), tp / max(1.0, float(labels_arr.sum()))
+        precision, recall = precision_recall(scores >= threshold, labels_arr)
         f = (1 + beta ** 2) * precision * recall / max(1e-12, beta ** 2 * precision + recall)
         if f > best_f:
             best, best_f = float(threshold), f
