@@ -128,8 +128,8 @@ class GroundingCritic(ConfiguredCritic):
         if 0 < k < n_windows:
             vectors = embedder_of(context).encode([c.text for c in claims] + windows)
             chosen = top_k_windows(vectors[:n_claims], vectors[n_claims:], k)
-        else:
-            chosen = top_k_windows(np.zeros((n_claims, 1)), np.zeros((n_windows, 1)), 0)
+        else:                                     # every window for every claim
+            chosen = np.broadcast_to(np.arange(n_windows), (n_claims, n_windows))
         pairs = [(windows[w], claims[i].text) for i in range(n_claims) for w in chosen[i]]
         scored = np.asarray(nli.predict(pairs), dtype=np.float64)
         if scored.shape != (len(pairs), 3) or not np.isfinite(scored).all():

@@ -141,8 +141,6 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
     return hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
 
 
-# ----- rows ---------------------------------------------------------------------
-
 # ----- results files ------------------------------------------------------------
 
 def _check_suffix(path: Path) -> None:
@@ -354,7 +352,6 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
     from cns_core.engine.ray_actors import CorpusScorer, score_on_ray
 
     context = _population(snos, population)      # embedded once, here; actors get it from the object store
-    items = [(file, sno.model_dump(mode="json")) for file, sno in todo]
     workers = min(workers, -(-len(todo) // batch_size))   # a worker with nothing to do only costs its start-up
     since_save = 0
     with tqdm(total=len(todo), desc="evaluating", unit="SNO", file=sys.stderr, disable=not progress) as bar:
@@ -368,12 +365,13 @@ def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str
                 save()
                 since_save = 0
 
-        if not use_ray:
+        if not use_ray:                           # the SNOs as they are: no JSON round trip in this process
             scorer = CorpusScorer(settings, context)
-            for start in range(0, len(items), batch_size):
-                for row in scorer.score(items[start:start + batch_size]):
+            for start in range(0, len(todo), batch_size):
+                for row in scorer.score(todo[start:start + batch_size]):
                     collect(row)
             return
+        items = [(file, sno.model_dump(mode="json")) for file, sno in todo]   # what travels to the actors
         if gpus_per_worker == 0:
             settings.threads = max(1, (os.cpu_count() or 1) // workers)
         score_on_ray(items, settings, context, workers=workers, gpus_per_worker=gpus_per_worker,

@@ -37,7 +37,7 @@ __all__ = ["CoalescingBackend", "CorpusScorer", "RayUnavailableError", "ScorerSe
 
 CriticFactory = Callable[[], Sequence[Critic]]
 Row = dict[str, Any]
-Item = tuple[str, dict[str, Any]]   # (file, SNO as JSON data)
+Item = tuple[str, "dict[str, Any] | SNO"]   # (file, SNO as JSON data, or the SNO itself in this process)
 
 
 class RayUnavailableError(RuntimeError):
@@ -168,10 +168,10 @@ class CorpusScorer:
         """One row per (file, SNO data), in order; a failing SNO gets an error row, never an exception."""
         return list(self._threads.map(lambda item: self._one(*item), items))
 
-    def _one(self, file: str, data: dict[str, Any]) -> Row:
+    def _one(self, file: str, data: dict[str, Any] | SNO) -> Row:
         from cns_core.engine.rows import error_row, evaluation_row
 
-        sno = SNO.model_validate(data)
+        sno = data if isinstance(data, SNO) else SNO.model_validate(data)
         try:
             results = self.pipeline.run_critics(sno, self.context)
             return evaluation_row(results, sno, file, self.settings.fingerprint, self.settings.profiles)
