@@ -73,7 +73,8 @@ class CoalescingBackend:
 
     def __init__(self, inner: Any, method: str):
         self._inner, self._method = inner, method
-        self._lock, self._busy = threading.Lock(), threading.Lock()
+        self._changed = threading.Condition()   # a model call ended: waiters look again
+        self._running = False                   # a caller is running a model call now
         self._pending: list[_Request] = []
         self.calls = 0                     # model calls made: fewer than requests when calls met
 
@@ -84,19 +85,21 @@ class CoalescingBackend:
 
     def _call(self, items: Sequence[Any]) -> np.ndarray:
         request = _Request(list(items), current_flag())
-        with self._lock:
+        with self._changed:
             self._pending.append(request)
-        while not request.done.is_set():
-            if self._busy.acquire(blocking=False):
-                try:
-                    with self._lock:
-                        batch, self._pending = self._pending, []
-                    if batch:
-                        self._run(batch)
-                finally:
-                    self._busy.release()
-            else:
-                request.done.wait(0.002)
+            while not request.done.is_set() and self._running:
+                self._changed.wait()
+            batch: list[_Request] = []
+            if not request.done.is_set():   # nobody runs and ours is still queued: run all that is queued
+                self._running = True
+                batch, self._pending = self._pending, []
+        if batch:
+            try:
+                self._run(batch)
+            finally:
+                with self._changed:
+                    self._running = False
+                    self._changed.notify_all()
         if request.error is not None:
             raise request.error
         return request.result
