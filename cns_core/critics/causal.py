@@ -75,10 +75,6 @@ def ancestor_bits(graph: nx.DiGraph, order: list[str]) -> dict[str, int]:
     return {node: reach[mapping[node]] & ~(1 << index[node]) for node in graph.nodes}
 
 
-def texts_of(sno: SNO, cid: str) -> str:
-    return sno.claims_by_id[cid].text
-
-
 def _support_ids(supporters: int, related: int, names: list[str]) -> list[str]:
     """Graph supporters first (sorted), then other related claims and evidence in SNO order."""
     graph = sorted(names[i] for i in _indices(supporters))
@@ -109,7 +105,8 @@ class CausalCritic(ConfiguredCritic):
     name = "causal"
     requires = frozenset({"embedder"})
 
-    def _related(self, sno: SNO, targets: list[str], context: CriticContext | None) -> tuple[dict[str, int], str | None]:
+    def _related(self, sno: SNO, targets: list[str], position: dict[str, int],
+                 context: CriticContext | None) -> tuple[dict[str, int], str | None]:
         """Evidence and claims close to each target claim (embedding cosine >= relevance), as bitsets over
         claims then evidence. One ``encode`` call for all texts; similarities in row chunks. Without an
         embedder only the graph counts."""
@@ -119,14 +116,13 @@ class CausalCritic(ConfiguredCritic):
                                  dtype=np.float32)
         except Exception as exc:  # degrade to graph support only
             return {t: 0 for t in targets}, f"{type(exc).__name__}: {exc}"
-        index = {c.id: i for i, c in enumerate(claims)}
         threshold = float(self.settings["relevance"])
         related: dict[str, int] = {}
         for start in range(0, len(targets), 512):
             chunk = targets[start:start + 512]
-            sims = vectors[[index[t] for t in chunk]] @ vectors.T
+            sims = vectors[[position[t] for t in chunk]] @ vectors.T
             for row, target in zip(sims, chunk):
-                related[target] = _bits(np.flatnonzero(row >= threshold)) & ~(1 << index[target])
+                related[target] = _bits(np.flatnonzero(row >= threshold)) & ~(1 << position[target])
         return related, None
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
@@ -147,9 +143,9 @@ class CausalCritic(ConfiguredCritic):
         all_texts = [c.text for c in sno.claims] + [e.text for e in sno.evidence]
         cue_bits = {kind: _bits(i for i, t in enumerate(all_texts) if cues.has(kind, t)) for kind in _CUE_KINDS}
         supporters_of = ancestor_bits(support, names[:len(sno.claims)])
-        related, embed_error = self._related(sno, targets, context)
-        penalties = s["penalties"]
         position = {cid: i for i, cid in enumerate(names[:len(sno.claims)])}
+        related, embed_error = self._related(sno, targets, position, context)
+        penalties = s["penalties"]
 
         issues: list[Issue] = []
         per_claim: dict[str, dict[str, Any]] = {}
@@ -170,7 +166,7 @@ class CausalCritic(ConfiguredCritic):
             claim_score = max(0.0, 1.0 - sum(float(penalties[k]) for k, on in flags.items() if on))
             fired = [k for k, on in flags.items() if on]
             listed = _support_ids(supporters_of[cid], related[cid], names)
-            per_claim[cid] = {"score": claim_score, "flaws": fired, "causal_cues": cues.find("causal", texts_of(sno, cid)),
+            per_claim[cid] = {"score": claim_score, "flaws": fired, "causal_cues": cues.find("causal", all_texts[position[cid]]),
                               "support": listed[:_LISTED_SUPPORT], "support_count": len(listed),
                               "experimental": experimental}
             for code in fired:

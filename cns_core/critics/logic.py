@@ -36,15 +36,17 @@ class LogicCritic(ConfiguredCritic):
     version = 2          # 2: reports whether cycle enumeration was capped
     requires = frozenset({"nli"})
 
-    def _contradictory_supports(self, sno: SNO, context: CriticContext | None) -> tuple[list[tuple], str | None]:
-        """Support relations whose two claims the NLI backend reads as contradictory.
+    def _contradictory_supports(self, sno: SNO, context: CriticContext | None
+                                ) -> tuple[list[tuple], str | None, str | None]:
+        """Support relations whose two claims the NLI backend reads as contradictory, the error
+        that stopped the check, and the NLI that made it (None when no support was checked).
 
         A failing backend does not fail the critic: the check is skipped and the error
         returned, so the structural verdict still stands (with lower confidence).
         """
         supports = [r for r in sno.relations if r.kind == "support"]
         if not supports:
-            return [], None
+            return [], None, None
         texts = sno.claims_by_id
         try:
             nli = nli_of(context)
@@ -53,10 +55,10 @@ class LogicCritic(ConfiguredCritic):
             if probs.shape != (len(supports), 3) or not np.isfinite(probs).all():
                 raise ValueError(f"NLI backend returned {probs.shape} values for {len(supports)} pairs")
         except Exception as exc:  # degrade: the NLI check is one signal among several
-            return [], f"{type(exc).__name__}: {exc}"
+            return [], f"{type(exc).__name__}: {exc}", None
         threshold = contradiction_threshold(self.settings, nli)
         found = [(r.source, r.target, float(p)) for r, p in zip(supports, probs[:, 2]) if p >= threshold]
-        return found, None
+        return found, None, nli_identity(nli)
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         s = self.settings
@@ -83,7 +85,7 @@ class LogicCritic(ConfiguredCritic):
         cycles, cycles_capped = structure.support_cycles_capped(sno, int(s["max_cycles"]))
         unanswered = structure.unanswered_attacks(sno, sides)
         detached = structure.detached_components(sno)
-        contradictory, nli_error = self._contradictory_supports(sno, context)
+        contradictory, nli_error, nli_used = self._contradictory_supports(sno, context)
         unfocused = structure.unfocused_claims(sno, max_out)
 
         penalties = s["penalties"]
@@ -129,8 +131,8 @@ class LogicCritic(ConfiguredCritic):
                     "sides": sides}
         if nli_error:
             evidence["nli_error"] = nli_error
-        if not nli_error and any(r.kind == "support" for r in sno.relations):
-            evidence["nli_backend"] = nli_identity(nli_of(context))
+        if nli_used:
+            evidence["nli_backend"] = nli_used
         return CriticResult(
             critic=self.name, score=float(np.clip(score, 0.0, 1.0)), confidence=confidence, explanation=explanation,
             sub_scores={"orphan_score": orphan_score, "coherence_score": coherence_score,
