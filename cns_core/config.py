@@ -17,7 +17,7 @@ import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ConfigError", "config_dir", "load_config", "data_dir", "state_dir", "env_override",
+__all__ = ["ConfigError", "config_dir", "load_config", "load_yaml_file", "data_dir", "state_dir", "env_override",
            "config_number", "config_mapping"]
 
 
@@ -46,6 +46,8 @@ def state_dir() -> Path:
 def _read_yaml(path: Path, mtime_ns: int) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path.name}: cannot be read ({exc})") from exc
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path.name}: not valid YAML: {exc}") from exc
     if data is None:
@@ -60,9 +62,19 @@ def load_config(name: str) -> dict[str, Any]:
     path = config_dir() / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found")
+    return load_yaml_file(path)
+
+
+def load_yaml_file(path: str | Path) -> dict[str, Any]:
+    """A YAML file whose top level is a mapping, as a fresh dict; errors name the file."""
     import copy
 
-    return copy.deepcopy(_read_yaml(path, path.stat().st_mtime_ns))
+    path = Path(path)
+    try:
+        mtime_ns = path.stat().st_mtime_ns
+    except OSError as exc:
+        raise ConfigError(f"{path.name}: cannot be read ({exc})") from exc
+    return copy.deepcopy(_read_yaml(path, mtime_ns))
 
 
 def env_override(value: Any, env_name: str, cast: type = str) -> Any:

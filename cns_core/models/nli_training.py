@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
+from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
@@ -100,15 +100,7 @@ def load_train_settings(overrides: dict[str, Any] | None = None, path: str | Pat
     if path is None:
         raw, name = load_config("nli_train"), "nli_train.yaml"
     else:
-        import yaml
-
-        name = Path(path).name
-        try:
-            raw = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{name}: cannot be read ({exc})") from exc
-        if not isinstance(raw, dict):
-            raise ConfigError(f"{name}: expected a mapping at the top level")
+        raw, name = load_yaml_file(path), Path(path).name
     raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
         return TrainSettings(**raw)
