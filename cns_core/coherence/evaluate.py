@@ -34,7 +34,7 @@ import numpy as np
 
 from cns_core.coherence.calibration import Calibrator, margin_ece, normalise, normalised_entropy
 from cns_core.coherence.decision import chain_metrics, is_blocking
-from cns_core.coherence.fusion import FusionWeights, fuse
+from cns_core.coherence.fusion import FusionWeights, fuse_parts
 from cns_core.coherence.schemas import PropTag, Triplet
 from cns_core.models.nli_metrics import NLIDataset, nli_report, read_nli_pairs
 
@@ -128,7 +128,7 @@ def choose_fusion_weights(parts: dict[str, np.ndarray], labels: np.ndarray, sett
     tried: list[dict[str, float]] = []
     for w_m in grid:
         candidate = FusionWeights(w_h=round(1.0 - w_m, 3), w_m=w_m)
-        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], candidate)
+        raw = fuse_parts(parts, candidate)
         calibrator = _calibrator(settings)
         calibrator.fit(raw, labels)
         figures = nli_report(calibrator.apply(raw), labels, tau_c)
@@ -150,8 +150,7 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
     labels = np.asarray(data.labels, dtype=np.int64)
     parts, _ = hook.score_parts(pairs)
     weights = settings.weights
-    heur_raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], np.zeros(len(pairs), dtype=bool),
-                    weights)
+    heur_raw = fuse_parts(parts, weights, model_scored=np.zeros(len(pairs), dtype=bool))
     model_used = hook.model is not None and hook.model.ready
     extra: dict[str, Any] = {}
     if calibrator is None:
@@ -160,14 +159,14 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
             weights, extra["weight_search"] = choose_fusion_weights(
                 {k: v[fit_idx] for k, v in parts.items()}, labels[fit_idx], settings, target_precision)
         calibrator = _calibrator(settings)
-        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], weights)
+        raw = fuse_parts(parts, weights)
         if len(fit_idx):
             calibrator.fit(raw[fit_idx], labels[fit_idx])
             if save_calibration:
                 calibrator.save(save_calibration)
     else:
         fit_idx, eval_idx = np.zeros(0, dtype=np.int64), np.arange(len(pairs))
-        raw = fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"], weights)
+        raw = fuse_parts(parts, weights)
     if not len(eval_idx):
         raise ValueError(f"{data.name}: no pairs left to evaluate after the calibration split")
     raw_eval, y = raw[eval_idx], labels[eval_idx]

@@ -57,6 +57,14 @@ def fuse(entail_h: np.ndarray, contr_h: np.ndarray, entail_m: np.ndarray, contr_
     return np.column_stack([entail, neutral, contra])
 
 
+def fuse_parts(parts: dict[str, np.ndarray], weights: FusionWeights,
+               model_scored: np.ndarray | None = None) -> np.ndarray:
+    """:func:`fuse` over the stage 2-3 scores of ``CoherenceHook.score_parts`` (``model_scored``
+    overrides which pairs count as model-scored: all False gives the heuristics alone)."""
+    scored = parts["scored"] if model_scored is None else model_scored
+    return fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], scored, weights)
+
+
 def conflict_types(cue_types: Iterable[str], source: str, *, self_referential: bool = False,
                    self_facet: bool = False) -> tuple[str, ...]:
     """Types of one contradiction: the cues that fired (or ``semantic`` when only the model saw it),

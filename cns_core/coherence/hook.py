@@ -35,7 +35,7 @@ import numpy as np
 from cns_core.coherence.calibration import Calibrator
 from cns_core.coherence.decision import chain_metrics, is_blocking, tag_proposition
 from cns_core.coherence.extract import extract_propositions, make_proposition, subject_stems
-from cns_core.coherence.fusion import FusionWeights, fuse
+from cns_core.coherence.fusion import fuse, fuse_parts
 from cns_core.coherence.heuristics import HeuristicScore, features, score_features
 from cns_core.coherence.latency import LatencyGovernor, LatencyPlan
 from cns_core.coherence.log import CoherenceLog
@@ -542,8 +542,7 @@ class CoherenceHook:
                     ece_before=state.ece_before, ece_after=state.ece_after, n=state.n_samples)
         return state
 
-    def score_parts(self, pairs: Sequence[tuple[str, str]], *, use_model: bool = True,
-                    batch: int = 4096) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
+    def score_parts(self, pairs: Sequence[tuple[str, str]], *, batch: int = 4096) -> tuple[dict[str, np.ndarray], list[tuple[str, ...]]]:
         """Stages 2-3 of (evidence, proposition) pairs before fusion: the heuristic and model scores
         (``e_h, c_h, e_m, c_m, scored``) and the cue types, so fusion weights can be tried cheaply."""
         parts: dict[str, list[np.ndarray]] = {k: [] for k in ("e_h", "c_h", "e_m", "c_m", "scored")}
@@ -554,7 +553,7 @@ class CoherenceHook:
             n = len(chunk)
             parts["e_h"].append(np.array([h.entail for h in heur]))
             parts["c_h"].append(np.array([h.contradict for h in heur]))
-            if use_model and self.model is not None and self.model.ready:
+            if self.model is not None and self.model.ready:
                 probs = self.model.predict(list(chunk), None)
                 parts["scored"].append(np.ones(n, dtype=bool))
                 parts["e_m"].append(probs[:, 0])
@@ -566,18 +565,16 @@ class CoherenceHook:
             types.extend(h.types for h in heur)
         return {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}, types
 
-    def score_pairs(self, pairs: Sequence[tuple[str, str]], *, use_model: bool = True,
-                    batch: int = 4096,
-                    weights: FusionWeights | None = None) -> tuple[np.ndarray, list[tuple[str, ...]]]:
+    def score_pairs(self, pairs: Sequence[tuple[str, str]], *,
+                    batch: int = 4096) -> tuple[np.ndarray, list[tuple[str, ...]]]:
         """Raw fused (entail, neutral, contradict) of (evidence, proposition) pairs, and their cue types.
 
         Stages 2-4 exactly as a chain runs them, without retrieval (for evaluation and fitting).
         """
-        parts, types = self.score_parts(pairs, use_model=use_model, batch=batch)
+        parts, types = self.score_parts(pairs, batch=batch)
         if not len(parts["e_h"]):
             return np.zeros((0, 3)), types
-        return fuse(parts["e_h"], parts["c_h"], parts["e_m"], parts["c_m"], parts["scored"],
-                    weights or self.settings.weights), types
+        return fuse_parts(parts, self.settings.weights), types
 
     # ----- quarantine ---------------------------------------------------------
     def _store_quarantined(self, chain: ThoughtChain, result: HookResult) -> None:
