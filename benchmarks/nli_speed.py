@@ -29,31 +29,8 @@ import numpy as np  # noqa: E402
 HERE = Path(__file__).resolve().parent
 
 
-def bare_forward(pairs, tokenizer, model, batch_size: int, max_length: int) -> None:
-    """Tokenise and forward in length-sorted batches: what any NLI call over these pairs costs."""
-    import torch
-
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-    with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            model(**tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True,
-                              truncation=True, max_length=max_length, return_tensors="pt"))
-
-
-def _best_of(methods: dict, repeat: int) -> dict[str, float]:
-    for fn in methods.values():
-        fn()
-    best = {name: float("inf") for name in methods}
-    for _ in range(repeat):
-        for name, fn in methods.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
-
-
 def _grounding_bench():
+    """benchmarks/grounding.py as a module: its bare forward pass, round-robin timer and SNO builder."""
     spec = importlib.util.spec_from_file_location("grounding_bench", HERE / "grounding.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -94,12 +71,15 @@ def main(argv=None) -> int:
           f"{torch.get_num_threads()} CPU threads; {len(pairs)} SNLI dev pairs, median {int(np.median(tokens))} "
           f"tokens, batch {fp32.batch_size}")
 
-    best = _best_of({
-        "bare forward (fp32)": lambda: bare_forward(pairs, tokenizer, bare_model, fp32.batch_size, fp32.max_length),
+    bench = _grounding_bench()
+    timed, _ = bench._round_robin({
+        "bare forward (fp32)": lambda: bench.bare_forward(pairs, tokenizer, bare_model, fp32.batch_size,
+                                                          fp32.max_length),
         "backend fp32": lambda: fp32.predict(pairs),
         "backend int8": lambda: int8.predict(pairs),
         "lexical proxy": lambda: lexical.predict(pairs),
     }, args.repeat)
+    best = {name: wall for name, (wall, _cpu) in timed.items()}       # wall seconds, fastest of the rounds
     print(f"{'method':<24}{'seconds':>10}{'pairs/s':>10}")
     for name, seconds in best.items():
         print(f"{name:<24}{seconds:>10.2f}{len(pairs) / seconds:>10.1f}")
@@ -114,7 +94,7 @@ def main(argv=None) -> int:
     print(f"MultiNLI dev-mismatched, first {len(labels)} pairs: accuracy fp32 {acc32:.3f}, int8 {acc8:.3f} "
           f"({100 * (acc8 - acc32):+.1f} points); same label {np.mean(p32.argmax(1) == p8.argmax(1)):.3f}")
 
-    sno = _grounding_bench().build_sno(args.sno, args.sno, seed=1)
+    sno = bench.build_sno(args.sno, args.sno, seed=1)
     critic = GroundingCritic()
     start = time.perf_counter()
     result = critic.evaluate(sno, CriticContext(nli=fp32, embedder=MiniLMEmbedder()))
