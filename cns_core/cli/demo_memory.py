@@ -147,7 +147,7 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
         question, good, partial, wrong = FACTS[i % len(FACTS)]
         quality = rng.choices(("good", "partial", "wrong"), weights=(6, 3, 2))[0]
         metadata: dict[str, Any] = {"intent": "fact", "model": "demo", "demo": True}
-        if i < len(PERSONA) and i < count:           # the habits, stated first
+        if i < len(PERSONA):                          # the habits, stated first
             facet, question, good, _ = PERSONA[i]
             quality, metadata = "good", {**metadata, "intent": "self", "self": True, "facet": facet}
         elif i in drift_at:                           # a habit contradicted
