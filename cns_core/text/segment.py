@@ -77,7 +77,9 @@ def sentence_spans(text: str, *, semicolons: bool = False) -> list[Span]:
     Splits at . ! ? before a capital or digit (not after "Dr.", "e.g.", "U.S.", a single
     initial or inside "2.5"), at blank lines, at line breaks that end a line (see
     :func:`_line_breaks`) and before bullets; ``semicolons`` also splits at ';'.
-    Bullet markers are left out of the sentence.
+    Bullet markers are left out of the sentence. Boundary F1 (``benchmarks/sentence_split.py``):
+    0.999 on the microtexts, 0.988 on Climate-FEVER evidence, 0.997 on DialAM AIF locutions
+    (the grounding critic's former splitter: 0.999, 0.982, 0.994; pySBD: 0.997, 0.974, 1.000).
     """
     text = text or ""
     cuts: list[tuple[int, int]] = []   # (end of one piece, start of the next)
