@@ -361,6 +361,9 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     notes: list[str] = []
     units, headings = segment_units(text)
     title = _clean(headings[0].text.lstrip("# ")) if headings else ""
+    if question is None and title.endswith("?"):
+        question = title
+        notes.append(f"no question given: the title's question ({title!r}) picks the main claim")
     sno_id = _sno_id(text, sno_id)
     evidence = _evidence(sources, limits, notes)
     meta: dict[str, Any] = {"drafted_from": "text", "method": "cues+position+nli"}
