@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cns_core.config import ConfigError
 from cns_core.text import (SourceText, TextInputError, TextLimits, read_source_bytes, read_source_files,
                            read_text_bytes, read_text_file, source_passages)
 
@@ -84,8 +85,7 @@ def test_limits_come_from_config_and_are_named(tmp_path):
 def test_bad_config_limit_is_named(tmp_path, monkeypatch):
     (tmp_path / "sno.yaml").write_text("max_units: many\n", encoding="utf-8")
     monkeypatch.setenv("CNS_CONFIG_DIR", str(tmp_path))
-    with pytest.raises(TextInputError, match=r"config/sno.yaml max_units: must be a whole number of at least 1 "
-                                             r"\(got 'many'\)"):
+    with pytest.raises(ConfigError, match=r"config/sno.yaml: max_units: expected a number, got 'many'"):
         TextLimits.from_config()
 
 

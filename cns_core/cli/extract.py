@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from cns_core.sno import SNO, serialize_snos
 from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_source_files, read_text_file
@@ -37,6 +37,17 @@ def draft_file(path: str | Path, sources: list[SourceText], question: str | None
         raise TextInputError(f"{path}: {message.removeprefix('text: ')}") from None
 
 
+def _drafts(files: Sequence[str], sources: list[SourceText], question: str | None, command: str,
+            failed: list[str]) -> Iterator[tuple[str, Draft]]:
+    """Each file's draft; a file that cannot be drafted is named with its problem and added to ``failed``."""
+    for raw in files:
+        try:
+            yield raw, draft_file(raw, sources, question)
+        except TextInputError as exc:
+            print(f"cns {command}: {exc}", file=sys.stderr)
+            failed.append(raw)
+
+
 def _summary(draft: Draft) -> str:
     sno = draft.sno
     return (f"{len(sno.claims)} claim(s), {len(sno.relations)} relation(s), {len(sno.evidence)} evidence; "
@@ -54,14 +65,9 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.output) if args.output else None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    failed, used = 0, set()
-    for raw in args.files:
-        try:
-            draft = draft_file(raw, sources, args.question)
-        except TextInputError as exc:
-            print(f"cns extract: {exc}", file=sys.stderr)
-            failed += 1
-            continue
+    failed: list[str] = []
+    used: set[str] = set()
+    for raw, draft in _drafts(args.files, sources, args.question, "extract", failed):
         notes = "".join(f"\n  note: {n}" for n in draft.notes)
         if out_dir is None:
             sys.stdout.write(serialize_snos(draft.sno, "yaml"))
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         target.write_text(serialize_snos(draft.sno, "yaml"), encoding="utf-8")
         print(f"{raw} -> {target}: {_summary(draft)}{notes}")
     if failed:
-        print(f"cns extract: {failed} of {len(args.files)} file(s) could not be drafted", file=sys.stderr)
+        print(f"cns extract: {len(failed)} of {len(args.files)} file(s) could not be drafted", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -87,14 +93,8 @@ def evaluate_text(args: argparse.Namespace, evaluate: Callable[[Sequence[SNO], S
     sources = _read_sources(args.sources)
     snos: list[SNO] = []
     names: list[str] = []
-    failed = 0
-    for raw in args.text:
-        try:
-            draft = draft_file(raw, sources, args.question)
-        except TextInputError as exc:
-            print(f"cns evaluate: {exc}", file=sys.stderr)
-            failed += 1
-            continue
+    failed: list[str] = []
+    for raw, draft in _drafts(args.text, sources, args.question, "evaluate", failed):
         print(f"{raw}: drafted {_summary(draft)}", file=sys.stderr)
         for note in draft.notes:
             print(f"  note: {note}", file=sys.stderr)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from cns_core.config import load_config
+from cns_core.sno import limits_from_config
 from cns_core.text.segment import paragraphs, sentence_spans
 
 __all__ = ["SourceText", "Passage", "TextInputError", "TextLimits", "read_text_file", "read_text_bytes",
@@ -58,14 +58,7 @@ class TextLimits:
 
     @classmethod
     def from_config(cls) -> "TextLimits":
-        cfg = load_config("sno")
-        values = {}
-        for name in cls.__dataclass_fields__:
-            raw = cfg.get(name, getattr(cls, name))
-            if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-                raise TextInputError(f"config/sno.yaml {name}: must be a whole number of at least 1 (got {raw!r})")
-            values[name] = raw
-        return cls(**values)
+        return limits_from_config(cls)
 
 
 def _decode(data: bytes, name: str) -> str:
