@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Cue", "CueKind", "leading_cue", "stance_cues", "has_argument_marker", "looks_english"]
+__all__ = ["Cue", "CueKind", "leading_cue", "stance_cues", "evaluative_cues", "inner_conclusion",
+           "has_argument_marker", "looks_english"]
 
 CueKind = Literal["reason", "conclusion", "concession", "contrast", "addition", "example", "summary"]
 
@@ -40,7 +41,7 @@ _LEADING: dict[CueKind, tuple[str, ...]] = {
     "addition": ("moreover", "furthermore", "in addition", "additionally", "besides", "what is more",
                  "what's more", "also", "and also", "and furthermore", "and moreover", "another", "first",
                  "firstly", "second", "secondly", "third", "thirdly", "finally", "lastly", "not only",
-                 "on top of that", "likewise", "similarly", "and"),
+                 "on top of that", "likewise", "similarly", "plus", "and"),
 }
 # Checked in this order: the more specific kinds first ("for example" is not the reason "for").
 _ORDER: tuple[CueKind, ...] = ("summary", "example", "concession", "conclusion", "contrast", "reason", "addition")
@@ -109,6 +110,20 @@ def stance_cues(text: str) -> list[str]:
     return [" ".join(m.group(0).lower().split()) for m in _STANCE.finditer(text)]
 
 
+def evaluative_cues(text: str) -> list[str]:
+    """Judging words in ``text`` ("unfair", "desirable", "better"), lower-cased."""
+    return [m.group(0).lower() for m in _EVALUATIVE.finditer(text)]
+
+
+_INNER_CONCLUSION = re.compile(r"(?<=\w)\W+(therefore|hence|thus|consequently)\b", re.IGNORECASE)
+
+
+def inner_conclusion(text: str) -> str | None:
+    """A conclusion adverb inside the unit ("shops would therefore help"), not at its start."""
+    match = _INNER_CONCLUSION.search(text)
+    return match.group(1).lower() if match else None
+
+
 def has_argument_marker(texts: list[str]) -> bool:
     """Whether any unit opens with a discourse marker (other than a bare "and"), states a stance or judges."""
     for text in texts:
@@ -117,7 +132,7 @@ def has_argument_marker(texts: list[str]) -> bool:
             return True
         if re.search(r"\b(?:because|therefore|however|although|but|since|thus|hence)\b", text, re.IGNORECASE):
             return True
-        if _EVALUATIVE.search(text):
+        if evaluative_cues(text) or inner_conclusion(text):
             return True
     return False
 

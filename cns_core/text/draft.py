@@ -33,7 +33,8 @@ import numpy as np
 
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
-from cns_core.text.cues import Cue, has_argument_marker, leading_cue, looks_english, stance_cues
+from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner_conclusion, leading_cue,
+                                looks_english, stance_cues)
 from cns_core.text.segment import Unit, segment_units
 from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
 
@@ -59,6 +60,9 @@ class DraftSettings:
     intro_end_weight: float = 0.3
     support_weight: float = 0.6
     subordinate_penalty: float = 1.0
+    evaluative_weight: float = 0.3
+    inner_conclusion_weight: float = 1.0
+    addition_penalty: float = 0.5
     question_weight: float = 4.0
     attack_threshold: float = 0.9       # p(contradiction) above p(entailment) and this: an attack
     rebut_threshold: float = 0.5        # a turn against a concession that contradicts it this much rebuts it
@@ -143,6 +147,16 @@ class _Drafter:
                 why[i].append(f"{cue.kind} cue {cue.phrase!r}")
             if cue and cue.kind in _SUBORDINATE:
                 score[i] -= s.subordinate_penalty
+            if cue and cue.kind == "addition" and cue.phrase != "and":
+                score[i] -= s.addition_penalty
+            judging = evaluative_cues(text)
+            if judging and not stance:
+                score[i] += s.evaluative_weight
+                why[i].append(f"judges ({judging[0]!r})")
+            inner = inner_conclusion(text)
+            if inner and not (cue and cue.kind in ("summary", "conclusion")):
+                score[i] += s.inner_conclusion_weight
+                why[i].append(f"conclusion cue {inner!r} inside it")
             if i == 0:
                 score[i] += s.first_weight
                 why[i].append("first unit")

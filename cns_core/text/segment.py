@@ -176,10 +176,11 @@ _CLAUSE_MARKERS = (
 )
 _CLAUSE = re.compile(_CLAUSE_MARKERS, re.IGNORECASE)
 _LEADING_SUBORDINATE = re.compile(
-    r"^(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as|if|unless)\b[^,]{8,},\s+",
+    r"^(?:(?:and|but)\s+)?(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as(?!\s+long)|unless)\b"
+    r"[^,]{8,},\s+",
     re.IGNORECASE)
 _MIN_CLAUSE_WORDS = 3
-_NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just"})   # "as well as the ..." is no clause
+_NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just", "long"})   # "as well as the ..." is no clause
 
 
 def clause_spans(sentence: Span) -> list[Span]:
