@@ -66,6 +66,7 @@ def test_a_single_title_line_paragraph_is_a_heading_only_among_others():
     ("As the data show, it works.", "reason", "as"),
     ("As usual.", None, None),
     ("For example, Mexico taxed soda.", "example", "for example"),
+    ("Mexico's tax, for instance, cut sales.", "example", "for instance"),
     ("For this reason we act.", "conclusion", "for this reason"),
     ("That's why we act.", "conclusion", "that's why"),
     ("Admittedly, it costs more.", "concession", "admittedly"),

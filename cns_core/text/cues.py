@@ -90,8 +90,17 @@ _AS_OR_FOR_CLAUSE = re.compile(r"^\s*(?:as|for|since)\s+(?:a|an|the|it|they|he|s
                                re.IGNORECASE)
 
 
+_INSERTED_EXAMPLE = re.compile(r"^[^,]{2,60},\s*(for example|for instance|e\.g\.)\s*,", re.IGNORECASE)
+
+
 def leading_cue(text: str) -> Cue | None:
-    """The discourse marker ``text`` opens with, if any ("as"/"for"/"since" only before a clause)."""
+    """The discourse marker ``text`` opens with, if any ("as"/"for"/"since" only before a clause).
+
+    An example marker set off after the subject ("Mexico's tax, for example, ...") counts as leading.
+    """
+    inserted = _INSERTED_EXAMPLE.match(text)
+    if inserted:
+        return Cue("example", inserted.group(1).lower())
     for kind, pattern in _LEADING_PATTERNS:
         match = pattern.match(text)
         if not match:
