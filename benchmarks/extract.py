@@ -178,9 +178,9 @@ def main() -> None:
     load_start = time.perf_counter()
     draft_sno("Warm up, because the models load once. Therefore it is warm.")
     load_s = time.perf_counter() - load_start
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     drafted = [draft_sno(t, sno_id=x.stem).sno for t, x in zip(texts, chosen)]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
 
     methods: dict[str, Callable[[str, str], SNO] | list[SNO]] = {
         "drafted (ours)": drafted,
@@ -205,9 +205,10 @@ def main() -> None:
             rho = f"{spearmanr(scores, gold_trust).statistic:.3f}"
         print(f"{name:<36} {tally.main / tally.texts:>6.3f} {up:>7.3f} {ur:>7.3f} {uf:>7.3f} {rp:>6.3f} {rr:>6.3f} "
               f"{rf:>6.3f} {rho:>9}")
-    print(f"drafting speed: {len(chosen) / seconds:.1f} texts/s ({seconds:.1f} s for {len(chosen)} texts, models "
-          f"loaded before: {load_s:.1f} s; torch threads {__import__('torch').get_num_threads()}, "
-          f"{os.cpu_count()} cores)")
+    print(f"drafting speed: {len(chosen) / seconds:.1f} texts/s wall ({seconds:.1f} s for {len(chosen)} texts; "
+          f"{cpu:.1f} s of CPU, {len(chosen) / cpu:.1f} texts per CPU-second; models loaded before: {load_s:.1f} s; "
+          f"torch threads {__import__('torch').get_num_threads()}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f})")
     for d, g, t in list(zip(drafted, gold, texts))[:args.show]:
         print("\n" + d.id, "|", " ".join(t.split()))
         print("  gold main:", g.hypothesis_text)
