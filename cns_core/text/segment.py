@@ -27,7 +27,7 @@ _ABBREVIATION = re.compile(
     r"|(?:^|[\s(])[A-Za-z])\.$", re.IGNORECASE)
 _NUMBER_ABBREVIATION = re.compile(r"\bno\.$", re.IGNORECASE)   # "No. 5", but "I said no. Then"
 _BULLET = re.compile(r"[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 
 
 @dataclass(frozen=True)
