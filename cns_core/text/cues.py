@@ -28,11 +28,13 @@ _LEADING: dict[CueKind, tuple[str, ...]] = {
                    "and therefore", "and thus", "and hence", "for this reason", "for that reason", "it follows that"),
     "concession": ("admittedly", "of course", "granted", "it is true that", "it's true that", "true,", "yes,",
                    "sure,", "although", "even though", "though", "even if", "while it", "while some", "some say",
-                   "some people", "some argue", "some claim", "some believe", "critics", "opponents", "proponents", "supporters", "advocates",
+                   "some people", "some argue", "some claim", "some believe", "critics", "opponents", "proponents",
+                   "supporters", "advocates",
                    "one could", "one might", "one may", "it could be argued", "it may be", "it might be",
                    "it is often said", "many people think", "many think", "many say"),
     "contrast": ("but", "however", "yet", "nevertheless", "nonetheless", "still", "on the other hand",
-                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet", "having said that",
+                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet",
+                 "having said that",
                  "that said", "be that as it may", "all the same", "and still", "but still",
                  "rather", "unless"),
     "reason": ("because", "since", "as", "for", "given that", "due to", "after all", "the reason is",
@@ -54,7 +56,8 @@ _STANCE = re.compile(
 
 # Evaluative words: a text that judges ("unfair", "desirable") argues even without a marker.
 _EVALUATIVE = re.compile(
-    r"\b(?:(?:un)?fair|unjust|(?:un)?justifi(?:ed|able)|(?:un)?desirable|(?:in)?acceptable|(?:un)?necessary|wrong|right|"
+    r"\b(?:(?:un)?fair|unjust|(?:un)?justifi(?:ed|able)|(?:un)?desirable|(?:in)?acceptable|(?:un)?necessary|"
+    r"wrong|right|"
     r"better|worse|best|worst|good|bad|harmful|beneficial|dangerous|important|essential|absurd|reasonable|"
     r"unreasonable|sensible|wise|unwise|(?:im)?moral|(?:un)?ethical|(?:in)?appropriate|(?:un)?wise|should|"
     r"advantage|disadvantage|benefit|problem|mistake|sense)\b", re.IGNORECASE)

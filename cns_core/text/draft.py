@@ -252,9 +252,9 @@ class _Drafter:
                 target = nxt if (unit.clause == 0 and nxt is not None and nxt != main and not next_turns) else None
                 if unit.clause == 0 and nxt is not None and nxt == main:
                     target = main
+                against = "the clause after it" if target is not None and target != main else "the main claim"
                 plans[i] = _Plan(target, "attack", "rebut",
-                                 why=f"cue {cue.phrase!r}: concedes a point against "
-                                     f"{'the clause after it' if target is not None and target != main else 'the main claim'}")
+                                 why=f"cue {cue.phrase!r}: concedes a point against {against}")
                 conceded.add(i)
             elif kind == "contrast" and prev >= 0:
                 target, note = prev, "the unit before"
