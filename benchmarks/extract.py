@@ -35,7 +35,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -46,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
 from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
-from cns_core.text import draft_sno, segment_units  # noqa: E402
+from cns_core.text import draft_sno  # noqa: E402
 from cns_core.text.segment import paragraphs, sentence_spans  # noqa: E402
 
 DATA = Path(os.environ.get("CNS_DATA_DIR", ROOT.parent / "shared" / "data"))
@@ -182,7 +181,7 @@ def main() -> None:
     drafted = [draft_sno(t, sno_id=x.stem).sno for t, x in zip(texts, chosen)]
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
 
-    methods: dict[str, Callable[[str, str], SNO] | list[SNO]] = {
+    methods: dict[str, list[SNO]] = {
         "drafted (ours)": drafted,
         "positional: intro's last sentence": [positional(t, x.stem, main_rule="intro_last")
                                               for t, x in zip(texts, chosen)],

@@ -122,12 +122,15 @@ class _Plan:
 
 
 class _Drafter:
+    """One text's drafting: the main claim, then each other unit's relation, from one NLI pass."""
+
     def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], nli: Any, embedder: Any,
                  question: str | None, settings: DraftSettings):
         self.units, self.texts, self.cues = units, texts, cues
         self.n = len(units)
         self.nli, self.embedder, self.question, self.s = nli, embedder, question, settings
         self.scores: dict[tuple[int, int], np.ndarray] = {}
+        self.nli_problem: str | None = None
 
     # ----- candidate targets and the one NLI pass -----------------------------------
     def _prior(self) -> tuple[np.ndarray, list[list[str]]]:
@@ -183,8 +186,13 @@ class _Drafter:
         return sorted(pairs)
 
     def score_pairs(self, candidates: Sequence[int]) -> None:
+        """The one NLI pass; a failing model leaves the scores empty (cues and position still draft)."""
         pairs = self._pairs(candidates)
-        rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
+        try:
+            rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
+        except Exception as exc:  # noqa: BLE001 - any model failure degrades the draft, never stops it
+            self.nli_problem = f"{type(exc).__name__}: {exc}"
+            return
         self.scores = {pair: row for pair, row in zip(pairs, rows)}
 
     def entail(self, i: int, j: int) -> float:
@@ -409,6 +417,9 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     plans = drafter.finish(drafter.plan(main), main)
     roles = _roles(plans, main)
     meta["nli"] = nli_identity(nli)
+    if drafter.nli_problem:
+        meta["nli_problem"] = drafter.nli_problem
+        notes.append(f"the NLI model failed ({drafter.nli_problem}): relations come from cues and position only")
 
     ids = [f"c{i + 1}" for i in range(len(units))]
     claims = []
