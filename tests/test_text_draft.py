@@ -6,7 +6,7 @@ import pytest
 
 from critic_doubles import TableEmbedder, TableNLI
 from cns_core.sno import parse_snos, serialize_snos
-from cns_core.text import SourceText, TextInputError, TextLimits, draft_sno
+from cns_core.text import SourceText, TextInputError, TextLimits, check_text, draft_sno, draft_snos
 
 ESSAY = ("The city should tax sugary drinks. Sugar taxes cut consumption, because people buy less when prices "
          "rise. Admittedly, the tax costs poor households more. But they gain the most from better health.")
@@ -111,6 +111,20 @@ def test_unit_limit_keeps_the_first_units():
     draft = draft_sno(text, nli=TableNLI(), limits=TextLimits(max_units=3))
     assert len(draft.sno.claims) == 3
     assert "only the first 3 of 8 units became claims (config/sno.yaml max_units)" in draft.notes
+
+
+def test_many_texts_share_one_nli_pass_and_draft_as_one_by_one():
+    other = "Bus lanes should come first, because buses carry most commuters. However, cars pay road tax."
+    nli = TableNLI({("because buses carry most commuters.", "Bus lanes should come first"): (0.9, 0.05, 0.05)})
+    together = draft_snos([ESSAY, "Paris lies on the Seine.", other], sno_ids=["a", "b", "c"], nli=nli)
+    assert len(nli.calls) == 1
+    alone = [draft_sno(t, sno_id=i, nli=TableNLI(nli.table)) for t, i in
+             [(ESSAY, "a"), ("Paris lies on the Seine.", "b"), (other, "c")]]
+    assert [d.sno for d in together] == [d.sno for d in alone]
+    assert together[2].sno.relations[0].metadata["nli_entail"] == 0.9
+    with pytest.raises(ValueError, match="sno_ids: 1 ids for 2 texts"):
+        draft_snos([ESSAY, other], sno_ids=["a"], nli=nli)
+    assert check_text(ESSAY) == ESSAY
 
 
 def test_a_failing_nli_model_degrades_the_draft():

@@ -38,7 +38,7 @@ from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner
 from cns_core.text.segment import Unit, segment_units
 from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
 
-__all__ = ["Draft", "draft_sno", "DraftSettings"]
+__all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings"]
 
 
 @dataclass
@@ -185,15 +185,18 @@ class _Drafter:
                     pairs.add((i, j))
         return sorted(pairs)
 
-    def score_pairs(self, candidates: Sequence[int]) -> None:
-        """The one NLI pass; a failing model leaves the scores empty (cues and position still draft)."""
-        pairs = self._pairs(candidates)
-        try:
-            rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
-        except Exception as exc:  # noqa: BLE001 - any model failure degrades the draft, never stops it
-            self.nli_problem = f"{type(exc).__name__}: {exc}"
-            return
-        self.scores = {pair: row for pair, row in zip(pairs, rows)}
+    def prepare(self) -> list[tuple[str, str]]:
+        """The main-claim prior and the (unit, candidate target) pairs the NLI pass must score."""
+        self.prior, self.prior_why = self._prior()
+        self.top = [int(j) for j in np.argsort(-self.prior, kind="stable")[:3]]
+        self.pairs = self._pairs(self.top)
+        return [(self.texts[i], self.texts[j]) for i, j in self.pairs]
+
+    def take_scores(self, rows: np.ndarray | None, problem: str | None = None) -> None:
+        """This text's rows of the NLI pass; ``None`` (the model failed) leaves cues and position to draft."""
+        self.nli_problem = problem
+        if rows is not None:
+            self.scores = {pair: row for pair, row in zip(self.pairs, rows)}
 
     def entail(self, i: int, j: int) -> float:
         row = self.scores.get((i, j))
@@ -211,9 +214,7 @@ class _Drafter:
 
     # ----- the main claim --------------------------------------------------------
     def main_claim(self) -> tuple[int, str, dict[str, Any]]:
-        prior, why = self._prior()
-        top = list(np.argsort(-prior, kind="stable")[:3])
-        self.score_pairs(top)
+        prior, why, top = self.prior, self.prior_why, self.top
         support = np.array([sum(self.entail(i, j) for i in range(self.n) if i != j) for j in range(self.n)])
         total = prior + self.s.support_weight * support
         main = int(np.argmax(np.where(np.isin(np.arange(self.n), top), total, -np.inf)))
@@ -367,17 +368,25 @@ def _one_claim(sno_id: str, title: str, text: str, evidence: list[dict[str, Any]
                                "relations": [], "evidence": evidence, "metadata": meta})
 
 
-def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | None = None,
-              sno_id: str | None = None, nli: Any = None, embedder: Any = None,
-              settings: DraftSettings | None = None, limits: TextLimits | None = None) -> Draft:
-    """Draft a valid SNO from ``text`` (see the module's docstring for the method).
+@dataclass
+class _Pending:
+    """A text segmented and scored by position and cues, waiting for its share of the NLI pass."""
 
-    ``nli`` and ``embedder`` default to the process-wide backends (loaded once). Raises
-    :class:`TextInputError` for text that cannot be drafted from (empty, over the size
-    limit, not English); text with no argumentative marker gives a one-claim SNO.
-    """
-    limits = limits or TextLimits.from_config()
-    settings = settings or DraftSettings()
+    drafter: _Drafter
+    units: list[Unit]
+    headings: list
+    title: str
+    question: str | None
+    sno_id: str
+    evidence: list[dict[str, Any]]
+    meta: dict[str, Any]
+    notes: list[str]
+
+
+def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list[dict[str, Any]],
+             evidence_notes: list[str], nli: Any, embedder: Any, settings: DraftSettings,
+             limits: TextLimits) -> Draft | _Pending:
+    """Everything before the NLI pass; a text that needs no pass comes back as its finished one-claim draft."""
     text = _check_text(text, limits)
     question = question.strip() if isinstance(question, str) and question.strip() else None
     notes: list[str] = []
@@ -387,7 +396,7 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
         question = title
         notes.append(f"no question given: the title's question ({title!r}) picks the main claim")
     sno_id = _sno_id(text, sno_id)
-    evidence = _evidence(sources, limits, notes)
+    notes.extend(evidence_notes)
     meta: dict[str, Any] = {"drafted_from": "text", "method": "cues+position+nli"}
     if question:
         meta["question"] = question
@@ -404,23 +413,24 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
         notes.append(f"{why}: drafted as a one-claim SNO")
         body = units[0].text if len(units) == 1 else text[units[0].span.start:units[-1].span.end]
         return Draft(_one_claim(sno_id, title or _title(body), body, evidence, why, meta), notes)
-
-    if nli is None:
-        from cns_core.models import get_nli_backend
-        nli = get_nli_backend()
     if embedder is None and question:
         from cns_core.models import get_embedder
         embedder = get_embedder()
-    cues = [leading_cue(t) for t in texts]
-    drafter = _Drafter(units, texts, cues, nli, embedder, question, settings)
+    meta["nli"] = nli_identity(nli)
+    drafter = _Drafter(units, texts, [leading_cue(t) for t in texts], nli, embedder, question, settings)
+    return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
+
+
+def _finish(p: _Pending) -> Draft:
+    """Main claim, relations, roles and the SNO, once the NLI pass has given its rows."""
+    drafter, units, notes, meta = p.drafter, p.units, p.notes, p.meta
+    texts, cues = drafter.texts, drafter.cues
     main, main_why, main_meta = drafter.main_claim()
     plans = drafter.finish(drafter.plan(main), main)
     roles = _roles(plans, main)
-    meta["nli"] = nli_identity(nli)
     if drafter.nli_problem:
         meta["nli_problem"] = drafter.nli_problem
         notes.append(f"the NLI model failed ({drafter.nli_problem}): relations come from cues and position only")
-
     ids = [f"c{i + 1}" for i in range(len(units))]
     claims = []
     for i, (unit, t) in enumerate(zip(units, texts)):
@@ -430,12 +440,69 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
                        "metadata": {"why": why, "start": unit.span.start, "end": unit.span.end,
                                     "paragraph": unit.paragraph, "sentence": unit.sentence,
                                     **({"cue": cues[i].phrase} if cues[i] else {}), **extra}})
-    relations = _relations(plans, ids, main)
-    if not question and not headings:
-        title = _title(texts[main])
-    return Draft(SNO.model_validate({"id": sno_id, "title": title or _title(texts[main]), "hypothesis": ids[main],
-                                     "claims": claims, "relations": relations, "evidence": evidence,
+    title = p.title if (p.question or p.headings) and p.title else _title(texts[main])
+    return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[main], "claims": claims,
+                                     "relations": _relations(plans, ids, main), "evidence": p.evidence,
                                      "metadata": meta}), notes)
+
+
+def _nli_pass(pending: list[_Pending], nli: Any) -> None:
+    """One NLI call over every pending text's pairs; each text takes its own rows back."""
+    pairs = [p.drafter.prepare() for p in pending]
+    flat = [pair for chunk in pairs for pair in chunk]
+    try:
+        rows = _nli_rows(nli, flat)
+    except Exception as exc:  # noqa: BLE001 - any model failure degrades the drafts, never stops them
+        for p in pending:
+            p.drafter.take_scores(None, f"{type(exc).__name__}: {exc}")
+        return
+    start = 0
+    for p, chunk in zip(pending, pairs):
+        p.drafter.take_scores(rows[start:start + len(chunk)])
+        start += len(chunk)
+
+
+def draft_snos(texts: Sequence[str], *, sources: Sequence[SourceText] = (), question: str | None = None,
+               sno_ids: Sequence[str | None] | None = None, nli: Any = None, embedder: Any = None,
+               settings: DraftSettings | None = None, limits: TextLimits | None = None) -> list[Draft]:
+    """Draft many texts against the same sources and question, with **one** NLI pass for all of them.
+
+    Raises :class:`TextInputError` for the first text that cannot be drafted from (check each
+    first with :func:`check_text` to report them one by one).
+    """
+    limits = limits or TextLimits.from_config()
+    settings = settings or DraftSettings()
+    sno_ids = list(sno_ids) if sno_ids is not None else [None] * len(texts)
+    if len(sno_ids) != len(texts):
+        raise ValueError(f"sno_ids: {len(sno_ids)} ids for {len(texts)} texts")
+    evidence_notes: list[str] = []
+    evidence = _evidence(sources, limits, evidence_notes)
+    if nli is None:
+        from cns_core.models import get_nli_backend
+        nli = get_nli_backend()
+    prepared = [_prepare(t, i, question, evidence, evidence_notes, nli, embedder, settings, limits)
+                for t, i in zip(texts, sno_ids)]
+    pending = [p for p in prepared if isinstance(p, _Pending)]
+    _nli_pass(pending, nli)
+    return [p if isinstance(p, Draft) else _finish(p) for p in prepared]
+
+
+def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | None = None,
+              sno_id: str | None = None, nli: Any = None, embedder: Any = None,
+              settings: DraftSettings | None = None, limits: TextLimits | None = None) -> Draft:
+    """Draft a valid SNO from ``text`` (see the module's docstring for the method).
+
+    ``nli`` and ``embedder`` default to the process-wide backends (loaded once). Raises
+    :class:`TextInputError` for text that cannot be drafted from (empty, over the size
+    limit, not English); text with no argumentative marker gives a one-claim SNO.
+    """
+    return draft_snos([text], sources=sources, question=question, sno_ids=[sno_id], nli=nli, embedder=embedder,
+                      settings=settings, limits=limits)[0]
+
+
+def check_text(text: Any, limits: TextLimits | None = None) -> str:
+    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
+    return _check_text(text, limits or TextLimits.from_config())
 
 
 def _title(text: str, words: int = 10) -> str:
