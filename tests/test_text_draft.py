@@ -148,3 +148,26 @@ def test_with_the_shipped_nli_model():
     assert sno.metadata["nli"].startswith("nli-minilm-l6")
     probs = [r.metadata["nli_entail"] for r in sno.relations]
     assert all(0.0 <= p <= 1.0 for p in probs) and len(set(probs)) > 1
+
+
+def test_yes_affirms_unless_a_turn_follows_and_so_draws_a_conclusion():
+    text = ("Yes, you should rotate your API keys regularly.\n\n"
+            "Leaked keys stay valid until they are rotated, so rotation limits the damage.")
+    sno = draft_sno(text, nli=TableNLI()).sno
+    assert sno.hypothesis == "c1" and {c.role for c in sno.claims} == {"proponent"}
+    assert relation_map(sno) == {("c2", "c3"): ("support", None), ("c3", "c1"): ("support", None)}
+    assert sno.relations[0].metadata["why"] == "the unit after it draws a conclusion from it ('so')"
+    conceding = draft_sno("Yes, keys are a chore to rotate. But leaked keys stay valid for years. "
+                          "So you should rotate them.", nli=TableNLI()).sno
+    assert relation_map(conceding)[("c1", "c3")] == ("attack", "rebut")
+
+
+def test_an_ordinal_opening_a_paragraph_stands_beside_the_paragraph_before():
+    text = ("In my opinion, children benefit from starting school early.\n\n"
+            "First, early schooling builds social skills. Children who meet peers learn to share. "
+            "For example, a study of pupils found fewer problems.\n\n"
+            "Second, school gives children a structure for their day.")
+    sno = draft_sno(text, nli=TableNLI()).sno
+    assert relation_map(sno) == {("c2", "c1"): ("support", None), ("c3", "c2"): ("support", None),
+                                 ("c4", "c3"): ("support", None), ("c5", "c1"): ("support", None)}
+    assert {r.source: r.metadata["why"] for r in sno.relations}["c5"] == "cue 'second': a further argument beside unit c2"

@@ -227,13 +227,15 @@ class _Drafter:
     def _default(self, i: int, main: int) -> _Plan:
         """No marker: support the main claim, or the unit before when NLI says it fits better."""
         prev = i - 1
+        cue = self.cues[i]
+        lead = f"cue {cue.phrase!r} ({cue.kind})" if cue else "no marker"
         if prev >= 0 and prev != main and self.entail(i, prev) > self.entail(i, main) + self.s.previous_margin:
-            return _Plan(prev, why=f"no marker; NLI: it backs the unit before ({self.entail(i, prev):.2f}) more than "
+            return _Plan(prev, why=f"{lead}; NLI: it backs the unit before ({self.entail(i, prev):.2f}) more than "
                                    f"the main claim ({self.entail(i, main):.2f})")
         para_first = next(k for k, u in enumerate(self.units) if u.paragraph == self.units[i].paragraph)
         if self.units[main].paragraph != self.units[i].paragraph and para_first not in (i, main):
-            return _Plan(para_first, why="no marker; supports its paragraph's first unit")
-        return _Plan(None, why="no marker; supports the main claim")
+            return _Plan(para_first, why=f"{lead}; supports its paragraph's first unit")
+        return _Plan(None, why=f"{lead}; supports the main claim")
 
     def plan(self, main: int) -> dict[int, _Plan]:
         plans: dict[int, _Plan] = {}
@@ -271,8 +273,15 @@ class _Drafter:
                     target, note = plans[prev].target, "the objection the unit before goes on with"
                 plans[i] = _Plan(target, "attack", "rebut", why=f"cue {cue.phrase!r}: turns against {note}")
             elif kind == "addition" and cue.phrase != "and":
-                earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"
-                                and plans[k].target not in conceded), None)
+                starts = [k for k in range(i) if self.units[k].sentence_in_paragraph == 0
+                          and self.units[k].clause == 0 and self.units[k].paragraph < unit.paragraph]
+                if unit.sentence_in_paragraph == 0 and unit.clause == 0 and starts and starts[-1] in plans:
+                    earlier = starts[-1]     # "Second, ..." opening a paragraph: beside the paragraph before
+                else:
+                    earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"
+                                    and plans[k].target not in conceded), None)
+                if earlier is not None and (plans[earlier].kind != "support" or plans[earlier].target in conceded):
+                    earlier = None
                 target = plans[earlier].target if earlier is not None else None
                 plans[i] = _Plan(target, why=f"cue {cue.phrase!r}: a further argument"
                                              + (f" beside unit c{earlier + 1}" if earlier is not None else ""))
@@ -281,7 +290,9 @@ class _Drafter:
                                  why="cue 'and': joins the unit before in what it does")
                 if prev in conceded:
                     conceded.add(i)
-            if kind in ("conclusion", "summary") and prev >= 0 and prev != main and prev not in plans:
+            defaulted = prev in plans and self.cues[prev] is None and plans[prev].why.startswith("no marker")
+            if kind in ("conclusion", "summary") and prev >= 0 and prev != main and (
+                    prev not in plans or (same_sentence_prev and defaulted)):
                 plans[prev] = _Plan(i, why=f"the unit after it draws a conclusion from it ({cue.phrase!r})")
             if i in plans:
                 continue
@@ -294,6 +305,9 @@ class _Drafter:
                 conceded.add(i)
             else:
                 plans[i] = self._default(i, main)
+                back = plans[i].target
+                if back is not None and back in plans and plans[back].target == i:   # "X, so Y": not back to X
+                    plans[i] = _Plan(None, why=plans[i].why.split(";")[0] + "; supports the main claim")
         return plans
 
     def finish(self, plans: dict[int, _Plan], main: int) -> dict[int, _Plan]:
@@ -417,8 +431,22 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
         from cns_core.models import get_embedder
         embedder = get_embedder()
     meta["nli"] = nli_identity(nli)
-    drafter = _Drafter(units, texts, [leading_cue(t) for t in texts], nli, embedder, question, settings)
+    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), nli, embedder,
+                       question, settings)
     return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
+
+
+_WEAK_CONCESSIONS = frozenset({"yes,", "sure,", "true,", "of course"})
+
+
+def _weak_concessions_checked(cues: list[Cue | None]) -> list[Cue | None]:
+    """"Yes, ..." concedes only when a turn ("but", "however") follows within two units; else it affirms."""
+    out = list(cues)
+    for i, cue in enumerate(cues):
+        if cue and cue.kind == "concession" and cue.phrase in _WEAK_CONCESSIONS:
+            if not any(c and c.kind == "contrast" for c in cues[i + 1:i + 3]):
+                out[i] = None
+    return out
 
 
 def _finish(p: _Pending) -> Draft:
