@@ -170,4 +170,5 @@ def test_an_ordinal_opening_a_paragraph_stands_beside_the_paragraph_before():
     sno = draft_sno(text, nli=TableNLI()).sno
     assert relation_map(sno) == {("c2", "c1"): ("support", None), ("c3", "c2"): ("support", None),
                                  ("c4", "c3"): ("support", None), ("c5", "c1"): ("support", None)}
-    assert {r.source: r.metadata["why"] for r in sno.relations}["c5"] == "cue 'second': a further argument beside unit c2"
+    why = {r.source: r.metadata["why"] for r in sno.relations}
+    assert why["c5"] == "cue 'second': a further argument beside unit c2"
