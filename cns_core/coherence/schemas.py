@@ -20,6 +20,7 @@ __all__ = [
     "Triplet",
     "Proposition",
     "EvidenceNode",
+    "ModelCoverage",
     "ContextItem",
     "ThoughtChain",
     "PairScore",
@@ -199,6 +200,24 @@ class QuarantineDirective:
 
 
 @dataclass(frozen=True)
+class ModelCoverage:
+    """Who judged an SNO's claims (or a stream's chains), how long it took and against which budget.
+
+    For an SNO ``elapsed_ms`` is the check's time; for the engram stream the 95th percentile
+    of the chains' times."""
+
+    model: int = 0              # judged with the model's scores
+    heuristics: int = 0         # had evidence, but the model did not score it (budget, timeout, no model)
+    no_evidence: int = 0        # nothing to compare with: neither judge was needed
+    elapsed_ms: float = 0.0
+    budget_ms: float | None = None   # None: no time limit
+
+    @property
+    def judged(self) -> int:
+        return self.model + self.heuristics
+
+
+@dataclass(frozen=True)
 class HookResult:
     """The hook's verdict on one chain (spec section 3 ``HookResult``).
 
@@ -217,6 +236,11 @@ class HookResult:
     latency_ms: float = 0.0
     tick: int = 0
     pairs: tuple[PairScore, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def model_pairs(self) -> int:
+        """Pairs the model scored for this chain."""
+        return sum(1 for p in self.pairs if p.entail_m is not None)
 
     @property
     def model_used(self) -> bool:
