@@ -112,4 +112,5 @@ def _sidebar() -> None:
 
 navigation = st.navigation(_navigation())
 _sidebar()
+frame.coherence_hook()   # warms the coherence hook's models in the background when the dashboard starts
 navigation.run()

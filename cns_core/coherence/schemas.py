@@ -216,6 +216,20 @@ class ModelCoverage:
     def judged(self) -> int:
         return self.model + self.heuristics
 
+    def sentence(self, noun: str, *, p95: bool = False) -> str:
+        """``The NLI model judged 6 of 7 claims; 1 fell back to heuristics. Took 420 ms of a 10.0 s
+        budget.`` (the page and the CLI say it alike); ``p95``: the time is a 95th percentile."""
+        text = f"The NLI model judged {self.model:,} of {self.judged:,} {noun}; {self.heuristics:,} fell back to heuristics"
+        if self.no_evidence:
+            text += f" ({self.no_evidence:,} more had nothing to compare with)"
+        took = f"95% took at most {_duration(self.elapsed_ms)}" if p95 else f"Took {_duration(self.elapsed_ms)}"
+        budget = "with no time limit" if self.budget_ms is None else f"of a {_duration(self.budget_ms)} budget"
+        return f"{text}. {took} {budget}."
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
 
 @dataclass(frozen=True)
 class HookResult:
