@@ -76,7 +76,7 @@ class LatencySettings:
 
     pre_write_ms: float = 250.0
     sno_check_ms: float = 10_000.0
-    max_model_pairs: int = 12
+    max_model_pairs: int = 10
     pair_cache: int = 4096
     drop_model_factor: float = 1.2
     halve_k_factor: float = 1.5
