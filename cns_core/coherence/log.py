@@ -3,7 +3,8 @@
 Lines carry the spec's fields -- tick, chain_id, p_id, entail, contradict,
 uncertainty, types, drift_facets, coherence_chain, contradiction_density,
 blocked, plus the chain's ``latency_ms``, ``evidence_pairs`` and ``model_pairs``
-(pairs compared, and those the model scored: the page counts who judged each chain) -- with floats rounded to four places ("compress fields if large") and
+(pairs compared, and those the model scored: the page counts who judged each
+chain) -- with floats rounded to four places ("compress fields if large") and
 lists capped. Other events (``error`` from the crash fail-safe,
 ``quarantine`` / ``release`` / ``calibration``) are lines with an ``event`` key
 instead of ``p_id``. The file rotates to ``<name>.1`` past ``max_bytes`` so a

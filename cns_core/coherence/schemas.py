@@ -219,7 +219,8 @@ class ModelCoverage:
     def sentence(self, noun: str, *, p95: bool = False) -> str:
         """``The NLI model judged 6 of 7 claims; 1 fell back to heuristics. Took 420 ms of a 10.0 s
         budget.`` (the page and the CLI say it alike); ``p95``: the time is a 95th percentile."""
-        text = f"The NLI model judged {self.model:,} of {self.judged:,} {noun}; {self.heuristics:,} fell back to heuristics"
+        text = (f"The NLI model judged {self.model:,} of {self.judged:,} {noun}; "
+                f"{self.heuristics:,} fell back to heuristics")
         if self.no_evidence:
             text += f" ({self.no_evidence:,} more had nothing to compare with)"
         took = f"95% took at most {_duration(self.elapsed_ms)}" if p95 else f"Took {_duration(self.elapsed_ms)}"
@@ -236,8 +237,9 @@ class HookResult:
     """The hook's verdict on one chain (spec section 3 ``HookResult``).
 
     ``degraded`` lists what the latency budget or a failure switched off
-    (``model_dropped``, ``model_timeout``, ``model_unavailable``, ``model_error``,
-    ``k_halved``, ``parse_skipped``, ``error``); ``error`` is set only by the crash fail-safe.
+    (``model_dropped``, ``model_timeout``, ``model_budget`` (a person's budget ran out
+    before every batch), ``model_unavailable``, ``model_error``, ``k_halved``, ``parse_skipped``,
+    ``error``); ``error`` is set only by the crash fail-safe.
     """
 
     chain_id: str
@@ -258,7 +260,7 @@ class HookResult:
 
     @property
     def model_used(self) -> bool:
-        return not ({"model_dropped", "model_timeout", "model_unavailable", "model_error", "error"}
+        return not ({"model_dropped", "model_timeout", "model_budget", "model_unavailable", "model_error", "error"}
                     & set(self.degraded))
 
     def tags_metadata(self) -> dict[str, Any]:
