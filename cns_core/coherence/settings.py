@@ -75,7 +75,7 @@ class LatencySettings:
     """
 
     pre_write_ms: float = 250.0
-    sno_check_ms: float = 10_000.0
+    sno_check_ms: float = 20_000.0
     max_model_pairs: int = 10
     pair_cache: int = 4096
     drop_model_factor: float = 1.2
