@@ -6,10 +6,11 @@ Pages live in ``pages/`` and only arrange widgets; the logic is in ``cns_core``
 memory; the current SNO; error guard) that every page imports as ``from pages import _frame``
 (the project root is on ``sys.path``; ``pages/`` itself is not).
 
-Every way in goes through this router, in this order: a run that Streamlit's legacy ``pages/``
-mode started is run again through here (``frame.leave_legacy_pages``; a page that mode ran alone
-hands over in ``frame.page``), then the access gate (``frame.gate``: the token of a shared
-dashboard; nothing is loaded or shown before it), then the sidebar, then the page.
+Every way in goes through this router, in this order: Streamlit's legacy ``pages/`` mode is
+switched off for every later run (``frame.leave_legacy_pages``; a page that this mode ran alone,
+for a direct link on a fresh server, hands over to this router in ``frame.page``), then the
+access gate (``frame.gate``: the token of a shared dashboard; nothing is loaded or shown before
+it), then the sidebar, then the page.
 
 Session-state keys (constants in ``cns_core.views.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):

@@ -9,13 +9,15 @@ The way in also lives here. Until ``st.navigation`` has run once in the server
 process, Streamlit treats ``pages/`` as a legacy multipage folder: a direct link
 on a fresh server runs the page file alone, without the router, its sidebar or its
 access check. :func:`page` (the first call of every page) notices a page that runs
-outside the router and hands over: it switches the legacy mode off and reruns, and
-the rerun goes through ``dashboard.py`` to the page the address names. :func:`gate`
-is the access check: the token prompt of a shared dashboard.
+outside the router and hands over: it switches the legacy mode off and runs
+``dashboard.py`` in its place, which routes to the page the address names (widget
+events of the run are kept, there is no extra round trip). :func:`gate` is the
+access check: the token prompt of a shared dashboard.
 """
 
 from __future__ import annotations
 
+import runpy
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -107,19 +109,14 @@ def routed() -> Iterator[None]:
         _ROUTED.reset(mark)
 
 
-def _switch_off_legacy_pages() -> bool:
-    """Tell Streamlit that this app routes with ``st.navigation``; True when it still thought otherwise."""
+def leave_legacy_pages() -> None:
+    """Tell Streamlit that this app routes with ``st.navigation``: no later run uses the legacy ``pages/`` mode.
+
+    (``st.navigation`` says so too, but only once it is called; the router calls this first.)
+    """
     from streamlit.runtime.pages_manager import PagesManager
 
-    legacy = bool(PagesManager.uses_pages_directory)
     PagesManager.uses_pages_directory = False
-    return legacy
-
-
-def leave_legacy_pages() -> None:
-    """The router's first call: a run that Streamlit's legacy ``pages/`` mode started is run again, cleanly."""
-    if _switch_off_legacy_pages():
-        st.rerun()
 
 
 def _main_script() -> Path | None:
@@ -131,9 +128,10 @@ def _main_script() -> Path | None:
 
 def _outside_the_router() -> None:
     """A page running without the router: hand over to it, or (a page run as the app itself) check access."""
-    if _main_script() == ROUTER:     # the legacy pages/ mode ran this file for a direct link
-        _switch_off_legacy_pages()
-        st.rerun()                   # lands on the same page (its hash is its URL path), through the router
+    if _main_script() == ROUTER:     # the legacy pages/ mode ran this file alone, for a direct link
+        leave_legacy_pages()
+        runpy.run_path(str(ROUTER), run_name="__main__")   # the router, now: its gate, sidebar, then this page
+        st.stop()                    # and nothing more of this unrouted run
     gate()
 
 
