@@ -3,6 +3,7 @@ the session gives it; a wrong token is refused; a direct page, and a page run as
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,32 @@ def test_a_token_too_short_or_an_open_address_without_one_keeps_it_locked(state_
     assert at.error[0].value == ("The dashboard is locked: this dashboard listens on 0.0.0.0 and no access token "
                                  "is set. Start it with `cns run --address 0.0.0.0 --new-token`, or set "
                                  "CNS_DASHBOARD_TOKEN.")
+
+
+def _first_effect(path: Path) -> ast.stmt | None:
+    """The first top-level statement of a page file that does something (calls, loops, branches, with blocks).
+
+    Imports, the docstring, definitions and assignments without a call only bind names."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and not any(isinstance(n, ast.Call) for n in ast.walk(node)):
+            continue
+        return node
+    return None
+
+
+def test_every_page_calls_frame_page_before_anything_else(tmp_path):
+    """frame.page is where a page that runs without the router hands over to it (and so to the gate):
+    a page that computed or showed anything before it would do so ungated on a direct link."""
+    sneaky = tmp_path / "sneaky.py"
+    sneaky.write_text('"""Doc."""\nimport streamlit as st\nKEY = "k"\nROWS = load()\nframe.page("T", "h")\n')
+    assert ast.unparse(_first_effect(sneaky)) == "ROWS = load()"      # what the check catches
+    pages = sorted(p for p in (ROOT / "pages").glob("*.py") if not p.name.startswith("_"))
+    assert len(pages) >= 9
+    for path in pages:
+        first = _first_effect(path)
+        assert first is not None and ast.unparse(first).startswith("frame.page("), \
+            f"{path.name}: first does {ast.unparse(first)[:80] if first else 'nothing'!r}, not frame.page(...)"
