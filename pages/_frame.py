@@ -31,8 +31,8 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic", "memory", "coherence_hook", "judge_feed", "current",
-           "results", "profiles", "weights", "badge"]
+__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
+           "memory", "coherence_hook", "judge_feed", "current", "results", "profiles", "weights", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -95,6 +95,7 @@ def profiles() -> dict[str, dict[str, float]]:
 # ----- the way in: the router and the access gate ---------------------------------
 ROUTER = Path(__file__).resolve().parent.parent / "dashboard.py"
 KEY_ACCESS = "cns_access"      # token_id of the token this browser session gave
+KEY_ACCESS_WRONG = "cns_access_wrong"   # the last token given was wrong
 _ROUTED: ContextVar[bool] = ContextVar("cns_routed", default=False)
 _WRONG_TOKEN_PAUSE_S = 1.0     # slows guessing down; a right token never waits
 
@@ -151,6 +152,19 @@ def _token_state() -> tuple[str | None, str | None]:
     return token, None
 
 
+def _accept(given: str, token: str) -> bool:
+    """Compare a given token (constant time) and remember the outcome for this session; a wrong one waits."""
+    from cns_core import access
+
+    if access.token_matches(given, token):
+        st.session_state[KEY_ACCESS] = access.token_id(token)
+        st.session_state.pop(KEY_ACCESS_WRONG, None)
+        return True
+    st.session_state[KEY_ACCESS_WRONG] = True
+    time.sleep(_WRONG_TOKEN_PAUSE_S)
+    return False
+
+
 def access_granted() -> bool:
     """True when no token is needed (loopback) or this browser session gave it; a ``?token=`` counts once."""
     from cns_core import access
@@ -164,18 +178,11 @@ def access_granted() -> bool:
     if given is None:
         return False
     del st.query_params["token"]       # not left in the address bar, the history or a copied link
-    if access.token_matches(given, token):
-        st.session_state[KEY_ACCESS] = access.token_id(token)
-        return True
-    st.session_state["cns_access_wrong"] = True
-    time.sleep(_WRONG_TOKEN_PAUSE_S)
-    return False
+    return _accept(given, token)
 
 
 def gate() -> None:
     """Unless :func:`access_granted`: the token prompt (or why the dashboard is locked), then the run stops."""
-    from cns_core import access
-
     if access_granted():
         return
     token, problem = _token_state()
@@ -187,14 +194,9 @@ def gate() -> None:
     with st.form("cns_access_form", clear_on_submit=True):
         given = st.text_input("Access token", type="password")
         submitted = st.form_submit_button("Open the dashboard", type="primary")
-    if submitted and token is not None:
-        if access.token_matches(given, token):
-            st.session_state[KEY_ACCESS] = access.token_id(token)
-            st.session_state.pop("cns_access_wrong", None)
-            st.rerun()
-        st.session_state["cns_access_wrong"] = True
-        time.sleep(_WRONG_TOKEN_PAUSE_S)
-    if st.session_state.get("cns_access_wrong"):
+    if submitted and token is not None and _accept(given, token):
+        st.rerun()
+    if st.session_state.get(KEY_ACCESS_WRONG):
         st.error("That is not this dashboard's access token.")
     st.stop()
 
