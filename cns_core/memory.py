@@ -24,6 +24,7 @@ from urllib.parse import urlparse
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from cns_core.access import is_loopback
 from cns_core.config import ConfigError, env_override, load_config, state_dir
 from cns_core.engrams import (
     ORDERS,
@@ -159,7 +160,7 @@ def _critic_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- the service
 
-def _client(path: str | Path | None, url: str | None):
+def _client(path: str | Path | None, url: str | None, allow_non_loopback: bool = False):
     import chromadb
     from chromadb.config import Settings
 
@@ -168,6 +169,11 @@ def _client(path: str | Path | None, url: str | None):
         parsed = urlparse(url if "://" in url else f"http://{url}")
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigError(f"memory url {url!r}: expected http(s)://host:port")
+        if not is_loopback(parsed.hostname) and not allow_non_loopback:
+            raise ConfigError(f"memory url {url!r}: the Chroma server must be on loopback (127.0.0.1, ::1, "
+                              "localhost): the memory's turns and grades would cross the network to a server "
+                              "that, by default, has no authentication. To use it on purpose set "
+                              "allow_non_loopback: true in config/memory.yaml")
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
         try:
             return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
@@ -203,7 +209,7 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
-        self._client = _client(self.path, self.url)
+        self._client = _client(self.path, self.url, bool(cfg.get("allow_non_loopback", False)))
         self._ef = CNSEmbeddingFunction()
         self._engrams = self._open(name)
         self._pending = self._open(f"{name}_pending")

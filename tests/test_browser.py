@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_until_serving
+from local_servers import serve_dashboard
 
 pytestmark = pytest.mark.browser
 
@@ -39,13 +39,18 @@ relations:
 """
 
 
-def dashboard_pages() -> list[tuple[str, str]]:
-    """(file stem, title) of every page the router lists whose file exists, read from ``_SECTIONS``."""
+def dashboard_sections() -> dict[str, list[tuple[str, str]]]:
+    """Section -> (file stem, title) of every page the router lists whose file exists, read from ``_SECTIONS``."""
     tree = ast.parse((ROOT / "dashboard.py").read_text())
     node = next(n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "_SECTIONS")
-    sections = ast.literal_eval(node.value)
-    return [(Path(name).stem, title) for entries in sections.values() for name, title, _ in entries
-            if (ROOT / "pages" / name).is_file()]
+    sections = {section: [(Path(name).stem, title) for name, title, _ in entries if (ROOT / "pages" / name).is_file()]
+                for section, entries in ast.literal_eval(node.value).items()}
+    return {section: pages for section, pages in sections.items() if pages}
+
+
+def dashboard_pages() -> list[tuple[str, str]]:
+    """(file stem, title) of every page the router lists whose file exists, in the navigation's order."""
+    return [page for pages in dashboard_sections().values() for page in pages]
 
 
 @pytest.fixture(scope="module")
@@ -57,22 +62,8 @@ def server(tmp_path_factory):
     demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "60"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr
-    port = free_port()
-    log = (state / "streamlit.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run")
-        except RuntimeError as exc:
-            pytest.fail(f"{exc}; log:\n{(state / 'streamlit.log').read_text()}")
+    with serve_dashboard(state) as base:     # a start-up failure names the server's log
         yield base
-    finally:
-        stop_process(proc)
-        log.close()
 
 
 @pytest.fixture(scope="module")
