@@ -302,14 +302,16 @@ def test_coherence_says_who_judged_and_checks_again_without_a_time_limit(memory_
 
     import yaml
 
+    from cns_core.coherence import CoherenceSettings
     from cns_core.config import config_dir
 
     _fresh_coherence_hook()
     at = _page("coherence.py").run()
     assert not at.exception and not at.warning
     captions = [c.value for c in at.caption]
+    budget = CoherenceSettings.from_config().latency.budget("sno_check") / 1000      # seconds, from the config
     assert any(re.match(r"The NLI model judged (\d+) of \1 claims; 0 fell back to heuristics\. Took .+ of a "
-                        r"10\.0 s budget\.", c) for c in captions), captions
+                        + re.escape(f"{budget:.1f} s budget."), c) for c in captions), captions
     # the log of the fixture was written before the log recorded who judged: said, not counted
     assert any("4 older chain(s) in the log predate this record" in c for c in captions), captions
     assert not [b for b in at.button if b.key == "cns_coherence_unlimited"]
