@@ -121,5 +121,6 @@ navigation = st.navigation(_navigation(), position="sidebar" if granted else "hi
 if not granted:
     frame.gate()        # the token prompt; the run stops here
 _sidebar()
+frame.coherence_hook()   # warms the coherence hook's models in the background when the dashboard starts
 with frame.routed():
     navigation.run()

@@ -72,7 +72,7 @@ def coherence_hook():
     """The coherence hook for SNO checks (configured NLI backend; it logs nothing from the dashboard)."""
     from cns_core.coherence import CoherenceHook
 
-    return CoherenceHook(log=False)
+    return CoherenceHook(log=False).warm_up_in_background()   # loading never counts against a budget
 
 
 @st.cache_resource(show_spinner=False)

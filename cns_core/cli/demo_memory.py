@@ -12,8 +12,10 @@ so running it again is a no-op once every demo engram is there.
 Every turn passes through the coherence hook the way the MemoryAgent writes a turn
 (:meth:`MemoryAgent.write_turns`, a session at a time), so ``<state dir>/coherence.jsonl``
 gets its log and the engrams their coherence tags; a blocked turn goes to the quarantine.
-The demo hook runs heuristics only (the spec's phase A: deterministic and fast on a CPU)
-and searches self statements (``retrieval.self_search``). The first turns state three
+The demo hook runs the model path (the configured NLI backend, warmed before the first
+turn) with no time limit -- a set-up, not a live write: nobody waits on a turn, so no turn
+falls back to the heuristics because the machine was busy -- and searches self statements
+(``retrieval.self_search``). The first turns state three
 habits of the assistant (engrams marked ``self: true`` with a ``facet``); three times in
 the month it contradicts one of them (a drift facet, spec section 8) and its next few
 answers get numbers wrong, which the hook sees as contradictions of earlier answers: the
@@ -114,6 +116,7 @@ PERSONA: tuple[tuple[str, str, str, str], ...] = (
      "I do not say so when I am not sure."),
     ("medical", "Do you give medical advice?", "I do not give medical advice.", "I give medical advice."),
 )
+_NO_LIMIT_MS = 1e9             # the demo's pre-write budget: none (a set-up, see the module docstring)
 _DRIFT_AT = (0.3, 0.55, 0.8)   # where in the month the assistant contradicts a habit
 _OFF_TRACK = 4                 # wrong answers after each contradiction
 # facts whose wrong answer gets a number wrong (the heuristics see numeric contradictions)
@@ -202,15 +205,16 @@ def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None =
 
 
 def demo_hook(memory: Any) -> Any:
-    """The coherence hook the demo turns pass through: the configured one, heuristics only
-    (deterministic, and a few hundred chains take seconds on a CPU), with the self search on."""
+    """The coherence hook the demo turns pass through: the configured one with its model, the
+    pre-write budget lifted (see the module docstring) and the self search on; warmed up."""
     from dataclasses import replace
 
     from cns_core.coherence import CoherenceHook, CoherenceSettings, extract_propositions
 
     settings = CoherenceSettings.from_config()
-    settings = replace(settings, retrieval=replace(settings.retrieval, self_search=True))
-    hook = CoherenceHook(settings, memory=memory, model=False)
+    settings = replace(settings, retrieval=replace(settings.retrieval, self_search=True),
+                       latency=replace(settings.latency, pre_write_ms=_NO_LIMIT_MS))
+    hook = CoherenceHook(settings, memory=memory).warm_up()
     answers = sorted({a for f in FACTS for a in f[1:]} | {a for p in PERSONA for a in p[2:]})
     props = [p.text for a in answers for p in extract_propositions(a, "warm")]
     hook.embedder.encode(answers + props)   # one batch now; every chain then hits the embedder's cache
@@ -245,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             hook.close()
     where = memory.url or memory.path
     if written:
-        through = (f", {hook.counters['blocked']} quarantined by the coherence hook (log: {hook.log.path})"
+        through = (f", {hook.counters['blocked']} quarantined by the coherence hook, the NLI model judging "
+                   f"{hook.counters['model_judged']} of {hook.counters['chains']} chains (log: {hook.log.path})"
                    if hook is not None and hook.log is not None else "")
         print(f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
               f"({memory.count()} engrams in total)")

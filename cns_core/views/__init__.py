@@ -10,4 +10,5 @@ the domain never imports a view (``tests/test_layout.py`` checks it).
 - :mod:`~cns_core.views.graph_html`: the offline reasoning-graph HTML
 - :mod:`~cns_core.views.engram_view`: the Engrams page's filters and histogram
 - :mod:`~cns_core.views.judge_feed`: the Judge page's bus feed and judge status
+- :mod:`~cns_core.views.coherence_view`: the Coherence page's account of who judged (model or heuristics), time and budget
 """
