@@ -221,7 +221,10 @@ def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, prox
         at.radio(key="cns_judge_mode").set_value("Ask a question (GeneratorAgent answers)")
         at.text_area(key="cns_judge_query").input("Name a prime number.")
         at.button[0].click().run()
-        assert any("Waiting for GeneratorAgent" in c.value for c in at.caption)
+        # The turn is on the page at once; how far it got by this run depends on how fast the agents answer.
+        assert "Name a prime number." in "".join(m.value for m in at.markdown)
+        assert (any(c.value.startswith(("Waiting for GeneratorAgent", "Waiting for the judge")) for c in at.caption)
+                or _badges(at))
         deadline = time.monotonic() + 15
         while not _badges(at) and time.monotonic() < deadline:
             time.sleep(0.1)
