@@ -182,7 +182,8 @@ class DisagreementRule:
     def clause(self) -> dict[str, Any]:
         """The rule as one Chroma ``where`` clause (graded engrams only: ungraded ones store -1)."""
         return {"$or": [
-            {"$and": [{"critic_score": {"$gte": self.judge_high}}, {"trust_score": {"$lt": self.trust_low}}]},
+            {"$and": [{"critic_score": {"$gte": self.judge_high}}, {"trust_score": {"$gte": 0.0}},   # not UNTRUSTED
+                      {"trust_score": {"$lt": self.trust_low}}]},
             {"$and": [{"critic_score": {"$gte": 1}}, {"critic_score": {"$lte": self.judge_low}},
                       {"trust_score": {"$gte": self.trust_high}}]}]}
 
@@ -425,9 +426,9 @@ class TimePager:
         return max(small) if small else -_W_MAX
 
     def page(self, offset: int, limit: int) -> list[Engram]:
-        if self.filters.contains or self.filters.session_id:
-            # Chroma evaluates the text or session clause over all its matches in every probe anyway:
-            # when those matches are few, one read of their timestamps beats probing.
+        if self.filters.contains or self.filters.session_id or self.filters.disagreeing:
+            # Chroma evaluates the text, session or disagreement clause over all its matches in every
+            # probe anyway: when those matches are few, one read of their timestamps beats probing.
             every = self.g(_W_MAX)
             if every <= self.direct_limit:
                 if offset >= every:

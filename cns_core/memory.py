@@ -20,6 +20,7 @@ import math
 import re
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlparse
@@ -617,9 +618,8 @@ class MemoryService:
     def _browse_by_score(self, filters: EngramFilters, offset: int, limit: int) -> list[Engram]:
         out: list[Engram] = []
         for s in filters.buckets or SCORE_BUCKETS:
-            bucket = EngramFilters(min_score=s if s > 0 else None, max_score=s if s > 0 else None,
-                                   ungraded_only=s == UNGRADED, since=filters.since, until=filters.until,
-                                   contains=filters.contains, session_id=filters.session_id)
+            bucket = replace(filters, min_score=s if s > 0 else None, max_score=s if s > 0 else None,
+                             ungraded_only=s == UNGRADED)
             pager = self._pager(bucket, newest_first=True)
             rows = pager.page(offset, limit - len(out))
             out.extend(rows)
