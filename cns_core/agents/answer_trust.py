@@ -232,17 +232,21 @@ class BackfillReport:
     elapsed_s: float = 0.0
 
 
-def backfill(memory: Any, scorer: AnswerScorer, *, force: bool = False, limit: int | None = None,
-             batch: int = 32, on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
-    """Score every stored answer that has no Trust Score under ``scorer``'s settings (all with
-    ``force``; at most ``limit``). Idempotent: a second run finds nothing to do. ``on_progress(done,
-    todo)`` follows the run batch by batch; each batch is stored as it finishes, so an interrupted
-    run keeps what it did."""
+def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = None, force: bool = False,
+             limit: int | None = None, batch: int = 32,
+             on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
+    """Score every stored answer (or those of ``ids`` that are stored) that has no Trust Score under
+    ``scorer``'s settings (all with ``force``; at most ``limit``). Idempotent: a second run finds
+    nothing to do. ``on_progress(done, todo)`` follows the run batch by batch; each batch is stored
+    as it finishes, so an interrupted run keeps what it did."""
     if limit is not None and limit < 1:
         raise ValueError(f"--limit must be at least 1 (got {limit})")
     started = time.perf_counter()
     every = memory.ids_matching(None, None)
-    done = set() if force else {i for i, s in memory.trust_settings_of().items() if s == scorer.fingerprint}
+    if ids is not None:
+        wanted = set(ids)
+        every = [i for i in every if i in wanted]
+    done = set() if force else {i for i, s in memory.trust_settings_of(every).items() if s == scorer.fingerprint}
     todo = [i for i in every if i not in done]
     if limit is not None:
         todo = todo[:limit]
