@@ -250,7 +250,7 @@ def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = N
     todo = [i for i in every if i not in done]
     if limit is not None:
         todo = todo[:limit]
-    report = BackfillReport(total=len(every), skipped=len(every) - len(todo) if limit is None else len(done))
+    report = BackfillReport(total=len(every), skipped=len(done))
     if on_progress is not None:
         on_progress(0, len(todo))
     for start in range(0, len(todo), batch):
