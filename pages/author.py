@@ -33,6 +33,49 @@ def _downloads(sno, left, right, key: str) -> None:
                           mime="application/yaml", key=f"{key}_yaml")
 
 
+def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: pd.DataFrame, keys: str,
+             default_h: str | None, h_key: str, why: bool = False):
+    """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
+    adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
+    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
+    st.markdown("**Claims** (the hypothesis is one of them" + ("; each with the reason it was drafted)" if why else ")"))
+    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
+                            column_config={
+                                "id": st.column_config.TextColumn("id", required=True),
+                                "text": st.column_config.TextColumn("text", width="large"),
+                                "role": st.column_config.SelectboxColumn(
+                                    "role", options=["proponent", "opponent", "none"], default="none"), **extra})
+    claim_ids = [str(c) for c in claims["id"].tolist() if isinstance(c, str) and c.strip()]
+    default_h = default_h if default_h in claim_ids else (claim_ids[0] if claim_ids else None)
+    hypothesis = st.selectbox("Hypothesis (root claim)", claim_ids or ["(add a claim)"],
+                              index=claim_ids.index(default_h) if default_h in claim_ids else 0, key=h_key)
+    st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
+    relations = st.data_editor(relations_df, num_rows="dynamic", key=f"{keys}relations", width="stretch",
+                               column_config={
+                                   "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
+                                   "attack_type": st.column_config.SelectboxColumn(
+                                       "attack_type", options=["rebut", "undercut"],
+                                       help="Leave empty: derived from the target (claim: rebut, relation: undercut)"),
+                                   **extra})
+    st.markdown("**Evidence**" + (" (passages of the sources)" if why else ""))
+    evidence = st.data_editor(evidence_df.astype({"validity": float}), num_rows="dynamic", key=f"{keys}evidence",
+                              width="stretch", column_config={
+                                  "text": st.column_config.TextColumn("text", width="large"),
+                                  "validity": st.column_config.NumberColumn(
+                                      "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0), **extra})
+    return claims, (hypothesis if claim_ids else ""), relations, evidence
+
+
+def _valid(result, where: str):
+    """The validated SNO with a success line, or None with every problem listed."""
+    if result.problems:
+        _problems(result.problems, where)
+        return None
+    sno = result.sno
+    st.success(f"Valid SNO: {len(sno.claims)} claims, {len(sno.relations)} relations, {len(sno.evidence)} evidence.")
+    return sno
+
+
 upload_tab, form_tab, text_tab = st.tabs(["Upload a file", "Build in a form", "From text"])
 
 with upload_tab:
@@ -72,49 +115,19 @@ with form_tab:
         ident = st.text_input("SNO id", value=seed.id if seed else "my-sno", key=f"cns_author_id_{seed_id[:8]}")
         title = st.text_input("Title", value=seed.title if seed else "", key=f"cns_author_title_{seed_id[:8]}")
 
-    claims_df = pd.DataFrame([c.model_dump() for c in seed.claims] if seed else
-                             [{"id": "h", "text": "", "role": "proponent"}], columns=["id", "text", "role"])
-    evidence_df = pd.DataFrame([e.model_dump() for e in seed.evidence] if seed else [],
-                               columns=["id", "text", "source", "validity"]).astype({"validity": float})
-    relations_df = pd.DataFrame([r.model_dump() for r in seed.relations] if seed else [],
-                                columns=["id", "source", "target", "kind", "attack_type"])
-
-    st.markdown("**Claims** (the hypothesis is one of them)")
-    claims = st.data_editor(claims_df, num_rows="dynamic", key="cns_author_claims", width="stretch",
-                            column_config={
-                                "id": st.column_config.TextColumn("id", required=True),
-                                "text": st.column_config.TextColumn("text", width="large"),
-                                "role": st.column_config.SelectboxColumn(
-                                    "role", options=["proponent", "opponent", "none"], default="none")})
-    claim_ids = [str(c) for c in claims["id"].tolist() if isinstance(c, str) and c.strip()]
-    default_h = seed.hypothesis if seed and seed.hypothesis in claim_ids else (claim_ids[0] if claim_ids else None)
-    hypothesis = st.selectbox("Hypothesis (root claim)", claim_ids or ["(add a claim)"],
-                              index=claim_ids.index(default_h) if default_h in claim_ids else 0,
-                              key=f"cns_author_h_{seed_id[:8]}")
-    st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
-    relations = st.data_editor(relations_df, num_rows="dynamic", key="cns_author_relations", width="stretch",
-                               column_config={
-                                   "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
-                                   "attack_type": st.column_config.SelectboxColumn(
-                                       "attack_type", options=["rebut", "undercut"],
-                                       help="Leave empty: derived from the target (claim: rebut, relation: undercut)")})
-    st.markdown("**Evidence**")
-    evidence = st.data_editor(evidence_df, num_rows="dynamic", key="cns_author_evidence", width="stretch",
-                              column_config={
-                                  "text": st.column_config.TextColumn("text", width="large"),
-                                  "validity": st.column_config.NumberColumn(
-                                      "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0)})
+    claims, hypothesis, relations, evidence = _editors(
+        pd.DataFrame([c.model_dump() for c in seed.claims] if seed else [{"id": "h", "text": "", "role": "proponent"}],
+                     columns=["id", "text", "role"]),
+        pd.DataFrame([r.model_dump() for r in seed.relations] if seed else [],
+                     columns=["id", "source", "target", "kind", "attack_type"]),
+        pd.DataFrame([e.model_dump() for e in seed.evidence] if seed else [],
+                     columns=["id", "text", "source", "validity"]),
+        "cns_author_", seed.hypothesis if seed else None, f"cns_author_h_{seed_id[:8]}")
 
     with frame.guard("Could not validate the form"):
-        result = ui_state.sno_from_tables(ident, title, hypothesis if claim_ids else "",
-                                          claims.to_dict("records"), relations.to_dict("records"),
-                                          evidence.to_dict("records"))
-        if result.problems:
-            _problems(result.problems, "The form")
-        else:
-            sno = result.sno
-            st.success(f"Valid SNO: {len(sno.claims)} claims, {len(sno.relations)} relations, "
-                       f"{len(sno.evidence)} evidence.")
+        sno = _valid(ui_state.sno_from_tables(ident, title, hypothesis, claims.to_dict("records"),
+                                              relations.to_dict("records"), evidence.to_dict("records")), "The form")
+        if sno is not None:
             b1, b2, b3 = st.columns(3)
             if b1.button("Open on every page", type="primary", key="cns_author_use"):
                 label = ui_state.add_snos(st.session_state, [sno], "authored")[0]
@@ -153,50 +166,19 @@ with text_tab:
         n = st.session_state.get(KEY_DRAFTS, 0)      # fresh editors for every draft
         for note in drafted.notes:
             st.info(note)
-        d1, d2 = st.columns([3, 1])
-        d_ident = d1.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
-        d_title = d1.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
-        why = st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")
-        st.markdown("**Claims** (each with the reason it was drafted)")
-        d_claims = st.data_editor(pd.DataFrame(drafted.claims, columns=list(text_draft.CLAIM_COLUMNS)),
-                                  num_rows="dynamic", width="stretch", key=f"cns_author_draft_claims_{n}",
-                                  column_config={"id": st.column_config.TextColumn("id", required=True),
-                                                 "text": st.column_config.TextColumn("text", width="large"),
-                                                 "role": st.column_config.SelectboxColumn(
-                                                     "role", options=["proponent", "opponent", "none"],
-                                                     default="none"),
-                                                 "why": why})
-        d_ids = [str(c) for c in d_claims["id"].tolist() if isinstance(c, str) and c.strip()]
-        d_hypothesis = d2.selectbox("Hypothesis (main claim)", d_ids or ["(add a claim)"],
-                                    index=d_ids.index(drafted.hypothesis) if drafted.hypothesis in d_ids else 0,
-                                    key=f"cns_author_draft_h_{n}")
-        st.markdown("**Relations**: *source* supports or attacks *target*")
-        d_relations = st.data_editor(
-            pd.DataFrame(drafted.relations, columns=list(text_draft.RELATION_COLUMNS)), num_rows="dynamic",
-            width="stretch", key=f"cns_author_draft_relations_{n}",
-            column_config={"kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
-                           "attack_type": st.column_config.SelectboxColumn("attack_type",
-                                                                           options=["rebut", "undercut"]),
-                           "why": why})
-        st.markdown("**Evidence** (passages of the sources)")
-        d_evidence = st.data_editor(
-            pd.DataFrame(drafted.evidence, columns=list(text_draft.EVIDENCE_COLUMNS)).astype({"validity": float}),
-            num_rows="dynamic", width="stretch", key=f"cns_author_draft_evidence_{n}",
-            column_config={"text": st.column_config.TextColumn("text", width="large"),
-                           "validity": st.column_config.NumberColumn("validity", min_value=0.0, max_value=1.0,
-                                                                     step=0.05, default=1.0),
-                           "why": why})
+        d_ident = st.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
+        d_title = st.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
+        d_claims, d_hypothesis, d_relations, d_evidence = _editors(
+            pd.DataFrame(drafted.claims, columns=list(text_draft.CLAIM_COLUMNS)),
+            pd.DataFrame(drafted.relations, columns=list(text_draft.RELATION_COLUMNS)),
+            pd.DataFrame(drafted.evidence, columns=list(text_draft.EVIDENCE_COLUMNS)),
+            f"cns_author_draft_{n}_", drafted.hypothesis, f"cns_author_draft_h_{n}", why=True)
 
         with frame.guard("Could not validate the draft"):
-            result = text_draft.sno_from_draft(drafted, d_ident, d_title, d_hypothesis if d_ids else "",
-                                               d_claims.to_dict("records"), d_relations.to_dict("records"),
-                                               d_evidence.to_dict("records"))
-            if result.problems:
-                _problems(result.problems, "The draft")
-            else:
-                sno = result.sno
-                st.success(f"Valid SNO: {len(sno.claims)} claims, {len(sno.relations)} relations, "
-                           f"{len(sno.evidence)} evidence.")
+            sno = _valid(text_draft.sno_from_draft(drafted, d_ident, d_title, d_hypothesis,
+                                                   d_claims.to_dict("records"), d_relations.to_dict("records"),
+                                                   d_evidence.to_dict("records")), "The draft")
+            if sno is not None:
                 st.iframe(sno_graph_html(sno, height_px=380), height=400)
                 e1, e2, e3 = st.columns(3)
                 if e1.button("Evaluate", type="primary", key="cns_author_evaluate"):
