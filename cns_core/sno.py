@@ -38,6 +38,7 @@ __all__ = [
     "Relation",
     "SNO",
     "SNOLimits",
+    "limits_from_config",
     "SNOValidationError",
     "parse_snos",
     "load_snos",
@@ -124,11 +125,17 @@ class SNOLimits:
 
     @classmethod
     def from_config(cls) -> "SNOLimits":
-        from cns_core.config import load_config
+        return limits_from_config(cls)
 
-        cfg = load_config("sno")
-        return cls(**{name: int(cfg.get(name, getattr(cls, name)))
-                      for name in ("max_file_bytes", "max_claims", "max_evidence", "max_relations")})
+
+def limits_from_config(cls: type) -> Any:
+    """A dataclass of whole-number limits (each field a key of ``config/sno.yaml``), checked and named."""
+    from cns_core.config import config_number, load_config
+
+    cfg = load_config("sno")
+    return cls(**{name: config_number(cfg, name, file="config/sno.yaml", default=getattr(cls, name), low=1,
+                                      integer=True)
+                  for name in cls.__dataclass_fields__})
 
 
 class SNOValidationError(ValueError):

@@ -23,14 +23,16 @@ _LEADING: dict[CueKind, tuple[str, ...]] = {
     "summary": ("in conclusion", "to conclude", "to sum up", "in summary", "in sum", "all in all", "overall",
                 "in short", "all things considered", "for these reasons", "for all these reasons"),
     "conclusion": ("therefore", "thus", "hence", "consequently", "as a result", "accordingly", "so", "this is why",
-                   "that is why", "which is why", "and so", "and therefore", "and thus", "and hence"),
+                   "that is why", "which is why", "that's why", "this's why", "which's why", "and so",
+                   "and therefore", "and thus", "and hence", "for this reason", "for that reason", "it follows that"),
     "concession": ("admittedly", "of course", "granted", "it is true that", "it's true that", "true,", "yes,",
                    "sure,", "although", "even though", "though", "even if", "while it", "while some", "some say",
-                   "some people", "some argue", "some claim", "some believe", "critics", "opponents",
+                   "some people", "some argue", "some claim", "some believe", "critics", "opponents", "proponents", "supporters", "advocates",
                    "one could", "one might", "one may", "it could be argued", "it may be", "it might be",
                    "it is often said", "many people think", "many think", "many say"),
     "contrast": ("but", "however", "yet", "nevertheless", "nonetheless", "still", "on the other hand",
-                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet",
+                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet", "having said that",
+                 "that said", "be that as it may", "all the same", "and still", "but still",
                  "rather", "unless"),
     "reason": ("because", "since", "as", "for", "given that", "due to", "after all", "the reason is",
                "this is because", "that is because"),
@@ -48,6 +50,13 @@ _STANCE = re.compile(
     r"maintain|conclude|propose|suggest|recommend)\b|\bin my (?:view|opinion)\b|\bmy (?:view|position|answer)\b"
     r"|\b(?:should|must|ought to|need to|needs to|has to|have to|shall)\b|\bit is (?:clear|obvious|essential|"
     r"necessary|important|time) (?:that|to)\b|\bclearly\b|\bundoubtedly\b", re.IGNORECASE)
+
+# Evaluative words: a text that judges ("unfair", "desirable") argues even without a marker.
+_EVALUATIVE = re.compile(
+    r"\b(?:(?:un)?fair|unjust|(?:un)?justifi(?:ed|able)|(?:un)?desirable|(?:in)?acceptable|(?:un)?necessary|wrong|right|"
+    r"better|worse|best|worst|good|bad|harmful|beneficial|dangerous|important|essential|absurd|reasonable|"
+    r"unreasonable|sensible|wise|unwise|(?:im)?moral|(?:un)?ethical|(?:in)?appropriate|(?:un)?wise|should|"
+    r"advantage|disadvantage|benefit|problem|mistake|sense)\b", re.IGNORECASE)
 
 _ENGLISH = frozenset("""
 the a an and or but of to in on at for with from by is are was were be been it this that these those not no
@@ -101,12 +110,14 @@ def stance_cues(text: str) -> list[str]:
 
 
 def has_argument_marker(texts: list[str]) -> bool:
-    """Whether any unit opens with a discourse marker (other than a bare "and") or states a stance."""
+    """Whether any unit opens with a discourse marker (other than a bare "and"), states a stance or judges."""
     for text in texts:
         cue = leading_cue(text)
         if (cue and cue.phrase != "and") or stance_cues(text):
             return True
         if re.search(r"\b(?:because|therefore|however|although|but|since|thus|hence)\b", text, re.IGNORECASE):
+            return True
+        if _EVALUATIVE.search(text):
             return True
     return False
 

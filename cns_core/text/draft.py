@@ -60,7 +60,7 @@ class DraftSettings:
     support_weight: float = 0.6
     subordinate_penalty: float = 1.0
     question_weight: float = 4.0
-    attack_threshold: float = 0.5       # p(contradiction) above p(entailment) and this: an attack
+    attack_threshold: float = 0.9       # p(contradiction) above p(entailment) and this: an attack
     rebut_threshold: float = 0.5        # a turn against a concession that contradicts it this much rebuts it
     previous_margin: float = 0.15       # entailment towards the unit before beats the main claim by this much
 
@@ -214,13 +214,18 @@ class _Drafter:
 
     def plan(self, main: int) -> dict[int, _Plan]:
         plans: dict[int, _Plan] = {}
+        conceded: set[int] = set()       # units that put the other side's point
         for i in range(self.n):
             if i == main:
                 continue
             cue, unit = self.cues[i], self.units[i]
             prev = i - 1
             same_sentence_prev = prev >= 0 and self.units[prev].sentence == unit.sentence
+            same_paragraph_prev = prev >= 0 and self.units[prev].paragraph == unit.paragraph
             nxt = i + 1 if i + 1 < self.n and self.units[i + 1].sentence == unit.sentence else None
+            following = i + 1 if i + 1 < self.n and self.units[i + 1].paragraph == unit.paragraph else None
+            next_turns = following is not None and self.cues[following] is not None \
+                and self.cues[following].kind == "contrast"
             kind = cue.kind if cue else None
             if kind == "reason":
                 if unit.clause == 0 and nxt is not None:
@@ -230,25 +235,41 @@ class _Drafter:
             elif kind == "example" and prev >= 0:
                 plans[i] = _Plan(prev, why=f"cue {cue.phrase!r}: an example for the unit before")
             elif kind == "concession":
-                target = nxt if (unit.clause == 0 and nxt is not None) else None
+                target = nxt if (unit.clause == 0 and nxt is not None and nxt != main and not next_turns) else None
+                if unit.clause == 0 and nxt is not None and nxt == main:
+                    target = main
                 plans[i] = _Plan(target, "attack", "rebut",
                                  why=f"cue {cue.phrase!r}: concedes a point against "
-                                     f"{'the clause after it' if target is not None else 'the main claim'}")
+                                     f"{'the clause after it' if target is not None and target != main else 'the main claim'}")
+                conceded.add(i)
             elif kind == "contrast" and prev >= 0:
-                plans[i] = _Plan(prev, "attack", "rebut", why=f"cue {cue.phrase!r}: turns against the unit before")
+                target, note = prev, "the unit before"
+                if prev in plans and plans[prev].kind == "support" and plans[prev].target in conceded:
+                    target, note = plans[prev].target, "the objection the unit before goes on with"
+                plans[i] = _Plan(target, "attack", "rebut", why=f"cue {cue.phrase!r}: turns against {note}")
             elif kind == "addition" and cue.phrase != "and":
-                earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"), None)
+                earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"
+                                and plans[k].target not in conceded), None)
                 target = plans[earlier].target if earlier is not None else None
-                plans[i] = _Plan(target, why=f"cue {cue.phrase!r}: a further argument "
-                                             f"{'beside the unit ' + str(earlier) if earlier is not None else ''}"
-                                             .rstrip())
-            elif cue and cue.phrase == "and" and same_sentence_prev:
-                plans[i] = _Plan(plans[prev].target if prev in plans else None, plans[prev].kind if prev in plans
-                                 else "support", plans[prev].attack_type if prev in plans else None,
+                plans[i] = _Plan(target, why=f"cue {cue.phrase!r}: a further argument"
+                                             + (f" beside unit c{earlier + 1}" if earlier is not None else ""))
+            elif cue and cue.phrase == "and" and same_sentence_prev and prev in plans:
+                plans[i] = _Plan(plans[prev].target, plans[prev].kind, plans[prev].attack_type,
                                  why="cue 'and': joins the unit before in what it does")
+                if prev in conceded:
+                    conceded.add(i)
             if kind in ("conclusion", "summary") and prev >= 0 and prev != main and prev not in plans:
                 plans[prev] = _Plan(i, why=f"the unit after it draws a conclusion from it ({cue.phrase!r})")
-            if i not in plans:
+            if i in plans:
+                continue
+            if cue is None and same_paragraph_prev and prev in conceded:
+                plans[i] = _Plan(prev, why=f"no marker; goes on with the objection before it (c{prev + 1})")
+            elif cue is None and next_turns:
+                plans[i] = _Plan(None, "attack", "rebut",
+                                 why=f"no marker, but the unit after it turns against it "
+                                     f"({self.cues[following].phrase!r}): a point conceded to the other side")
+                conceded.add(i)
+            else:
                 plans[i] = self._default(i, main)
         return plans
 
@@ -271,7 +292,7 @@ class _Drafter:
             j = plan.target
             plan.nli = self.nli_note(i, j)
             entail, contra = self.entail(i, j), self.contra(i, j)
-            if plan.kind == "support" and contra > max(entail, self.s.attack_threshold):
+            if plan.kind == "support" and self.cues[i] is None and contra > max(entail, self.s.attack_threshold):
                 plan.kind, plan.attack_type = "attack", "rebut"
                 plan.why += f"; NLI says it contradicts its target ({contra:.2f}): an attack"
             elif plan.kind == "attack" and j in plans and plans[j].kind == "attack" and plan.attack_type == "rebut":
@@ -340,6 +361,9 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     notes: list[str] = []
     units, headings = segment_units(text)
     title = _clean(headings[0].text.lstrip("# ")) if headings else ""
+    if question is None and title.endswith("?"):
+        question = title
+        notes.append(f"no question given: the title's question ({title!r}) picks the main claim")
     sno_id = _sno_id(text, sno_id)
     evidence = _evidence(sources, limits, notes)
     meta: dict[str, Any] = {"drafted_from": "text", "method": "cues+position+nli"}

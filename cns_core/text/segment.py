@@ -179,6 +179,7 @@ _LEADING_SUBORDINATE = re.compile(
     r"^(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as|if|unless)\b[^,]{8,},\s+",
     re.IGNORECASE)
 _MIN_CLAUSE_WORDS = 3
+_NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just"})   # "as well as the ..." is no clause
 
 
 def clause_spans(sentence: Span) -> list[Span]:
@@ -193,7 +194,9 @@ def clause_spans(sentence: Span) -> list[Span]:
         comma = text.rfind(",", 0, lead.end())
         cuts.append((comma, lead.end()))
     for match in _CLAUSE.finditer(text, lead.end() if lead else 0):
-        if match.start() == 0:
+        before = text[:match.start()].rstrip(", ").rsplit(None, 1)
+        if match.start() == 0 or (before and before[-1].lower() in _NOT_BEFORE_AS and
+                                  text[match.end():match.end() + 3].lower().startswith("as")):
             continue
         cuts.append((match.start(), match.end()))
     pieces: list[Span] = []

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from cns_core.config import load_config
-from cns_core.text.segment import sentence_spans
+from cns_core.sno import limits_from_config
+from cns_core.text.segment import paragraphs, sentence_spans
 
 __all__ = ["SourceText", "Passage", "TextInputError", "TextLimits", "read_text_file", "read_text_bytes",
            "read_source_files", "read_source_bytes", "source_passages", "TEXT_SUFFIXES", "SOURCE_SUFFIXES"]
@@ -58,14 +58,7 @@ class TextLimits:
 
     @classmethod
     def from_config(cls) -> "TextLimits":
-        cfg = load_config("sno")
-        values = {}
-        for name in cls.__dataclass_fields__:
-            raw = cfg.get(name, getattr(cls, name))
-            if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
-                raise TextInputError(f"config/sno.yaml {name}: must be a whole number of at least 1 (got {raw!r})")
-            values[name] = raw
-        return cls(**values)
+        return limits_from_config(cls)
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -113,6 +106,9 @@ def read_text_file(path: str | Path, limits: TextLimits | None = None) -> str:
     if path.suffix.lower() == ".pdf":
         raise TextInputError(f"{path}: a PDF can be a source (--sources), not the text to judge; "
                              "give the text as .txt or .md")
+    if path.suffix.lower() not in TEXT_SUFFIXES:
+        raise TextInputError(f"{path}: the text to draft from must be .txt or .md (got {path.suffix!r}); "
+                             "an SNO file is scored with `cns evaluate FILE`")
     return read_text_bytes(_read_bytes(path, limits.max_text_bytes, "max_text_bytes"), str(path), limits)
 
 
@@ -161,23 +157,22 @@ def read_source_files(paths: Iterable[str | Path], limits: TextLimits | None = N
 
 
 def source_passages(sources: Sequence[SourceText], sentences: int, max_passages: int) -> tuple[list[Passage], int]:
-    """Passages of ``sentences`` sentences (a paragraph break always ends one), in source order.
+    """Passages of up to ``sentences`` sentences within a paragraph, in source order; headings are left out.
 
     Returns the passages kept (at most ``max_passages``) and how many were left out.
     """
     passages: list[Passage] = []
     dropped = 0
     for source in sources:
-        group: list = []
-        spans = sentence_spans(source.text)
-        for i, span in enumerate(spans):
-            group.append(span)
-            gap = source.text[span.end:spans[i + 1].start] if i + 1 < len(spans) else "\n\n"
-            if len(group) >= sentences or "\n\n" in gap.replace("\r", "") or i + 1 == len(spans):
-                start, end = group[0].start, group[-1].end
+        for para in paragraphs(source.text):
+            if para.heading:
+                continue
+            spans = sentence_spans(para.span.text)
+            for k in range(0, len(spans), sentences):
+                group = spans[k:k + sentences]
+                start, end = para.span.start + group[0].start, para.span.start + group[-1].end
                 if len(passages) < max_passages:
                     passages.append(Passage(source.name, start, end, " ".join(source.text[start:end].split())))
                 else:
                     dropped += 1
-                group = []
     return passages, dropped
