@@ -202,7 +202,8 @@ def test_weights_slider_changes_the_trust_score(app_url, page):
 
 def test_author_upload_of_a_malformed_file_names_the_fields(app_url, page, tmp_path):
     open_page(page, app_url, "author", "Author / Load")
-    page.locator('input[type="file"]').first.set_input_files(
+    # the page has three uploaders (one per tab): pick the SNO file's by its label
+    page.locator('[data-testid="stFileUploader"]', has_text="SNO file").locator('input[type="file"]').set_input_files(
         files=[{"name": "broken.yaml", "mimeType": "application/yaml", "buffer": MALFORMED}])
     error = page.locator('[data-testid="stAlert"]', has_text="problem(s) found")
     error.first.wait_for(timeout=FIRST_RENDER_MS)
@@ -254,6 +255,22 @@ def test_author_drafts_from_text_and_evaluates(app_url, page):
     assert "· drafted" in shown, shown
     assert_clean(page, "Author after evaluating the draft")
     shoot(page, "author-from-text-evaluated")
+
+
+def test_author_refuses_a_binary_text_upload_by_name(app_url, page):
+    open_page(page, app_url, "author", "Author / Load")
+    page.get_by_role("tab", name="From text").click()
+    text = page.locator('[data-testid="stFileUploader"]', has_text="upload it")
+    text.locator('input[type="file"]').set_input_files(
+        files=[{"name": "essay.txt", "mimeType": "text/plain", "buffer": b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR"}])
+    page.get_by_text("essay.txt", exact=True).first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+    page.get_by_role("button", name="Draft the SNO").click()
+    error = page.locator('[data-testid="stAlert"]', has_text="Nothing was drafted")
+    error.first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+    assert "essay.txt: is a binary file, not text" in error.first.inner_text()
+    assert_clean(page, "Author after a binary text upload")
 
 
 def test_reasoning_graph_draws_a_canvas(app_url, page):
