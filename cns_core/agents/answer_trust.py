@@ -58,16 +58,22 @@ class TrustSettings:
         if not isinstance(enabled, bool):
             raise ConfigError(f"{_FILE}: trust.enabled: expected true or false, got {enabled!r}")
         profile = section.get("profile", cls.profile)
-        profiles = load_profiles()
-        if profile not in profiles:
-            raise ConfigError(f"{_FILE}: trust.profile: unknown weight profile {profile!r} "
-                              f"(known: {', '.join(profiles)})")
         timeout = config_number(section, "timeout_s", file=_FILE, path="trust", default=cls.timeout_s, low=0.1)
         try:
             rule = DisagreementRule.from_config(config_mapping(section, "disagree", file=_FILE))
         except ValueError as exc:
             raise ConfigError(f"{_FILE}: trust.{exc}") from None
-        return cls(enabled=enabled, profile=str(profile), timeout_s=timeout, rule=rule)
+        settings = cls(enabled=enabled, profile=str(profile), timeout_s=timeout, rule=rule)
+        settings.weights()   # the profile must exist
+        return settings
+
+    def weights(self) -> dict[str, float]:
+        """The weights of ``profile`` (config/profiles.yaml); an unknown profile is an error naming it."""
+        profiles = load_profiles()
+        if self.profile not in profiles:
+            raise ConfigError(f"{_FILE}: trust.profile: unknown weight profile {self.profile!r} "
+                              f"(known: {', '.join(profiles)})")
+        return dict(profiles[self.profile])
 
 
 @dataclass(frozen=True)
@@ -149,7 +155,7 @@ class AnswerScorer:
 
     def __init__(self, settings: TrustSettings | None = None, pipeline: Any = None):
         self.settings = settings or TrustSettings.from_config()
-        self._weights = load_profiles()[self.settings.profile]
+        self._weights = self.settings.weights()
         self._pipeline = pipeline
         self._fingerprint: str | None = None
 
