@@ -404,8 +404,8 @@ class MemoryService:
             return []
         found = self._get(self._engrams, list(clean), include=("metadatas",))
         if found["ids"]:
-            self._engrams.update(ids=found["ids"],
-                                 metadatas=[{**(m or {}), **clean[i]} for i, m in zip(found["ids"], found["metadatas"])])
+            merged = [{**(m or {}), **clean[i]} for i, m in zip(found["ids"], found["metadatas"])]
+            self._engrams.update(ids=found["ids"], metadatas=merged)
         return list(found["ids"])
 
     def trust_settings_of(self, ids: Sequence[str] | None = None) -> dict[str, str]:

@@ -38,7 +38,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
     """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
     adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
     extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
-    st.markdown("**Claims** (the hypothesis is one of them" + ("; each with the reason it was drafted)" if why else ")"))
+    st.markdown("**Claims** (the hypothesis is one of them"
+                + ("; each with the reason it was drafted)" if why else ")"))
     claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
                             column_config={
                                 "id": st.column_config.TextColumn("id", required=True),

@@ -123,7 +123,8 @@ def scorer():
 
 def _graded_and_scored(memory, ids):
     engrams = memory.get(ids)
-    return engrams if len(engrams) == len(ids) and all(e.graded and e.trust_score is not None for e in engrams) else None
+    done = len(engrams) == len(ids) and all(e.graded and e.trust_score is not None for e in engrams)
+    return engrams if done else None
 
 
 def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, memory, scorer, caplog):

@@ -210,7 +210,8 @@ class MemoryAgent(Agent):
         if rows:
             self.memory.write_episodic_many(rows)
             self.written += len(rows)
-            self._score_answers([t for t in turns if t.query_id in {r["query_id"] for r in rows}])
+            written = {r["query_id"] for r in rows}
+            self._score_answers([t for t in turns if t.query_id in written])
 
     def _score_answers(self, turns: Sequence[TurnMessage]) -> None:
         """The critics' Trust Score of each written answer, stored beside the grade; never raises."""
@@ -238,7 +239,8 @@ class MemoryAgent(Agent):
                 raise TypeError(f"hook metadata must be a dict, got {type(extra).__name__}")
             extra = {str(k): v for k, v in extra.items()
                      if isinstance(v, (str, int, float, bool))
-                     and not str(k).startswith((CRITIC_PREFIX, TRUST_PREFIX)) and str(k) not in ("type", "query", "session_id", "timestamp", "answer_start")}
+                     and not str(k).startswith((CRITIC_PREFIX, TRUST_PREFIX))
+                     and str(k) not in ("type", "query", "session_id", "timestamp", "answer_start")}
             merged = {**meta, **extra}
             if bool(getattr(result, "blocked", False)):
                 reason = getattr(result, "reason", None) or extra.get("reason") or "blocked by the coherence hook"
