@@ -35,7 +35,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy.stats import spearmanr
@@ -46,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
 from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
-from cns_core.text import draft_sno, segment_units  # noqa: E402
+from cns_core.text import draft_sno  # noqa: E402
 from cns_core.text.segment import paragraphs, sentence_spans  # noqa: E402
 
 DATA = Path(os.environ.get("CNS_DATA_DIR", ROOT.parent / "shared" / "data"))
@@ -178,11 +177,11 @@ def main() -> None:
     load_start = time.perf_counter()
     draft_sno("Warm up, because the models load once. Therefore it is warm.")
     load_s = time.perf_counter() - load_start
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     drafted = [draft_sno(t, sno_id=x.stem).sno for t, x in zip(texts, chosen)]
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
 
-    methods: dict[str, Callable[[str, str], SNO] | list[SNO]] = {
+    methods: dict[str, list[SNO]] = {
         "drafted (ours)": drafted,
         "positional: intro's last sentence": [positional(t, x.stem, main_rule="intro_last")
                                               for t, x in zip(texts, chosen)],
@@ -205,9 +204,10 @@ def main() -> None:
             rho = f"{spearmanr(scores, gold_trust).statistic:.3f}"
         print(f"{name:<36} {tally.main / tally.texts:>6.3f} {up:>7.3f} {ur:>7.3f} {uf:>7.3f} {rp:>6.3f} {rr:>6.3f} "
               f"{rf:>6.3f} {rho:>9}")
-    print(f"drafting speed: {len(chosen) / seconds:.1f} texts/s ({seconds:.1f} s for {len(chosen)} texts, models "
-          f"loaded before: {load_s:.1f} s; torch threads {__import__('torch').get_num_threads()}, "
-          f"{os.cpu_count()} cores)")
+    print(f"drafting speed: {len(chosen) / seconds:.1f} texts/s wall ({seconds:.1f} s for {len(chosen)} texts; "
+          f"{cpu:.1f} s of CPU, {len(chosen) / cpu:.1f} texts per CPU-second; models loaded before: {load_s:.1f} s; "
+          f"torch threads {__import__('torch').get_num_threads()}, {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f})")
     for d, g, t in list(zip(drafted, gold, texts))[:args.show]:
         print("\n" + d.id, "|", " ".join(t.split()))
         print("  gold main:", g.hypothesis_text)

@@ -113,6 +113,20 @@ def test_unit_limit_keeps_the_first_units():
     assert "only the first 3 of 8 units became claims (config/sno.yaml max_units)" in draft.notes
 
 
+def test_a_failing_nli_model_degrades_the_draft():
+    class Broken:
+        name = "broken"
+
+        def predict(self, pairs):
+            raise RuntimeError("model file is corrupt")
+
+    draft = draft_sno(ESSAY, nli=Broken())
+    assert relation_map(draft.sno)[("c3", "c2")] == ("support", None)     # cues still draft
+    assert all("nli_entail" not in r.metadata for r in draft.sno.relations)
+    assert ("the NLI model failed (RuntimeError: model file is corrupt): relations come from cues and position "
+            "only") in draft.notes
+
+
 def test_with_the_shipped_nli_model():
     """The real default backend: the draft is valid, its relations carry real NLI probabilities."""
     sno = draft_sno(ESSAY).sno

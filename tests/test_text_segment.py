@@ -66,6 +66,7 @@ def test_a_single_title_line_paragraph_is_a_heading_only_among_others():
     ("As the data show, it works.", "reason", "as"),
     ("As usual.", None, None),
     ("For example, Mexico taxed soda.", "example", "for example"),
+    ("Mexico's tax, for instance, cut sales.", "example", "for instance"),
     ("For this reason we act.", "conclusion", "for this reason"),
     ("That's why we act.", "conclusion", "that's why"),
     ("Admittedly, it costs more.", "concession", "admittedly"),
@@ -86,3 +87,11 @@ def test_stance_markers_and_language():
     assert looks_english("The council met on Monday and agreed on the budget for the year.")[0]
     ok, share = looks_english("Der Hund läuft schnell über die Straße und die Katze schläft auf dem Sofa.")
     assert not ok and share < 0.12
+
+
+def test_windows_line_endings_keep_paragraphs_and_headings():
+    text = "# Title\r\n\r\nThe tax works well, because prices rise.\r\nSo we should tax.\r\n\r\nThe end is near."
+    units, headings = segment_units(text)
+    assert [h.text for h in headings] == ["# Title"]
+    assert [(u.text, u.paragraph) for u in units] == [("The tax works well", 0), ("because prices rise.", 0),
+                                                      ("So we should tax.", 0), ("The end is near.", 1)]

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Cue", "CueKind", "leading_cue", "stance_cues", "has_argument_marker", "looks_english"]
+__all__ = ["Cue", "CueKind", "leading_cue", "stance_cues", "evaluative_cues", "inner_conclusion",
+           "has_argument_marker", "looks_english"]
 
 CueKind = Literal["reason", "conclusion", "concession", "contrast", "addition", "example", "summary"]
 
@@ -27,11 +28,13 @@ _LEADING: dict[CueKind, tuple[str, ...]] = {
                    "and therefore", "and thus", "and hence", "for this reason", "for that reason", "it follows that"),
     "concession": ("admittedly", "of course", "granted", "it is true that", "it's true that", "true,", "yes,",
                    "sure,", "although", "even though", "though", "even if", "while it", "while some", "some say",
-                   "some people", "some argue", "some claim", "some believe", "critics", "opponents", "proponents", "supporters", "advocates",
+                   "some people", "some argue", "some claim", "some believe", "critics", "opponents", "proponents",
+                   "supporters", "advocates",
                    "one could", "one might", "one may", "it could be argued", "it may be", "it might be",
                    "it is often said", "many people think", "many think", "many say"),
     "contrast": ("but", "however", "yet", "nevertheless", "nonetheless", "still", "on the other hand",
-                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet", "having said that",
+                 "in contrast", "on the contrary", "instead", "whereas", "then again", "even so", "and yet",
+                 "having said that",
                  "that said", "be that as it may", "all the same", "and still", "but still",
                  "rather", "unless"),
     "reason": ("because", "since", "as", "for", "given that", "due to", "after all", "the reason is",
@@ -40,7 +43,7 @@ _LEADING: dict[CueKind, tuple[str, ...]] = {
     "addition": ("moreover", "furthermore", "in addition", "additionally", "besides", "what is more",
                  "what's more", "also", "and also", "and furthermore", "and moreover", "another", "first",
                  "firstly", "second", "secondly", "third", "thirdly", "finally", "lastly", "not only",
-                 "on top of that", "likewise", "similarly", "and"),
+                 "on top of that", "likewise", "similarly", "plus", "and"),
 }
 # Checked in this order: the more specific kinds first ("for example" is not the reason "for").
 _ORDER: tuple[CueKind, ...] = ("summary", "example", "concession", "conclusion", "contrast", "reason", "addition")
@@ -53,7 +56,8 @@ _STANCE = re.compile(
 
 # Evaluative words: a text that judges ("unfair", "desirable") argues even without a marker.
 _EVALUATIVE = re.compile(
-    r"\b(?:(?:un)?fair|unjust|(?:un)?justifi(?:ed|able)|(?:un)?desirable|(?:in)?acceptable|(?:un)?necessary|wrong|right|"
+    r"\b(?:(?:un)?fair|unjust|(?:un)?justifi(?:ed|able)|(?:un)?desirable|(?:in)?acceptable|(?:un)?necessary|"
+    r"wrong|right|"
     r"better|worse|best|worst|good|bad|harmful|beneficial|dangerous|important|essential|absurd|reasonable|"
     r"unreasonable|sensible|wise|unwise|(?:im)?moral|(?:un)?ethical|(?:in)?appropriate|(?:un)?wise|should|"
     r"advantage|disadvantage|benefit|problem|mistake|sense)\b", re.IGNORECASE)
@@ -89,8 +93,17 @@ _AS_OR_FOR_CLAUSE = re.compile(r"^\s*(?:as|for|since)\s+(?:a|an|the|it|they|he|s
                                re.IGNORECASE)
 
 
+_INSERTED_EXAMPLE = re.compile(r"^[^,]{2,60},\s*(for example|for instance|e\.g\.)\s*,", re.IGNORECASE)
+
+
 def leading_cue(text: str) -> Cue | None:
-    """The discourse marker ``text`` opens with, if any ("as"/"for"/"since" only before a clause)."""
+    """The discourse marker ``text`` opens with, if any ("as"/"for"/"since" only before a clause).
+
+    An example marker set off after the subject ("Mexico's tax, for example, ...") counts as leading.
+    """
+    inserted = _INSERTED_EXAMPLE.match(text)
+    if inserted:
+        return Cue("example", inserted.group(1).lower())
     for kind, pattern in _LEADING_PATTERNS:
         match = pattern.match(text)
         if not match:
@@ -109,6 +122,20 @@ def stance_cues(text: str) -> list[str]:
     return [" ".join(m.group(0).lower().split()) for m in _STANCE.finditer(text)]
 
 
+def evaluative_cues(text: str) -> list[str]:
+    """Judging words in ``text`` ("unfair", "desirable", "better"), lower-cased."""
+    return [m.group(0).lower() for m in _EVALUATIVE.finditer(text)]
+
+
+_INNER_CONCLUSION = re.compile(r"(?<=\w)\W+(therefore|hence|thus|consequently)\b", re.IGNORECASE)
+
+
+def inner_conclusion(text: str) -> str | None:
+    """A conclusion adverb inside the unit ("shops would therefore help"), not at its start."""
+    match = _INNER_CONCLUSION.search(text)
+    return match.group(1).lower() if match else None
+
+
 def has_argument_marker(texts: list[str]) -> bool:
     """Whether any unit opens with a discourse marker (other than a bare "and"), states a stance or judges."""
     for text in texts:
@@ -117,7 +144,7 @@ def has_argument_marker(texts: list[str]) -> bool:
             return True
         if re.search(r"\b(?:because|therefore|however|although|but|since|thus|hence)\b", text, re.IGNORECASE):
             return True
-        if _EVALUATIVE.search(text):
+        if evaluative_cues(text) or inner_conclusion(text):
             return True
     return False
 

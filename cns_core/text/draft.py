@@ -33,7 +33,8 @@ import numpy as np
 
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
-from cns_core.text.cues import Cue, has_argument_marker, leading_cue, looks_english, stance_cues
+from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner_conclusion, leading_cue,
+                                looks_english, stance_cues)
 from cns_core.text.segment import Unit, segment_units
 from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
 
@@ -59,6 +60,9 @@ class DraftSettings:
     intro_end_weight: float = 0.3
     support_weight: float = 0.6
     subordinate_penalty: float = 1.0
+    evaluative_weight: float = 0.3
+    inner_conclusion_weight: float = 1.0
+    addition_penalty: float = 0.5
     question_weight: float = 4.0
     attack_threshold: float = 0.9       # p(contradiction) above p(entailment) and this: an attack
     rebut_threshold: float = 0.5        # a turn against a concession that contradicts it this much rebuts it
@@ -118,12 +122,15 @@ class _Plan:
 
 
 class _Drafter:
+    """One text's drafting: the main claim, then each other unit's relation, from one NLI pass."""
+
     def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], nli: Any, embedder: Any,
                  question: str | None, settings: DraftSettings):
         self.units, self.texts, self.cues = units, texts, cues
         self.n = len(units)
         self.nli, self.embedder, self.question, self.s = nli, embedder, question, settings
         self.scores: dict[tuple[int, int], np.ndarray] = {}
+        self.nli_problem: str | None = None
 
     # ----- candidate targets and the one NLI pass -----------------------------------
     def _prior(self) -> tuple[np.ndarray, list[list[str]]]:
@@ -143,6 +150,16 @@ class _Drafter:
                 why[i].append(f"{cue.kind} cue {cue.phrase!r}")
             if cue and cue.kind in _SUBORDINATE:
                 score[i] -= s.subordinate_penalty
+            if cue and cue.kind == "addition" and cue.phrase != "and":
+                score[i] -= s.addition_penalty
+            judging = evaluative_cues(text)
+            if judging and not stance:
+                score[i] += s.evaluative_weight
+                why[i].append(f"judges ({judging[0]!r})")
+            inner = inner_conclusion(text)
+            if inner and not (cue and cue.kind in ("summary", "conclusion")):
+                score[i] += s.inner_conclusion_weight
+                why[i].append(f"conclusion cue {inner!r} inside it")
             if i == 0:
                 score[i] += s.first_weight
                 why[i].append("first unit")
@@ -169,8 +186,13 @@ class _Drafter:
         return sorted(pairs)
 
     def score_pairs(self, candidates: Sequence[int]) -> None:
+        """The one NLI pass; a failing model leaves the scores empty (cues and position still draft)."""
         pairs = self._pairs(candidates)
-        rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
+        try:
+            rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
+        except Exception as exc:  # noqa: BLE001 - any model failure degrades the draft, never stops it
+            self.nli_problem = f"{type(exc).__name__}: {exc}"
+            return
         self.scores = {pair: row for pair, row in zip(pairs, rows)}
 
     def entail(self, i: int, j: int) -> float:
@@ -238,9 +260,9 @@ class _Drafter:
                 target = nxt if (unit.clause == 0 and nxt is not None and nxt != main and not next_turns) else None
                 if unit.clause == 0 and nxt is not None and nxt == main:
                     target = main
+                against = "the clause after it" if target is not None and target != main else "the main claim"
                 plans[i] = _Plan(target, "attack", "rebut",
-                                 why=f"cue {cue.phrase!r}: concedes a point against "
-                                     f"{'the clause after it' if target is not None and target != main else 'the main claim'}")
+                                 why=f"cue {cue.phrase!r}: concedes a point against {against}")
                 conceded.add(i)
             elif kind == "contrast" and prev >= 0:
                 target, note = prev, "the unit before"
@@ -395,6 +417,9 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     plans = drafter.finish(drafter.plan(main), main)
     roles = _roles(plans, main)
     meta["nli"] = nli_identity(nli)
+    if drafter.nli_problem:
+        meta["nli_problem"] = drafter.nli_problem
+        notes.append(f"the NLI model failed ({drafter.nli_problem}): relations come from cues and position only")
 
     ids = [f"c{i + 1}" for i in range(len(units))]
     claims = []

@@ -27,7 +27,7 @@ _ABBREVIATION = re.compile(
     r"|(?:^|[\s(])[A-Za-z])\.$", re.IGNORECASE)
 _NUMBER_ABBREVIATION = re.compile(r"\bno\.$", re.IGNORECASE)   # "No. 5", but "I said no. Then"
 _BULLET = re.compile(r"[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n\s*")
+_BLANK_LINE = re.compile(r"\n[ \t\r]*\n\s*")
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def _line_breaks(text: str, start: int, end: int) -> Iterator[int]:
         at = start + match.start()
         line_start = text.rfind("\n", 0, at) + 1
         line = text[line_start:at].strip()
-        following = text[at + 1:end].lstrip(" \t")
+        following = text[at + 1:min(end, at + 200)].lstrip(" \t")   # a bounded look ahead: linear time
         if not line or not following:
             continue
         if _BULLET.match(following) or line.endswith((".", "!", "?", ":", ";")):
@@ -84,9 +84,9 @@ def sentence_spans(text: str, *, semicolons: bool = False) -> list[Span]:
     text = text or ""
     cuts: list[tuple[int, int]] = []   # (end of one piece, start of the next)
     for match in _BOUNDARY.finditer(text):
-        head = text[:match.start()]
-        last = head[-12:]
-        if _ABBREVIATION.search(last) or (_NUMBER_ABBREVIATION.search(last) and text[match.end():][:1].isdigit()):
+        last = text[max(0, match.start() - 12):match.start()]
+        number_follows = text[match.end():match.end() + 1].isdigit()
+        if _ABBREVIATION.search(last) or (_NUMBER_ABBREVIATION.search(last) and number_follows):
             continue
         cuts.append((match.start() + len(match.group(1)), match.end()))
     for match in _BLANK_LINE.finditer(text):
@@ -176,10 +176,12 @@ _CLAUSE_MARKERS = (
 )
 _CLAUSE = re.compile(_CLAUSE_MARKERS, re.IGNORECASE)
 _LEADING_SUBORDINATE = re.compile(
-    r"^(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as|if|unless)\b[^,]{8,},\s+",
+    r"^(?:(?:and|but)\s+)?(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as(?!\s+long)"
+    r"|unless)\b"
+    r"[^,]{8,},\s+",
     re.IGNORECASE)
 _MIN_CLAUSE_WORDS = 3
-_NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just"})   # "as well as the ..." is no clause
+_NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just", "long"})   # "as well as the ..." is no clause
 
 
 def clause_spans(sentence: Span) -> list[Span]:

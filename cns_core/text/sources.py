@@ -52,7 +52,7 @@ class TextLimits:
 
     max_text_bytes: int = 1_000_000
     max_source_bytes: int = 20_000_000
-    max_units: int = 400
+    max_units: int = 200
     max_passages: int = 2_000
     passage_sentences: int = 3
 
