@@ -169,8 +169,8 @@ class AnswerScorer:
 
     @property
     def fingerprint(self) -> str:
-        """What made a score: weights, each critic's settings, the NLI and embedding models.
-        Two scores with the same fingerprint came from the same judges (the backfill skips a match)."""
+        """What made a score: weights, each critic's settings, the NLI and embedding models, the
+        drafting settings. Two scores with the same fingerprint came from the same judges (the backfill skips a match)."""
         if self._fingerprint is None:
             from cns_core.models import get_embedder, get_nli_backend
             from cns_core.models.nli import nli_identity
@@ -184,8 +184,11 @@ class AnswerScorer:
                 embedder = getattr(pipeline.embedder or get_embedder(), "name", "?")
             except Exception as exc:  # noqa: BLE001
                 embedder = f"unavailable: {type(exc).__name__}"
+            from cns_core.text import DraftSettings
+
             payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
-                       "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()}}
+                       "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
+                       "drafting": repr(DraftSettings())}
             blob = json.dumps(payload, sort_keys=True, default=str)
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint
