@@ -38,6 +38,7 @@ __all__ = [
     "Relation",
     "SNO",
     "SNOLimits",
+    "limits_from_config",
     "SNOValidationError",
     "parse_snos",
     "load_snos",
@@ -68,13 +69,23 @@ UnitFloat = Annotated[float, AfterValidator(_unit_interval)]
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
 
+def _is_empty(value: Any) -> bool:
+    """Left out of dumps when empty, so files and hashes of SNOs without item metadata stay as they were."""
+    return not value
+
+
 class Claim(BaseModel):
-    """One assertion in the argument. ``role`` says which side puts it forward."""
+    """One assertion in the argument. ``role`` says which side puts it forward.
+
+    ``metadata`` (on claims, evidence and relations alike) carries what a person should see
+    but the critics do not judge: why a drafted item is there, where it came from.
+    """
 
     model_config = _STRICT
     id: NonEmptyStr
     text: NonEmptyStr
     role: Role = "none"
+    metadata: dict[str, Any] = Field(default_factory=dict, exclude_if=_is_empty)
 
 
 class Evidence(BaseModel):
@@ -85,6 +96,7 @@ class Evidence(BaseModel):
     text: NonEmptyStr
     source: str = ""
     validity: UnitFloat = 1.0
+    metadata: dict[str, Any] = Field(default_factory=dict, exclude_if=_is_empty)
 
 
 class Relation(BaseModel):
@@ -99,6 +111,7 @@ class Relation(BaseModel):
     target: NonEmptyStr
     kind: RelationKind
     attack_type: AttackType | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict, exclude_if=_is_empty)
 
 
 @dataclass(frozen=True)
@@ -112,11 +125,17 @@ class SNOLimits:
 
     @classmethod
     def from_config(cls) -> "SNOLimits":
-        from cns_core.config import load_config
+        return limits_from_config(cls)
 
-        cfg = load_config("sno")
-        return cls(**{name: int(cfg.get(name, getattr(cls, name)))
-                      for name in ("max_file_bytes", "max_claims", "max_evidence", "max_relations")})
+
+def limits_from_config(cls: type) -> Any:
+    """A dataclass of whole-number limits (each field a key of ``config/sno.yaml``), checked and named."""
+    from cns_core.config import config_number, load_config
+
+    cfg = load_config("sno")
+    return cls(**{name: config_number(cfg, name, file="config/sno.yaml", default=getattr(cls, name), low=1,
+                                      integer=True)
+                  for name in cls.__dataclass_fields__})
 
 
 class SNOValidationError(ValueError):
@@ -353,14 +372,14 @@ class SNO(BaseModel):
     def content_hash(self) -> str:
         """A stable hash of what critics judge (hypothesis, claims, relations, evidence).
 
-        Ids of the SNO itself, its title, embedding, trust score and metadata are left
-        out, so an edited title does not invalidate cached critic results.
+        Ids of the SNO itself, its title, embedding, trust score and metadata (its own and
+        its items') are left out, so an edited title does not invalidate cached critic results.
         """
         payload = {
             "hypothesis": self.hypothesis,
-            "claims": [c.model_dump() for c in self.claims],
-            "relations": [r.model_dump() for r in self.relations],
-            "evidence": [e.model_dump() for e in self.evidence],
+            "claims": [c.model_dump(exclude={"metadata"}) for c in self.claims],
+            "relations": [r.model_dump(exclude={"metadata"}) for r in self.relations],
+            "evidence": [e.model_dump(exclude={"metadata"}) for e in self.evidence],
         }
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -42,6 +42,13 @@ else:
             bar.empty()
             st.session_state[KEY_ORIGIN] = folder.strip()
 
+if KEY_FRAME not in st.session_state:   # a fresh session opens on the latest finished run
+    latest = corpus.latest_run()
+    if latest is not None:
+        with frame.guard("Could not open the latest corpus run"):
+            st.session_state[KEY_FRAME] = corpus.load_results(latest.results)
+            st.session_state[KEY_ORIGIN] = f"{latest.origin} (latest finished run)"
+
 data = st.session_state.get(KEY_FRAME)
 if data is None:
     st.info("Nothing loaded yet. Import argument maps with `cns import FORMAT PATH -o DIR`, then evaluate DIR.")

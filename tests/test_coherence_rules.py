@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from cns_core.coherence.decision import chain_metrics, drift_risk, is_blocking, matching_facets, tag_proposition
-from cns_core.coherence.extract import extract_propositions, make_proposition, split_sentences, subject_stems
+from cns_core.coherence.extract import extract_propositions, make_proposition, subject_stems
+from cns_core.text import split_sentences
 from cns_core.coherence.fusion import FusionWeights, conflict_types, fuse
 from cns_core.coherence.heuristics import HeuristicSettings, score_pair
 from cns_core.coherence.latency import LatencyGovernor
@@ -118,7 +119,8 @@ def test_modifiers_and_skipped_parse():
 
 
 def test_sentence_split_keeps_abbreviations_and_decimals():
-    assert split_sentences("Dr. Smith said the dose is 2.5 mg. It works; side effects are rare.\n- Take it daily") == [
+    assert split_sentences("Dr. Smith said the dose is 2.5 mg. It works; side effects are rare.\n- Take it daily",
+                           semicolons=True) == [
         "Dr. Smith said the dose is 2.5 mg.", "It works", "side effects are rare.", "Take it daily"]
     assert split_sentences("   ") == []
     props = extract_propositions("A is true. B is false.", "chain-7")

@@ -7,7 +7,8 @@ import pytest
 from critic_doubles import TableNLI, build_sno
 
 from cns_core.critics.base import CriticContext
-from cns_core.critics.grounding import GroundingCritic, evidence_windows, split_sentences
+from cns_core.critics.grounding import GroundingCritic, evidence_windows
+from cns_core.text import split_sentences
 
 CLAIMS = {"h": "Drug X lowers blood pressure.", "c1": "Drug X blocks receptor R.", "c2": "Drug X is cheap."}
 EVIDENCE = [("e1", "Trial A: drug X lowered blood pressure.", "Trial A", 1.0),

@@ -178,3 +178,50 @@ def test_a_folder_run_reports_progress_sno_by_sno(tmp_path, state_dir, monkeypat
     corpus.evaluate_folder(folder, on_progress=lambda done, total: again.append((done, total)))
     assert again == []                                            # every row done: nothing to report
     assert corpus.progress_text(1, 3) == "Evaluating: 1 of 3 SNO(s) done"
+
+
+def _two_sno_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "snos"
+    folder.mkdir()
+    for ident in ("one", "two"):
+        dump_snos(SNO(id=ident, title=ident, hypothesis="h", claims=[{"id": "h", "text": f"Claim {ident}."}]),
+                  folder / f"{ident}.json")
+    return folder
+
+
+def test_page_corpus_opens_on_the_latest_finished_run(tmp_path, state_dir, monkeypatch):
+    from cns_core.engine import corpus
+
+    monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")
+    folder = _two_sno_folder(tmp_path)
+    corpus.evaluate_folder(folder)
+    latest = corpus.latest_run()
+    assert latest is not None and latest.origin == str(folder) and latest.rows == 2
+    assert Path(latest.results) == corpus.folder_results_path(folder).resolve()
+    at = corpus_page()
+    assert not at.exception and not at.error
+    assert {m.label: m.value for m in at.metric}["SNOs evaluated"] == "2"     # no click needed
+    assert not at.info or not at.info[0].value.startswith("Nothing loaded yet")
+    assert any("latest finished run" in c.value for c in at.caption)
+
+
+def test_an_interrupted_or_vanished_run_is_not_the_latest(tmp_path, state_dir, monkeypatch):
+    from cns_core.engine import corpus
+
+    monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")
+    folder = _two_sno_folder(tmp_path)
+
+    def interrupt(done: int, total: int) -> None:
+        if done == 1:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        corpus.evaluate_folder(folder, on_progress=interrupt)
+    assert corpus.folder_results_path(folder).is_file()        # the finished row was kept ...
+    assert corpus.latest_run() is None                        # ... but the run did not finish
+    corpus.evaluate_folder(folder)
+    assert corpus.latest_run() is not None
+    corpus.folder_results_path(folder).unlink()
+    assert corpus.latest_run() is None                        # its results file is gone
+    at = corpus_page()
+    assert not at.exception and at.info[0].value.startswith("Nothing loaded yet")

@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from cns_core.cli.extract import add_text_options
 from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.engine.population import population_context
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
@@ -145,24 +146,39 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
 
 def run(args: argparse.Namespace) -> int:
     """The ``evaluate`` command; returns 1 when any file could not be read or validated."""
-    from tqdm import tqdm
-
     corpus_flags = (getattr(args, "out", None), getattr(args, "workers", 1) > 1, getattr(args, "address", None),
                     getattr(args, "engine", "auto") != "auto", getattr(args, "gpus_per_worker", 0.0) > 0)
-    if any(corpus_flags) or any(Path(p).is_dir() for p in args.files):
+    text = getattr(args, "text", None)
+    if not text and (any(corpus_flags) or any(Path(p).is_dir() for p in args.files)):
         if args.weights or args.json:
             raise ValueError("folders, --workers, --address and --out write one table row per SNO with every "
                              "profile; --weights and --json apply to single files")
         from cns_core.engine.batch import run_batch   # a corpus: Ray actors, a results table, resumable
 
         return run_batch(args)
-    if args.weights:
-        weights: str | dict[str, float] = parse_weights(args.weights)
-    else:
-        weights = args.profile or "default"
-    resolve_weights(weights)  # an unknown profile stops here, before any model loads
+    weights = _weights(args)
+    if text:
+        if args.files:
+            raise ValueError("give SNO files or --text FILE..., not both")
+        from cns_core.cli.extract import evaluate_text   # draft, then score the drafts here
 
-    reports = [load_file(path) for path in args.files]
+        return evaluate_text(args, lambda snos, names: _score_and_print(
+            [FileReport(name, snos=[sno]) for sno, name in zip(snos, names)], args, weights))
+    if not args.files:
+        raise ValueError("give SNO files or folders, or --text FILE")
+    return _score_and_print([load_file(path) for path in args.files], args, weights)
+
+
+def _weights(args: argparse.Namespace) -> str | dict[str, float]:
+    weights: str | dict[str, float] = parse_weights(args.weights) if args.weights else (args.profile or "default")
+    resolve_weights(weights)  # an unknown profile stops here, before any model loads
+    return weights
+
+
+def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weights: str | dict[str, float]) -> int:
+    """Score every loaded SNO of ``reports`` and print tables or JSON; 1 when a file was bad."""
+    from tqdm import tqdm
+
     bad = [r for r in reports if not r.ok]
     for report in bad:
         print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
@@ -195,7 +211,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "evaluate", help="score SNO files with the five critics",
         description="Score SNO files (JSON or YAML, one SNO or a list each) with the five critics and print "
                     "the Trust Score per SNO.")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml) or folders of them")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="SNO files (.json, .yaml, .yml) or folders of them")
+    parser.add_argument("--text", nargs="+", metavar="FILE",
+                        help="text files (.txt, .md) to draft into SNOs (as cns extract does) and score")
+    add_text_options(parser)
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--profile", help="weight profile from config/profiles.yaml (default: default)")
     choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "

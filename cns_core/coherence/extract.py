@@ -18,17 +18,13 @@ and the lexical NLI backend read a sentence the same way.
 
 from __future__ import annotations
 
-import re
 from typing import Iterable, Sequence
 
 from cns_core.coherence.schemas import Proposition
 from cns_core.models.textcues import extract_numbers, is_negated, stem, tokenize
+from cns_core.text.segment import split_sentences
 
 __all__ = ["split_sentences", "make_proposition", "extract_propositions", "subject_stems"]
-
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof sr jr st vs etc e.g i.e no fig approx dept est inc ltd co corp u.s u.k a.m p.m".split())
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\s*[;\n]+\s*|\s+[-*•]\s+")
 
 _AUXILIARIES = frozenset("""
 is are was were be been being am has have had will would shall should can could may might must do does did
@@ -59,27 +55,6 @@ eat drink prefer hate want own contain rise drop fail support oppose claim deny 
 went got made took saw knew thought said told gave found felt became left meant kept began seemed showed heard
 ran held brought wrote sat stood lost paid met led understood spoke read grew won bought fell built sent
 """.split())
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split at ., ! or ? before a capital or digit, at ';', newlines and bullets.
-
-    Abbreviations ("Dr.", "e.g.", "U.S.") and decimals ("2.5") do not end a sentence.
-    """
-    text = (text or "").strip()
-    if not text:
-        return []
-    pieces: list[str] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        chunk = text[start:match.start()].rstrip()
-        last_word = chunk.rsplit(None, 1)[-1].lower().rstrip(".") if chunk else ""
-        if chunk.endswith(".") and (last_word in _ABBREVIATIONS or re.fullmatch(r"[a-z]", last_word)):
-            continue  # "Dr. Smith", "J. Doe": not a boundary
-        pieces.append(chunk)
-        start = match.end()
-    pieces.append(text[start:])
-    return [p.strip().strip("-*• ").strip() for p in pieces if p.strip().strip("-*• ").strip(" .!?")]
 
 
 def _looks_like_verb(token: str, prev: str, *, by_suffix: bool) -> bool:
@@ -193,7 +168,7 @@ def extract_propositions(text: str, chain_id: str = "p", *, advanced: bool = Tru
                          importance: float | None = None) -> list[Proposition]:
     """One proposition per sentence, with ids ``<chain_id>:<n>``."""
     return [make_proposition(f"{chain_id}:{i}", sentence, advanced=advanced, importance=importance)
-            for i, sentence in enumerate(split_sentences(text))]
+            for i, sentence in enumerate(split_sentences(text, semicolons=True))]
 
 
 def subject_stems(props: Iterable[Proposition]) -> set[str]:
