@@ -3,6 +3,8 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
+ADDRESS ?=
+RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
@@ -37,8 +39,10 @@ demo-memory: $(STAMP)
 
 # The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
 # `cns run`: one Ctrl-C stops them all. A judge loop already running is used as it is.
+# The dashboard listens on 127.0.0.1 (cns run's default); ADDRESS=0.0.0.0 RUN_ARGS=--new-token make run shares
+# it behind a new access token.
 run: $(STAMP) demo-memory
-	$(VENV)/bin/cns run --port $(PORT)
+	$(VENV)/bin/cns run --port $(PORT) $(if $(ADDRESS),--address $(ADDRESS)) $(RUN_ARGS)
 
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 --dist loadfile -q

@@ -4,8 +4,13 @@ Pages live in ``pages/`` and only arrange widgets; the logic is in ``cns_core``
 (``cns_core.views.ui_state`` for what pages share, ``cns_core.views.display`` for colours).
 ``pages/_frame.py`` holds the Streamlit glue (cached pipeline, Meta-Critic and
 memory; the current SNO; error guard) that every page imports as ``from pages import _frame``
-(the project root is on ``sys.path`` both here and when Streamlit runs a page file alone, as it
-does for a direct link on a freshly started server; ``pages/`` itself is not).
+(the project root is on ``sys.path``; ``pages/`` itself is not).
+
+Every way in goes through this router, in this order: Streamlit's legacy ``pages/`` mode is
+switched off for every later run (``frame.leave_legacy_pages``; a page that this mode ran alone,
+for a direct link on a fresh server, hands over to this router in ``frame.page``), then the
+access gate (``frame.gate``: the token of a shared dashboard; nothing is loaded or shown before
+it), then the sidebar, then the page.
 
 Session-state keys (constants in ``cns_core.views.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
@@ -35,6 +40,7 @@ from pages import _frame as frame
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
 
+frame.leave_legacy_pages()
 st.set_page_config(page_title="CNS Studio", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
@@ -110,6 +116,11 @@ def _sidebar() -> None:
                            f"named above. {backend.fallback_reason}")
 
 
-navigation = st.navigation(_navigation())
+granted = frame.access_granted()
+navigation = st.navigation(_navigation(), position="sidebar" if granted else "hidden")   # keeps the asked-for page
+if not granted:
+    frame.gate()        # the token prompt; the run stops here
 _sidebar()
-navigation.run()
+frame.coherence_hook()   # warms the coherence hook's models in the background when the dashboard starts
+with frame.routed():
+    navigation.run()

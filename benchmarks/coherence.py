@@ -2,6 +2,16 @@
 
     .venv/bin/python benchmarks/coherence.py                 # builds a 10k-engram store in a temp folder
     .venv/bin/python benchmarks/coherence.py --store .cns/bench-chroma   # build once, reuse next time
+    .venv/bin/python benchmarks/coherence.py --sizes 3 5 10 20 --threads 2 --store .cns/bench-chroma
+
+``--sizes`` prints the pre-write latency table instead: for chains of each size, the model pass
+(stage 3 alone: the NLI call over the chosen pairs) and the whole hook, p50 / p95, with the
+shipped pre-write settings (``latency.max_model_pairs`` pairs at most, pair cache on) side by
+side with every pair of m per proposition and no cache (the hook before the pair limit), against
+the 250 ms pre-write budget (lifted while measuring, so that no chain silently drops its model
+pass). The hook's time includes embedding the chain. Chains are fresh text, so the pair cache
+cannot help them; load average is printed
+before and after (on a shared machine, re-run it when the machine is quiet).
 
 Everything runs in one process, side by side, on fresh chains (texts the embedder has
 not seen, as a new thought chain would be):
@@ -166,6 +176,69 @@ def run_mode(hook, chains: list[list[str]], pre_embed: bool, warm_memory=None
     return times, degraded
 
 
+class TimedModelPass:
+    """The hook's model pass with the time of each call recorded (stage 3 alone)."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def predict(self, pairs, timeout_s):
+        start = time.perf_counter()
+        try:
+            return self.inner.predict(pairs, timeout_s)
+        finally:
+            self.calls.append(((time.perf_counter() - start) * 1000, len(pairs)))
+
+
+def size_table(memory, settings, budget: float, sizes: list[int], chains: int, seed: int) -> None:
+    """p50 / p95 of the model pass and of the whole hook per chain size, shipped pre-write path vs all pairs."""
+    from cns_core.coherence import CoherenceHook
+    from cns_core.coherence.nli import ModelPass
+    from cns_core.coherence.retrieval import EngramRetriever, MemoryAPI
+
+    engrams = MemoryAPI(semantic=(EngramRetriever(memory),))
+    all_pairs = replace(settings, latency=replace(settings.latency, max_model_pairs=10**6, pair_cache=0))
+    variants = [("shipped (pair limit, cache)", settings), ("all m pairs, no cache", all_pairs)]
+    hooks = []
+    for name, s in variants:
+        hook = CoherenceHook(s, mem_api=engrams, log=False,
+                             model=ModelPass(cache_size=s.latency.pair_cache)).warm_up()
+        hook.model = TimedModelPass(hook.model)
+        hooks.append((name, hook))
+    print(f"pre-write budget {budget:.0f} ms; max_model_pairs {settings.latency.max_model_pairs}; "
+          f"m {settings.retrieval.m}; k_sem {settings.retrieval.k_sem}; {chains} chains per cell")
+    print(f"{'props':>5s}  {'variant':28s} {'pairs':>5s} {'model p50':>10s} {'model p95':>10s} "
+          f"{'hook p50':>9s} {'hook p95':>9s} {'hook CPU p95':>12s}  fits {budget:.0f} ms at p95 (wall)")
+    for size in sizes:
+        sets = [make_chains(memory, chains + 2, size, seed=seed * 1000 + size * 10 + k) for k in range(len(hooks))]
+        hook_ms: dict[str, list[float]] = {name: [] for name, _ in hooks}
+        hook_cpu: dict[str, list[float]] = {name: [] for name, _ in hooks}
+        for i in range(chains + 2):        # variants take turns chain by chain; 2 warm-up chains each
+            for (name, hook), chain_set in zip(hooks, sets):
+                hook.model.calls.clear()
+                start, cpu = time.perf_counter(), time.process_time()
+                result = hook.check_chain(f"size{size}-{i}", propositions=chain_set[i])
+                took = (time.perf_counter() - start) * 1000
+                if result.error:
+                    raise RuntimeError(result.error)
+                if i >= 2:
+                    hook_ms[name].append(took)
+                    hook_cpu[name].append((time.process_time() - cpu) * 1000)
+                    hook.model.__dict__.setdefault("kept", []).extend(hook.model.calls)
+        for name, hook in hooks:
+            kept = hook.model.__dict__.pop("kept", [])
+            m50, m95, _ = percentiles([ms for ms, _ in kept] or [0.0])
+            h50, h95, _ = percentiles(hook_ms[name])
+            c95 = percentiles(hook_cpu[name])[1]
+            pairs = float(np.mean([n for _, n in kept])) if kept else 0.0
+            print(f"{size:5d}  {name:28s} {pairs:5.1f} {m50:7.1f} ms {m95:7.1f} ms {h50:6.1f} ms {h95:6.1f} ms "
+                  f"{c95:9.1f} ms  "
+                  f"model {'yes' if m95 <= budget else 'NO'}, hook {'yes' if h95 <= budget else 'NO'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engrams", type=int, default=10_000, help="engrams in the store (default 10000)")
@@ -173,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10, help="propositions per chain (default 10)")
     parser.add_argument("--store", type=Path, default=None, help="keep the store here and reuse it")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sizes", type=int, nargs="*", default=None,
+                        help="print the pre-write latency table for chains of these sizes instead (e.g. 3 5 10 20)")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch CPU threads (0: torch's default); on a shared machine use 1 and read CPU time")
     args = parser.parse_args(argv)
@@ -196,8 +271,15 @@ def main(argv: list[str] | None = None) -> int:
           f"cuda {'yes' if torch.cuda.is_available() else 'no'}, load average {os.getloadavg()[0]:.2f}")
     memory = build_store(store, args.engrams, args.seed)
     settings = CoherenceSettings.from_config()
-    settings = replace(settings, latency=replace(settings.latency, budget_ms=1e9, model_timeout_ms=1e9),
+    settings = replace(settings, latency=replace(settings.latency, pre_write_ms=1e9),
                        quarantine={**settings.quarantine, "recheck_every_ticks": 0})
+    if args.sizes:
+        budget = CoherenceSettings.from_config().latency.budget("pre_write")
+        size_table(memory, settings, budget, args.sizes, args.chains, args.seed)
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        if tmp is not None:
+            tmp.cleanup()
+        return 0
     engrams = MemoryAPI(semantic=(EngramRetriever(memory),))
     heuristic = CoherenceHook(settings, mem_api=engrams, model=False, log=False).warm_up()
     modelled = CoherenceHook(settings, mem_api=engrams, log=False).warm_up()

@@ -10,6 +10,10 @@ third of the store). So every engram also carries its timestamp under a key name
 after its score (``critic_ts_4``, ``critic_ts_ungraded``; :func:`time_keys`): a
 score filter plus a time window is then one range on one small key per kept score
 (:func:`range_clauses`), which costs in proportion to the rows in the window.
+
+Beside the judge's grade an engram may carry the critics' Trust Score of its answer
+(``trust_*`` keys, :data:`TRUST_KEYS`; written by :mod:`cns_core.agents.answer_trust`). Where the
+two disagree is a :class:`DisagreementRule` (thresholds in ``config/memory.yaml``, ``trust.disagree``).
 """
 
 from __future__ import annotations
@@ -22,14 +26,27 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-__all__ = ["UNGRADED", "ORDERS", "SCORE_BUCKETS", "Engram", "EngramFilters", "EngramSource", "TimePager",
-           "validate_score", "check_timestamp", "time_key", "time_keys", "range_clauses", "and_clauses"]
+__all__ = ["UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
+           "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
+           "time_key", "time_keys", "range_clauses", "and_clauses"]
 
 UNGRADED = -1                      # critic_score of an engram no judge has scored yet
 ORDERS = ("newest", "oldest", "score", "relevance")
 MAX_TIMESTAMP = 1e10               # seconds since the epoch (the year 2286): later is a mistake
 SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
 _W_MAX = 2e10                      # a time window this wide holds every engram
+UNTRUSTED = -1.0                   # trust_score of an engram the critics have not scored (or could not)
+TRUST_PREFIX = "trust_"            # metadata keys owned by the critics' scoring of the answer
+TRUST_KEYS = (
+    "trust_score",        # float in [0, 1]: the critics' Trust Score of the drafted answer; UNTRUSTED if none
+    "trust_complete",     # bool: False when a critic failed (the score then leaves it out)
+    "trust_incomplete",   # str: the failed critics, comma-separated
+    "trust_profile",      # str: the weight profile of the score
+    "trust_settings",     # str: fingerprint of everything that made the score (the backfill skips a match)
+    "trust_claims",       # int: claims drafted from the answer
+    "trust_evidence",     # int: evidence passages (from the reference and sources; 0: grounding has none)
+    "trust_error",        # str: why no score could be made (drafting or scoring failed)
+)
 
 
 def validate_score(score: Any, field_name: str = "score") -> int:
@@ -39,6 +56,15 @@ def validate_score(score: Any, field_name: str = "score") -> int:
     if not 1 <= int(score) <= 5:
         raise ValueError(f"{field_name}: expected an integer 1-5, got {int(score)}")
     return int(score)
+
+
+def validate_trust(value: Any, field_name: str = "trust") -> float:
+    """``value`` as a float in [0, 1], or ValueError naming the field."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+        raise ValueError(f"{field_name}: expected a number between 0 and 1, got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{field_name}: expected a number between 0 and 1, got {float(value):g}")
+    return float(value)
 
 
 def check_timestamp(value: Any, field_name: str = "timestamp") -> float:
@@ -85,6 +111,19 @@ class Engram:
     def graded(self) -> bool:
         return self.critic_score is not None
 
+    @property
+    def trust_score(self) -> float | None:
+        """The critics' Trust Score of the answer, None when it was not (or could not be) scored."""
+        value = self.metadata.get("trust_score")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+            return None
+        return float(value)
+
+    @property
+    def trust_complete(self) -> bool:
+        """False when a critic failed on this answer (its Trust Score then leaves that critic out)."""
+        return self.metadata.get("trust_complete", True) is not False
+
     @classmethod
     def from_chroma(cls, id_: str, document: str | None, meta: Mapping[str, Any] | None,
                     distance: float | None = None) -> "Engram":
@@ -101,11 +140,63 @@ class Engram:
 
 
 @dataclass(frozen=True)
+class DisagreementRule:
+    """When the judge's grade and the critics' Trust Score disagree: a grade of ``judge_high`` or
+    more with Trust below ``trust_low``, or a grade of ``judge_low`` or less with Trust of
+    ``trust_high`` or more. An engram missing either is never a disagreement."""
+
+    judge_high: int = 4
+    trust_low: float = 0.5
+    judge_low: int = 2
+    trust_high: float = 0.7
+
+    def __post_init__(self) -> None:
+        for name in ("judge_high", "judge_low"):
+            object.__setattr__(self, name, validate_score(getattr(self, name), f"disagree.{name}"))
+        for name in ("trust_low", "trust_high"):
+            object.__setattr__(self, name, validate_trust(getattr(self, name), f"disagree.{name}"))
+        if self.judge_low >= self.judge_high:
+            raise ValueError(f"disagree.judge_low {self.judge_low} must be below judge_high {self.judge_high}")
+        if self.trust_low > self.trust_high:
+            raise ValueError(f"disagree.trust_low {self.trust_low:g} is above trust_high {self.trust_high:g}")
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> "DisagreementRule":
+        """From ``trust.disagree`` in config/memory.yaml; an unknown key is an error naming it."""
+        cfg = dict(cfg or {})
+        unknown = sorted(set(cfg) - {"judge_high", "trust_low", "judge_low", "trust_high"})
+        if unknown:
+            raise ValueError(f"trust.disagree: unknown key(s) {', '.join(map(str, unknown))}")
+        return cls(**cfg)
+
+    def verdict(self, grade: int | None, trust: float | None) -> str | None:
+        """``"judge higher"`` or ``"critics higher"`` where they disagree, else None."""
+        if grade is None or trust is None:
+            return None
+        if grade >= self.judge_high and trust < self.trust_low:
+            return "judge higher"
+        if grade <= self.judge_low and trust >= self.trust_high:
+            return "critics higher"
+        return None
+
+    def clause(self) -> dict[str, Any]:
+        """The rule as one Chroma ``where`` clause (graded engrams only: ungraded ones store -1)."""
+        return {"$or": [
+            {"$and": [{"critic_score": {"$gte": self.judge_high}}, {"trust_score": {"$gte": 0.0}},   # not UNTRUSTED
+                      {"trust_score": {"$lt": self.trust_low}}]},
+            {"$and": [{"critic_score": {"$gte": 1}}, {"critic_score": {"$lte": self.judge_low}},
+                      {"trust_score": {"$gte": self.trust_high}}]}]}
+
+
+@dataclass(frozen=True)
 class EngramFilters:
     """What the engram browser may filter on; every field is optional.
 
     ``contains`` is a case-insensitive substring of the query or answer (pushed into
     Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning.
+    ``min_trust``/``max_trust`` bound the critics' Trust Score (engrams without one are then
+    left out), ``untrusted_only`` keeps those without one, ``disagreeing`` those where the
+    judge and the critics disagree under that rule.
     """
 
     min_score: int | None = None
@@ -116,6 +207,10 @@ class EngramFilters:
     contains: str | None = None
     similar_to: str | None = None
     session_id: str | None = None
+    min_trust: float | None = None
+    max_trust: float | None = None
+    untrusted_only: bool = False
+    disagreeing: DisagreementRule | None = None
 
     def __post_init__(self) -> None:
         for name in ("min_score", "max_score"):
@@ -132,6 +227,16 @@ class EngramFilters:
                 object.__setattr__(self, name, check_timestamp(value, name))
         if self.since is not None and self.until is not None and self.since > self.until:
             raise ValueError(f"since {self.since} is after until {self.until}")
+        for name in ("min_trust", "max_trust"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, validate_trust(value, name))
+        if self.min_trust is not None and self.max_trust is not None and self.min_trust > self.max_trust:
+            raise ValueError(f"min_trust {self.min_trust:g} is above max_trust {self.max_trust:g}")
+        if self.untrusted_only and (self.min_trust is not None or self.max_trust is not None or self.disagreeing):
+            raise ValueError("untrusted_only cannot be combined with min_trust/max_trust or disagreeing")
+        if self.disagreeing is not None and not isinstance(self.disagreeing, DisagreementRule):
+            raise ValueError(f"disagreeing: expected a DisagreementRule, got {type(self.disagreeing).__name__}")
         for name in ("contains", "similar_to", "session_id"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -165,6 +270,7 @@ def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | N
     low = max(lows) if lows else None
     high = min(highs) if highs else None
     clauses: list[dict[str, Any]] = [{"session_id": filters.session_id}] if filters.session_id else []
+    clauses += _trust_clauses(filters)
     buckets = filters.buckets
     if buckets is None:
         if low is not None:
@@ -179,6 +285,21 @@ def range_clauses(filters: EngramFilters, lo: float | None = None, hi: float | N
             bounds.append({time_key(s): {"$lte": high}})
         ranges.append(and_clauses(bounds) or {time_key(s): {"$gte": 0.0}})
     clauses.append(ranges[0] if len(ranges) == 1 else {"$or": ranges})
+    return clauses
+
+
+def _trust_clauses(filters: EngramFilters) -> list[dict[str, Any]]:
+    """The Trust Score part of the filters. Chroma cannot ask for a missing key, so an engram
+    without a score stores UNTRUSTED (-1), as an ungraded one stores UNGRADED."""
+    clauses: list[dict[str, Any]] = []
+    if filters.untrusted_only:
+        clauses.append({"trust_score": {"$lt": 0.0}})        # UNTRUSTED
+    if filters.min_trust is not None:
+        clauses.append({"trust_score": {"$gte": filters.min_trust}})
+    if filters.max_trust is not None:
+        clauses.append({"trust_score": {"$lte": filters.max_trust}})
+    if filters.disagreeing is not None:
+        clauses.append(filters.disagreeing.clause())
     return clauses
 
 
@@ -305,9 +426,9 @@ class TimePager:
         return max(small) if small else -_W_MAX
 
     def page(self, offset: int, limit: int) -> list[Engram]:
-        if self.filters.contains or self.filters.session_id:
-            # Chroma evaluates the text or session clause over all its matches in every probe anyway:
-            # when those matches are few, one read of their timestamps beats probing.
+        if self.filters.contains or self.filters.session_id or self.filters.disagreeing:
+            # Chroma evaluates the text, session or disagreement clause over all its matches in every
+            # probe anyway: when those matches are few, one read of their timestamps beats probing.
             every = self.g(_W_MAX)
             if every <= self.direct_limit:
                 if offset >= every:

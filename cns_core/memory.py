@@ -7,7 +7,10 @@ arrived before their engram; persisted so no score is lost, even across a
 restart) and ``<name>_quarantine`` (turns the coherence hook blocked).
 
 The engram record, the browser's filters and time-ordered paging are in
-:mod:`cns_core.engrams`; this module owns the store.
+:mod:`cns_core.engrams`; this module owns the store. Two families of metadata keys belong to
+the memory, not to the writer of a turn: ``critic_*`` (the judge's grade) and ``trust_*`` (the
+critics' Trust Score of the answer, :meth:`MemoryService.record_trust`). A rewrite of a turn
+keeps its grade, and keeps its Trust Score when the text is unchanged.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import math
 import re
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import urlparse
@@ -24,11 +28,15 @@ from urllib.parse import urlparse
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from cns_core.access import is_loopback
 from cns_core.config import ConfigError, env_override, load_config, state_dir
 from cns_core.engrams import (
     ORDERS,
     SCORE_BUCKETS,
+    TRUST_KEYS,
+    TRUST_PREFIX,
     UNGRADED,
+    UNTRUSTED,
     Engram,
     EngramFilters,
     TimePager,
@@ -37,6 +45,7 @@ from cns_core.engrams import (
     range_clauses,
     time_keys,
     validate_score,
+    validate_trust,
 )
 from cns_core.models import get_embedder
 from cns_core.models.errors import ModelUnavailableError
@@ -151,6 +160,11 @@ def _flat_metadata(meta: Mapping[str, Any], field_name: str = "metadata") -> dic
     return out
 
 
+def _no_trust() -> dict[str, Any]:
+    """Trust metadata of an answer not scored yet: UNTRUSTED, and None (Chroma: delete) for the rest."""
+    return {k: (UNTRUSTED if k == "trust_score" else None) for k in TRUST_KEYS}
+
+
 def _critic_key(key: str) -> str:
     return key if key.startswith(CRITIC_PREFIX) else CRITIC_PREFIX + key
 
@@ -159,7 +173,7 @@ def _critic_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- the service
 
-def _client(path: str | Path | None, url: str | None):
+def _client(path: str | Path | None, url: str | None, allow_non_loopback: bool = False):
     import chromadb
     from chromadb.config import Settings
 
@@ -168,6 +182,11 @@ def _client(path: str | Path | None, url: str | None):
         parsed = urlparse(url if "://" in url else f"http://{url}")
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ConfigError(f"memory url {url!r}: expected http(s)://host:port")
+        if not is_loopback(parsed.hostname) and not allow_non_loopback:
+            raise ConfigError(f"memory url {url!r}: the Chroma server must be on loopback (127.0.0.1, ::1, "
+                              "localhost): the memory's turns and grades would cross the network to a server "
+                              "that, by default, has no authentication. To use it on purpose set "
+                              "allow_non_loopback: true in config/memory.yaml")
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
         try:
             return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
@@ -203,7 +222,7 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
-        self._client = _client(self.path, self.url)
+        self._client = _client(self.path, self.url, bool(cfg.get("allow_non_loopback", False)))
         self._ef = CNSEmbeddingFunction()
         self._engrams = self._open(name)
         self._pending = self._open(f"{name}_pending")
@@ -261,11 +280,12 @@ class MemoryService:
         ts = turn.get("timestamp")
         ts = time.time() if ts is None else check_timestamp(ts, f"{label}timestamp")
         extra = _flat_metadata(turn.get("metadata") or {}, f"{label}metadata")
-        bad = sorted(k for k in extra if k in _RESERVED or k.startswith(CRITIC_PREFIX))
+        bad = sorted(k for k in extra if k in _RESERVED or k.startswith((CRITIC_PREFIX, TRUST_PREFIX)))
         if bad:
             raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
-                "answer_start": len(query) + 2, "critic_score": UNGRADED, **time_keys(UNGRADED, ts)}
+                "answer_start": len(query) + 2, "critic_score": UNGRADED, **time_keys(UNGRADED, ts),
+                **_no_trust()}
         return query_id, f"{query}\n\n{answer}", meta
 
     def write_episodic(self, query: str, answer: str, session_id: str, query_id: str | None = None,
@@ -312,7 +332,8 @@ class MemoryService:
             if qid in parked_by_id:
                 meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
             meta.update(time_keys(int(meta.get("critic_score", UNGRADED)), meta["timestamp"]))
-            if qid in old_by_id and old_by_id[qid][0] == doc:
+            if qid in old_by_id and old_by_id[qid][0] == doc:    # same text: its Trust Score still holds
+                meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(TRUST_PREFIX)})
                 same_ids.append(qid)
                 same_metas.append(meta)
             else:
@@ -369,6 +390,37 @@ class MemoryService:
             self._engrams.update(ids=ids, metadatas=metas)
         applied = set(ids)
         return [item["query_id"] in applied for item in critiques]
+
+    def record_trust(self, trust: Mapping[str, Mapping[str, Any]]) -> list[str]:
+        """Replace each engram's ``trust_*`` metadata (query id -> keys from ``TRUST_KEYS``; a key
+        left out is deleted). One read and one write; returns the ids updated (unknown ids, e.g. a
+        turn quarantined meanwhile, are skipped). Bad values raise ValueError naming the field."""
+        clean: dict[str, dict[str, Any]] = {}
+        for qid, keys in trust.items():
+            qid = _text(qid, "trust: query_id")
+            flat = _flat_metadata(keys, f"trust[{qid}]")
+            unknown = sorted(set(flat) - set(TRUST_KEYS))
+            if unknown:
+                raise ValueError(f"trust[{qid}]: unknown key(s) {', '.join(unknown)} (known: {', '.join(TRUST_KEYS)})")
+            score = flat.get("trust_score", UNTRUSTED)
+            if score != UNTRUSTED:
+                validate_trust(score, f"trust[{qid}].trust_score")
+            clean[qid] = {**{k: None for k in TRUST_KEYS}, **flat, "trust_score": float(score)}
+        if not clean:
+            return []
+        found = self._get(self._engrams, list(clean), include=("metadatas",))
+        if found["ids"]:
+            merged = [{**(m or {}), **clean[i]} for i, m in zip(found["ids"], found["metadatas"])]
+            self._engrams.update(ids=found["ids"], metadatas=merged)
+        return list(found["ids"])
+
+    def trust_settings_of(self, ids: Sequence[str] | None = None) -> dict[str, str]:
+        """``trust_settings`` of the engrams that hold a Trust Score (all, or these ids): what the
+        backfill compares with its own settings to skip work already done."""
+        where = {"trust_score": {"$gte": 0.0}}
+        got = self._get(self._engrams, list(ids), where=where, include=("metadatas",)) if ids is not None else \
+            self._get(self._engrams, where=where, include=("metadatas",))
+        return {i: str((m or {}).get("trust_settings", "")) for i, m in zip(got["ids"], got["metadatas"])}
 
     def park_critique(self, query_id: str, score: int, feedback: str = "", **meta: Any) -> None:
         """Keep a critique whose engram is not written yet; :meth:`write_episodic` applies it."""
@@ -572,9 +624,8 @@ class MemoryService:
     def _browse_by_score(self, filters: EngramFilters, offset: int, limit: int) -> list[Engram]:
         out: list[Engram] = []
         for s in filters.buckets or SCORE_BUCKETS:
-            bucket = EngramFilters(min_score=s if s > 0 else None, max_score=s if s > 0 else None,
-                                   ungraded_only=s == UNGRADED, since=filters.since, until=filters.until,
-                                   contains=filters.contains, session_id=filters.session_id)
+            bucket = replace(filters, min_score=s if s > 0 else None, max_score=s if s > 0 else None,
+                             ungraded_only=s == UNGRADED)
             pager = self._pager(bucket, newest_first=True)
             rows = pager.page(offset, limit - len(out))
             out.extend(rows)
@@ -590,6 +641,7 @@ class MemoryService:
         """Keep a turn the coherence hook blocked, out of the engrams, until released or discarded."""
         qid, doc, m = self._prepare({"query": query, "answer": answer, "session_id": session_id,
                                      "query_id": query_id, "timestamp": timestamp, "metadata": meta}, "")
+        m = {k: v for k, v in m.items() if not k.startswith(TRUST_PREFIX)}   # a blocked turn is not scored
         m.update({"type": "quarantined", "quarantine_reason": _text(reason, "reason", empty_ok=True),
                   "quarantined_at": time.time()})
         self._quarantine.upsert(ids=[qid], documents=[doc], metadatas=[m], embeddings=[self._placeholder()])
@@ -612,7 +664,7 @@ class MemoryService:
             raise UnknownEngramError(f"query_id {query_id!r}: no quarantined turn has this id")
         engram = Engram.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
         keep = {k: v for k, v in engram.metadata.items()
-                if k not in _RESERVED and not k.startswith(CRITIC_PREFIX) and k != "quarantined_at"}
+                if k not in _RESERVED and not k.startswith((CRITIC_PREFIX, TRUST_PREFIX)) and k != "quarantined_at"}
         keep["released_at"] = time.time()
         self.write_episodic_many([{"query": engram.query, "answer": engram.answer, "session_id": engram.session_id,
                                    "query_id": engram.id, "timestamp": engram.timestamp, "metadata": keep}])

@@ -2,14 +2,26 @@
 
 Not a page itself (``dashboard.py`` lists the pages explicitly). Pages import it
 as ``from pages import _frame as frame``, which needs only the project root on
-``sys.path``: Streamlit puts the main script's folder there, also when a direct
-link on a fresh server runs a page file alone. Everything computed here comes
-from ``cns_core``.
+``sys.path``: Streamlit puts the main script's folder there. Everything computed
+here comes from ``cns_core``.
+
+The way in also lives here. Until ``st.navigation`` has run once in the server
+process, Streamlit treats ``pages/`` as a legacy multipage folder: a direct link
+on a fresh server runs the page file alone, without the router, its sidebar or its
+access check. :func:`page` (the first call of every page) notices a page that runs
+outside the router and hands over: it switches the legacy mode off and runs
+``dashboard.py`` in its place, which routes to the page the address names (widget
+events of the run are kept, there is no extra round trip). :func:`gate` is the
+access check: the token prompt of a shared dashboard.
 """
 
 from __future__ import annotations
 
+import runpy
+import time
 from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
 from typing import Any, Iterator
 
 import streamlit as st
@@ -19,8 +31,8 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["page", "guard", "pipeline", "meta_critic", "memory", "coherence_hook", "judge_feed", "current",
-           "results", "profiles", "weights", "badge"]
+__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
+           "memory", "coherence_hook", "judge_feed", "current", "results", "profiles", "weights", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -60,7 +72,7 @@ def coherence_hook():
     """The coherence hook for SNO checks (configured NLI backend; it logs nothing from the dashboard)."""
     from cns_core.coherence import CoherenceHook
 
-    return CoherenceHook(log=False)
+    return CoherenceHook(log=False).warm_up_in_background()   # loading never counts against a budget
 
 
 @st.cache_resource(show_spinner=False)
@@ -80,9 +92,120 @@ def profiles() -> dict[str, dict[str, float]]:
     return load_profiles()
 
 
+# ----- the way in: the router and the access gate ---------------------------------
+ROUTER = Path(__file__).resolve().parent.parent / "dashboard.py"
+KEY_ACCESS = "cns_access"      # token_id of the token this browser session gave
+KEY_ACCESS_WRONG = "cns_access_wrong"   # the last token given was wrong
+_ROUTED: ContextVar[bool] = ContextVar("cns_routed", default=False)
+_WRONG_TOKEN_PAUSE_S = 1.0     # slows guessing down; a right token never waits
+
+
+@contextmanager
+def routed() -> Iterator[None]:
+    """The router runs the page inside this, so :func:`page` knows the frame and the gate came first."""
+    mark = _ROUTED.set(True)
+    try:
+        yield
+    finally:
+        _ROUTED.reset(mark)
+
+
+def leave_legacy_pages() -> None:
+    """Tell Streamlit that this app routes with ``st.navigation``: no later run uses the legacy ``pages/`` mode.
+
+    (``st.navigation`` says so too, but only once it is called; the router calls this first.)
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
+def _main_script() -> Path | None:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return Path(ctx.pages_manager.main_script_path).resolve() if ctx else None
+
+
+def _outside_the_router() -> None:
+    """A page running without the router: hand over to it, or (a page run as the app itself) check access."""
+    if _main_script() == ROUTER:     # the legacy pages/ mode ran this file alone, for a direct link
+        leave_legacy_pages()
+        runpy.run_path(str(ROUTER), run_name="__main__")   # the router, now: its gate, sidebar, then this page
+        st.stop()                    # and nothing more of this unrouted run
+    gate()
+
+
+def _token_state() -> tuple[str | None, str | None]:
+    """(the configured token, None) or (None, why the dashboard stays locked) or (None, None): no token needed."""
+    from cns_core import access
+
+    try:
+        token = access.dashboard_token()
+    except ValueError as exc:          # a token too short, an unreadable token file or access.yaml
+        return None, str(exc)
+    if token is None:
+        address = str(st.get_option("server.address") or "")
+        if address and not access.is_loopback(address):
+            return None, (f"this dashboard listens on {address} and no access token is set. Start it with "
+                          f"`cns run --address {address} --new-token`, or set {access.TOKEN_ENV}.")
+    return token, None
+
+
+def _accept(given: str, token: str) -> bool:
+    """Compare a given token (constant time) and remember the outcome for this session; a wrong one waits."""
+    from cns_core import access
+
+    if access.token_matches(given, token):
+        st.session_state[KEY_ACCESS] = access.token_id(token)
+        st.session_state.pop(KEY_ACCESS_WRONG, None)
+        return True
+    st.session_state[KEY_ACCESS_WRONG] = True
+    time.sleep(_WRONG_TOKEN_PAUSE_S)
+    return False
+
+
+def access_granted() -> bool:
+    """True when no token is needed (loopback) or this browser session gave it; a ``?token=`` counts once."""
+    from cns_core import access
+
+    token, problem = _token_state()
+    if problem:
+        return False
+    if token is None or st.session_state.get(KEY_ACCESS) == access.token_id(token):
+        return True
+    given = st.query_params.get("token")
+    if given is None:
+        return False
+    del st.query_params["token"]       # not left in the address bar, the history or a copied link
+    return _accept(given, token)
+
+
+def gate() -> None:
+    """Unless :func:`access_granted`: the token prompt (or why the dashboard is locked), then the run stops."""
+    if access_granted():
+        return
+    token, problem = _token_state()
+    st.title("CNS Studio")
+    if problem:
+        st.error(f"The dashboard is locked: {problem}")
+        st.stop()
+    st.caption("This dashboard is shared: give its access token (printed by `cns run`, or ask whoever runs it).")
+    with st.form("cns_access_form", clear_on_submit=True):
+        given = st.text_input("Access token", type="password")
+        submitted = st.form_submit_button("Open the dashboard", type="primary")
+    if submitted and token is not None and _accept(given, token):
+        st.rerun()
+    if st.session_state.get(KEY_ACCESS_WRONG):
+        st.error("That is not this dashboard's access token.")
+    st.stop()
+
+
 # ----- page furniture ------------------------------------------------------------
 def page(title: str, help_text: str) -> None:
-    """Title and a one-line help text; the same on every page."""
+    """Title and a one-line help text; the same on every page, and every page's first call (see the module doc)."""
+    if not _ROUTED.get():
+        _outside_the_router()
     st.title(title)
     st.caption(help_text)
 
@@ -157,3 +280,7 @@ def stat(label: str, badge_html: str, caption: str = "", help_text: str | None =
     st.markdown(badge_html, unsafe_allow_html=True)
     if caption:
         st.caption(caption)
+
+
+if __name__ == "__main__":     # Streamlit's legacy pages/ mode runs this helper as a page ("frame"): hand over
+    _outside_the_router()

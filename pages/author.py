@@ -1,4 +1,4 @@
-"""Author / Load: upload an SNO file or build one in a form, with live validation."""
+"""Author / Load: upload an SNO file, build one in a form, or draft one from text; live validation."""
 
 from __future__ import annotations
 
@@ -6,11 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import ui_state
+from cns_core.views import text_draft, ui_state
+from cns_core.views.graph_html import sno_graph_html
 from cns_core.sno import serialize_snos
+from cns_core.text import TextInputError
 
-frame.page("Author / Load", "Upload an SNO as JSON or YAML, or build one below. Every problem is listed "
-           "with the field it concerns; a valid SNO can be opened on every page or downloaded.")
+frame.page("Author / Load", "Upload an SNO as JSON or YAML, build one in a form, or draft one from text (an "
+           "answer, an essay, a report) and its sources. Every problem is listed with the field it concerns; "
+           "a valid SNO can be opened on every page or downloaded.")
+
+KEY_DRAFT = "cns_author_draft"        # text_draft.DraftTables of the latest draft
+KEY_DRAFTS = "cns_author_drafts"      # how many drafts this session made (new editors for each)
 
 
 def _problems(problems: list[str], where: str) -> None:
@@ -20,7 +26,58 @@ def _problems(problems: list[str], where: str) -> None:
     st.markdown("\n".join(f"- `{field.replace('`', '')}`: {frame.md(message)}" for field, message in rows))
 
 
-upload_tab, form_tab = st.tabs(["Upload a file", "Build in a form"])
+def _downloads(sno, left, right, key: str) -> None:
+    left.download_button("Download JSON", serialize_snos(sno, "json"), file_name=f"{sno.id}.json",
+                         mime="application/json", key=f"{key}_json")
+    right.download_button("Download YAML", serialize_snos(sno, "yaml"), file_name=f"{sno.id}.yaml",
+                          mime="application/yaml", key=f"{key}_yaml")
+
+
+def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: pd.DataFrame, keys: str,
+             default_h: str | None, h_key: str, why: bool = False):
+    """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
+    adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
+    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
+    st.markdown("**Claims** (the hypothesis is one of them"
+                + ("; each with the reason it was drafted)" if why else ")"))
+    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
+                            column_config={
+                                "id": st.column_config.TextColumn("id", required=True),
+                                "text": st.column_config.TextColumn("text", width="large"),
+                                "role": st.column_config.SelectboxColumn(
+                                    "role", options=["proponent", "opponent", "none"], default="none"), **extra})
+    claim_ids = [str(c) for c in claims["id"].tolist() if isinstance(c, str) and c.strip()]
+    default_h = default_h if default_h in claim_ids else (claim_ids[0] if claim_ids else None)
+    hypothesis = st.selectbox("Hypothesis (root claim)", claim_ids or ["(add a claim)"],
+                              index=claim_ids.index(default_h) if default_h in claim_ids else 0, key=h_key)
+    st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
+    relations = st.data_editor(relations_df, num_rows="dynamic", key=f"{keys}relations", width="stretch",
+                               column_config={
+                                   "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
+                                   "attack_type": st.column_config.SelectboxColumn(
+                                       "attack_type", options=["rebut", "undercut"],
+                                       help="Leave empty: derived from the target (claim: rebut, relation: undercut)"),
+                                   **extra})
+    st.markdown("**Evidence**" + (" (passages of the sources)" if why else ""))
+    evidence = st.data_editor(evidence_df.astype({"validity": float}), num_rows="dynamic", key=f"{keys}evidence",
+                              width="stretch", column_config={
+                                  "text": st.column_config.TextColumn("text", width="large"),
+                                  "validity": st.column_config.NumberColumn(
+                                      "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0), **extra})
+    return claims, (hypothesis if claim_ids else ""), relations, evidence
+
+
+def _valid(result, where: str):
+    """The validated SNO with a success line, or None with every problem listed."""
+    if result.problems:
+        _problems(result.problems, where)
+        return None
+    sno = result.sno
+    st.success(f"Valid SNO: {len(sno.claims)} claims, {len(sno.relations)} relations, {len(sno.evidence)} evidence.")
+    return sno
+
+
+upload_tab, form_tab, text_tab = st.tabs(["Upload a file", "Build in a form", "From text"])
 
 with upload_tab:
     uploaded = st.file_uploader("SNO file (.json, .yaml, .yml); one SNO or a list of them",
@@ -59,55 +116,89 @@ with form_tab:
         ident = st.text_input("SNO id", value=seed.id if seed else "my-sno", key=f"cns_author_id_{seed_id[:8]}")
         title = st.text_input("Title", value=seed.title if seed else "", key=f"cns_author_title_{seed_id[:8]}")
 
-    claims_df = pd.DataFrame([c.model_dump() for c in seed.claims] if seed else
-                             [{"id": "h", "text": "", "role": "proponent"}], columns=["id", "text", "role"])
-    evidence_df = pd.DataFrame([e.model_dump() for e in seed.evidence] if seed else [],
-                               columns=["id", "text", "source", "validity"]).astype({"validity": float})
-    relations_df = pd.DataFrame([r.model_dump() for r in seed.relations] if seed else [],
-                                columns=["id", "source", "target", "kind", "attack_type"])
-
-    st.markdown("**Claims** (the hypothesis is one of them)")
-    claims = st.data_editor(claims_df, num_rows="dynamic", key="cns_author_claims", width="stretch",
-                            column_config={
-                                "id": st.column_config.TextColumn("id", required=True),
-                                "text": st.column_config.TextColumn("text", width="large"),
-                                "role": st.column_config.SelectboxColumn(
-                                    "role", options=["proponent", "opponent", "none"], default="none")})
-    claim_ids = [str(c) for c in claims["id"].tolist() if isinstance(c, str) and c.strip()]
-    default_h = seed.hypothesis if seed and seed.hypothesis in claim_ids else (claim_ids[0] if claim_ids else None)
-    hypothesis = st.selectbox("Hypothesis (root claim)", claim_ids or ["(add a claim)"],
-                              index=claim_ids.index(default_h) if default_h in claim_ids else 0,
-                              key=f"cns_author_h_{seed_id[:8]}")
-    st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
-    relations = st.data_editor(relations_df, num_rows="dynamic", key="cns_author_relations", width="stretch",
-                               column_config={
-                                   "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
-                                   "attack_type": st.column_config.SelectboxColumn(
-                                       "attack_type", options=["rebut", "undercut"],
-                                       help="Leave empty: derived from the target (claim: rebut, relation: undercut)")})
-    st.markdown("**Evidence**")
-    evidence = st.data_editor(evidence_df, num_rows="dynamic", key="cns_author_evidence", width="stretch",
-                              column_config={
-                                  "text": st.column_config.TextColumn("text", width="large"),
-                                  "validity": st.column_config.NumberColumn(
-                                      "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0)})
+    claims, hypothesis, relations, evidence = _editors(
+        pd.DataFrame([c.model_dump() for c in seed.claims] if seed else [{"id": "h", "text": "", "role": "proponent"}],
+                     columns=["id", "text", "role"]),
+        pd.DataFrame([r.model_dump() for r in seed.relations] if seed else [],
+                     columns=["id", "source", "target", "kind", "attack_type"]),
+        pd.DataFrame([e.model_dump() for e in seed.evidence] if seed else [],
+                     columns=["id", "text", "source", "validity"]),
+        "cns_author_", seed.hypothesis if seed else None, f"cns_author_h_{seed_id[:8]}")
 
     with frame.guard("Could not validate the form"):
-        result = ui_state.sno_from_tables(ident, title, hypothesis if claim_ids else "",
-                                          claims.to_dict("records"), relations.to_dict("records"),
-                                          evidence.to_dict("records"))
-        if result.problems:
-            _problems(result.problems, "The form")
-        else:
-            sno = result.sno
-            st.success(f"Valid SNO: {len(sno.claims)} claims, {len(sno.relations)} relations, "
-                       f"{len(sno.evidence)} evidence.")
+        sno = _valid(ui_state.sno_from_tables(ident, title, hypothesis, claims.to_dict("records"),
+                                              relations.to_dict("records"), evidence.to_dict("records")), "The form")
+        if sno is not None:
             b1, b2, b3 = st.columns(3)
             if b1.button("Open on every page", type="primary", key="cns_author_use"):
                 label = ui_state.add_snos(st.session_state, [sno], "authored")[0]
                 ui_state.select_sno(st.session_state, label)
                 st.rerun()
-            b2.download_button("Download JSON", serialize_snos(sno, "json"), file_name=f"{sno.id}.json",
-                               mime="application/json", key="cns_author_json")
-            b3.download_button("Download YAML", serialize_snos(sno, "yaml"), file_name=f"{sno.id}.yaml",
-                               mime="application/yaml", key="cns_author_yaml")
+            _downloads(sno, b2, b3, "cns_author")
+
+with text_tab:
+    st.caption("Drafting runs offline with the shipped models: each sentence or clause becomes a claim, the main "
+               "claim is the hypothesis, discourse markers and NLI give the supports and attacks, and the "
+               "sources' passages become the evidence. Every row says why it was drafted; correct what is wrong, "
+               "then evaluate.")
+    pasted = st.text_area("Text to judge", key="cns_author_text", height=160,
+                          placeholder="Paste an answer, an essay or a report here …")
+    t1, t2 = st.columns(2)
+    text_file = t1.file_uploader("… or upload it (.txt, .md)", type=list(text_draft.TEXT_TYPES),
+                                 key="cns_author_text_file")
+    source_files = t2.file_uploader("Sources (.txt, .md, .pdf): their passages become the evidence",
+                                    type=list(text_draft.SOURCE_TYPES), accept_multiple_files=True,
+                                    key="cns_author_sources")
+    question = st.text_input("The question it answers (optional; picks the main claim)", key="cns_author_question")
+    if st.button("Draft the SNO", type="primary", key="cns_author_draft_button"):
+        with frame.guard("Could not draft the SNO"):
+            try:
+                text, sources = text_draft.read_inputs(
+                    pasted, (text_file.name, text_file.getvalue()) if text_file is not None else None,
+                    [(f.name, f.getvalue()) for f in source_files or []])
+                with st.spinner("Drafting (the models load on the first draft) …"):
+                    st.session_state[KEY_DRAFT] = text_draft.draft_tables(text, sources, question)
+                st.session_state[KEY_DRAFTS] = st.session_state.get(KEY_DRAFTS, 0) + 1
+            except TextInputError as exc:
+                st.error(f"Nothing was drafted: {exc}")
+
+    drafted = st.session_state.get(KEY_DRAFT)
+    if drafted is not None:
+        n = st.session_state.get(KEY_DRAFTS, 0)      # fresh editors for every draft
+        for note in drafted.notes:
+            st.info(note)
+        d_ident = st.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
+        d_title = st.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
+        d_claims, d_hypothesis, d_relations, d_evidence = _editors(
+            pd.DataFrame(drafted.claims, columns=list(text_draft.CLAIM_COLUMNS)),
+            pd.DataFrame(drafted.relations, columns=list(text_draft.RELATION_COLUMNS)),
+            pd.DataFrame(drafted.evidence, columns=list(text_draft.EVIDENCE_COLUMNS)),
+            f"cns_author_draft_{n}_", drafted.hypothesis, f"cns_author_draft_h_{n}", why=True)
+
+        with frame.guard("Could not validate the draft"):
+            sno = _valid(text_draft.sno_from_draft(drafted, d_ident, d_title, d_hypothesis,
+                                                   d_claims.to_dict("records"), d_relations.to_dict("records"),
+                                                   d_evidence.to_dict("records")), "The draft")
+            if sno is not None:
+                st.iframe(sno_graph_html(sno, height_px=380), height=400)
+                e1, e2, e3 = st.columns(3)
+                if e1.button("Evaluate", type="primary", key="cns_author_evaluate"):
+                    label = ui_state.add_snos(st.session_state, [sno], "drafted")[0]
+                    ui_state.select_sno(st.session_state, label)
+                    st.session_state["cns_author_evaluated"] = label
+                    st.rerun()   # so the sidebar shows the new current SNO
+                _downloads(sno, e2, e3, "cns_author_draft")
+                label = st.session_state.get("cns_author_evaluated")
+                library = st.session_state.get(ui_state.KEY_LIBRARY, {})
+                if label in library and library[label].content_hash() == sno.content_hash():
+                    weights, origin = frame.weights()
+                    ev = frame.assess(sno, frame.results(sno), weights, origin)
+                    m1, m2 = st.columns([1, 3])
+                    with m1:
+                        st.metric("Trust Score", f"{ev.score:.3f}", help=f"Weights: {origin}.")
+                        frame.incomplete_badge(ev.failed)
+                    m2.markdown(f"**{frame.md(label)}** is now the current SNO: see its critics on the Overview, "
+                                "its graph coloured by grounding on Reasoning graph, tune it on Weights and "
+                                "Meta-Critic.")
+                    if m2.button("Open the Overview", key="cns_author_overview"):
+                        st.switch_page("pages/overview.py")

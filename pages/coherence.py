@@ -7,12 +7,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import display
+from cns_core.views import coherence_view, display
 from cns_core.coherence.drift_indicator import IndicatorSettings, chain_points, drift_indicator
-from cns_core.coherence.log_view import chain_series, default_log_path, filter_log, load_log, summarise
+from cns_core.coherence.log_view import (chain_series, default_log_path, filter_log, load_log, stream_coverage,
+                                         summarise)
 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}
-_CHECKS = "cns_coherence_checks"   # session cache: SNO content hash -> SNOCoherence
 
 frame.page("Coherence", "Which claims of the current SNO contradict each other or their evidence, and how "
            "coherent the engram stream has been (from the coherence hook's log).")
@@ -20,20 +20,23 @@ frame.page("Coherence", "Which claims of the current SNO contradict each other o
 with frame.guard("Could not check the current SNO"):
     label, sno = frame.current()
     st.subheader(frame.md(sno.title or sno.id))
-    checks = st.session_state.setdefault(_CHECKS, {})
-    key = sno.content_hash()
-    if key not in checks:
-        with st.spinner("Checking the claims against each other and the evidence…"):
-            checks[key] = frame.coherence_hook().check_sno(sno)
-    report = checks[key]
+    hook = frame.coherence_hook()
+    with st.spinner("Checking the claims against each other and the evidence…"):
+        report = hook.check_sno(sno)     # kept by the hook per SNO hash and settings
     m = report.metrics
     c1, c2, c3 = st.columns(3)
     c1.metric("Coherence", f"{m.coherence_chain:.2f}", help="Support minus contradiction over the claims (0-1).")
     c2.metric("Contradiction density", f"{m.contradiction_density:.2f}",
               help="Share of claims with a contradiction above the threshold.")
     c3.metric("Contradiction pairs", len(report.pairs))
+    st.caption(report.coverage.sentence("claims"))
     if report.degraded:
         st.warning("Degraded: " + "; ".join(report.degraded))
+    if coherence_view.offers_unlimited(report):
+        if st.button("Check again without a time limit", key="cns_coherence_unlimited"):
+            with st.spinner("Checking every claim with the model, without a time limit…"):
+                hook.check_sno(sno, unlimited=True)
+            st.rerun()
 
     st.markdown("**Proposition tags**")
     texts = {c.id: c.text for c in sno.claims}
@@ -79,6 +82,8 @@ with frame.guard("Could not read the coherence log"):
     s2.metric("Blocked", f"{summary.blocked_chains:,}")
     s3.metric("Mean coherence", "–" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}")
     s4.metric("Mean contradiction density", "–" if summary.mean_density is None else f"{summary.mean_density:.2f}")
+    coverage, unrecorded = stream_coverage(rows, frame.coherence_hook().settings.latency.budget("pre_write"))
+    st.caption(coverage.sentence("chains", p95=True) + coherence_view.stream_note(unrecorded))
 
     settings = IndicatorSettings.from_config()
     drift = drift_indicator(chain_points(rows), settings)

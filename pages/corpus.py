@@ -9,6 +9,7 @@ import streamlit as st
 from plotly.subplots import make_subplots
 
 from pages import _frame as frame
+from cns_core.access import confine
 from cns_core.engine import corpus
 from cns_core.views import display, ui_state
 
@@ -24,7 +25,7 @@ if source == "Results file":
                          placeholder="results.parquet")
     if st.button("Load results", key="cns_corpus_load"):
         with frame.guard("Could not load the results"):
-            st.session_state[KEY_FRAME] = corpus.load_results(path.strip())
+            st.session_state[KEY_FRAME] = corpus.load_results(confine(path, "Results file"))
             st.session_state[KEY_ORIGIN] = path.strip()
 else:
     folder = st.text_input("Folder of SNO files (.json, .yaml)", key="cns_corpus_folder",
@@ -35,11 +36,18 @@ else:
         with frame.guard("Could not evaluate the folder"):
             bar = st.progress(0.0, text="Reading the folder…")
             st.session_state[KEY_FRAME] = corpus.evaluate_folder(
-                folder.strip(), workers=int(workers),
+                confine(folder, "Folder of SNO files"), workers=int(workers),
                 on_progress=lambda done, total: bar.progress(done / total if total else 1.0,
                                                              text=corpus.progress_text(done, total)))
             bar.empty()
             st.session_state[KEY_ORIGIN] = folder.strip()
+
+if KEY_FRAME not in st.session_state:   # a fresh session opens on the latest finished run
+    latest = corpus.latest_run()
+    if latest is not None:
+        with frame.guard("Could not open the latest corpus run"):
+            st.session_state[KEY_FRAME] = corpus.load_results(latest.results)
+            st.session_state[KEY_ORIGIN] = f"{latest.origin} (latest finished run)"
 
 data = st.session_state.get(KEY_FRAME)
 if data is None:

@@ -1,4 +1,5 @@
-"""Engrams: browse the scored memory (ChromaDB) with filters, pages and a score histogram."""
+"""Engrams: browse the scored memory (ChromaDB) with filters, pages and a score histogram; the judge's
+grade beside the critics' Trust Score, with their disagreements marked."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display
-from cns_core.views.engram_view import HISTOGRAM_BUCKETS, FilterChoice, build_filters, page_count, score_histogram
+from cns_core.views.engram_view import (HISTOGRAM_BUCKETS, FilterChoice, build_filters, disagreement_count,
+                                        disagreement_rule, page_count, rule_text, score_histogram, trust_html)
 from cns_core.engrams import UNGRADED
 
 PER_PAGE = 25
 _ORDERS = {"Newest first": "newest", "Oldest first": "oldest", "Best score first": "score",
            "Most similar first": "relevance"}
 
-frame.page("Engrams", "Every stored turn with the judge's grade (hover a badge for its feedback). "
-           "Filter by score, time, text or meaning; the histogram counts the filtered memory per grade.")
+frame.page("Engrams", "Every stored turn with the judge's grade and the critics' Trust Score of its answer "
+           "(hover a badge for the feedback or the details); a red outline marks where the two disagree. "
+           "Filter by either, time, text or meaning; the histogram counts the filtered memory per grade.")
 
 with frame.guard("Could not open the engram memory"):
     memory = frame.memory()
@@ -40,6 +43,14 @@ with frame.guard("Could not open the engram memory"):
         similar = st.text_input("Similar in meaning to", key="cns_engrams_similar",
                                 help="Semantic search with the MiniLM embeddings.")
         session = st.text_input("Session id", key="cns_engrams_session")
+        rule = disagreement_rule()
+        untrusted = st.checkbox("No Trust Score only", key="cns_engrams_untrusted",
+                                help="Answers the critics have not scored (yet, or could not: hover the badge).")
+        trust_range = st.slider("Trust Score range", 0.0, 1.0, (0.0, 1.0), step=0.05, key="cns_engrams_trust",
+                                disabled=untrusted, help="The critics' Trust Score of the answer. The full range "
+                                                         "0-1 also keeps answers without one.")
+        disagree = st.checkbox("Judge and critics disagree", key="cns_engrams_disagree",
+                               help=f"Only the marked turns: {rule_text(rule)} (config/memory.yaml, trust.disagree).")
 
     since = until = None
     if isinstance(dates, (tuple, list)) and dates:
@@ -47,7 +58,8 @@ with frame.guard("Could not open the engram memory"):
     try:
         filters = build_filters(FilterChoice(score_range=tuple(score_range), ungraded_only=ungraded, since=since,
                                              until=until, contains=contains, similar_to=similar,
-                                             session_id=session))
+                                             session_id=session, trust_range=tuple(trust_range),
+                                             untrusted_only=untrusted, disagree_only=disagree), rule)
     except ValueError as exc:
         st.error(f"Filter: {exc}")
         st.stop()
@@ -58,10 +70,13 @@ with frame.guard("Could not open the engram memory"):
     with st.spinner("Counting engrams…"):
         histogram = score_histogram(memory, filters)
         matches = memory.count(filters)
+        disagreements = disagreement_count(memory, filters, rule)
     pages = page_count(matches, PER_PAGE)
     page_no = c2.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="cns_engrams_page")
     page_no = min(int(page_no), pages)
-    c1.markdown(f"**{matches:,}** of **{total:,}** engrams match · page {page_no} of {pages}")
+    c1.markdown(f"**{matches:,}** of **{total:,}** engrams match · page {page_no} of {pages} · "
+                f"**{disagreements:,}** where the judge and the critics disagree",
+                help=f"Disagreement: {rule_text(rule)}.")
 
     fig = go.Figure(go.Bar(
         x=[display.score_badge(s if s != UNGRADED else None).label for s in HISTOGRAM_BUCKETS],
@@ -81,7 +96,8 @@ with frame.guard("Could not open the engram memory"):
         with st.container(border=True):
             st.markdown(
                 f'<div style="display:flex;justify-content:space-between;gap:1rem">'
-                f'<b>{display.escape(e.query)}</b>{display.score_badge_html(e.critic_score, e.feedback)}</div>'
+                f'<b>{display.escape(e.query)}</b><span style="white-space:nowrap">'
+                f'{display.score_badge_html(e.critic_score, e.feedback)}{trust_html(e, rule)}</span></div>'
                 f'<div style="margin-top:0.3rem">{display.escape(e.answer)}</div>'
                 f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">{display.escape(when)} · '
                 f'session {display.escape(e.session_id or "–")} · id {display.escape(e.id)}</div>',

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Mapping
 
-__all__ = ["free_port", "wait_until_serving", "stop_process"]
+__all__ = ["free_port", "wait_until_serving", "stop_process", "serve_dashboard"]
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -42,3 +49,30 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@contextmanager
+def serve_dashboard(state: Path, env: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+    """``streamlit run dashboard.py`` on 127.0.0.1 with ``state`` as CNS_STATE_DIR; yields its base URL.
+
+    The server is fresh: nothing has visited it yet (Streamlit's page strategy is still undecided).
+    """
+    state.mkdir(parents=True, exist_ok=True)
+    full = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False", **(env or {})}
+    port = free_port()
+    log_path = state / "streamlit.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
+                                 "--server.address", "127.0.0.1", "--server.headless", "true",
+                                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                                cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        try:
+            wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run", timeout_s)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{exc}; log:\n{log_path.read_text()}") from None
+        yield base
+    finally:
+        stop_process(proc)

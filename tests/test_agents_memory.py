@@ -107,3 +107,86 @@ def test_a_restarted_agent_catches_up_on_what_it_missed(bus_config, proxy, memor
             assert second.replayed == 3
             pub.publish(RESPONSE, turn("r3"))                              # live again
             wait_for(lambda: memory.get(["r3"]), what="a live turn after catching up")
+
+
+# ----- the critics' Trust Score beside the judge's grade -------------------------------
+REFERENCE = "An adult human has 206 bones."
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    """The real drafting and critics, under memory.yaml's trust settings (models loaded once)."""
+    from cns_core.agents.answer_trust import AnswerScorer
+
+    return AnswerScorer()
+
+
+def _graded_and_scored(memory, ids):
+    engrams = memory.get(ids)
+    done = len(engrams) == len(ids) and all(e.graded and e.trust_score is not None for e in engrams)
+    return engrams if done else None
+
+
+def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, memory, scorer, caplog):
+    with MemoryAgent(bus_config, memory, trust=scorer) as agent, Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, {**turn("t-right", "An adult human has 206 bones."), "reference": REFERENCE,
+                               "sources": ["Bones of the skeleton: an adult has 206 of them.", "  "]})
+        pub.publish(RESPONSE, {**turn("t-wrong", "An adult has 312 bones."), "reference": REFERENCE,
+                               "metadata": {"trust_score": 1.0, "critic_score": 5, "intent": "x"}})
+        pub.publish(CRITIQUE, {"query_id": "t-right", "score": 4, "feedback": "Right."})
+        pub.publish(CRITIQUE, {"query_id": "t-wrong", "score": 5, "feedback": "The judge was fooled."})
+        right, wrong = wait_for(lambda: _graded_and_scored(memory, ["t-right", "t-wrong"]),
+                                what="two graded and scored engrams")
+        assert agent.running and (agent.trust_scored, agent.trust_failed) == (2, 0)
+    assert (right.critic_score, wrong.critic_score) == (4, 5)
+    assert right.trust_score > 0.8 > 0.65 > wrong.trust_score          # the NLI sees 312 contradict 206
+    assert right.metadata["trust_evidence"] == 2 and wrong.metadata["trust_evidence"] == 1   # reference (+ source)
+    assert right.metadata["trust_settings"] == scorer.fingerprint and right.metadata["trust_profile"] == "verification"
+    assert right.metadata["reference"] == REFERENCE and json.loads(right.metadata["sources"]) == [
+        "Bones of the skeleton: an adult has 206 of them."]                # kept for a backfill
+    assert wrong.metadata["intent"] == "x" and wrong.metadata["critic_feedback"] == "The judge was fooled."
+    assert "turn t-wrong: metadata critic_score, trust_score dropped (set by the memory itself)" in caplog.text
+    assert scorer.settings.rule.verdict(wrong.critic_score, wrong.trust_score) is None   # 0.58 is not below 0.5
+
+
+class _BrokenPipeline:
+    """A critic pipeline that cannot score (a model that went away)."""
+
+    critics: dict = {}
+    nli = embedder = "broken"
+
+    def evaluate(self, sno, weights):
+        raise RuntimeError("the NLI model is gone")
+
+
+def test_a_failed_scoring_stores_the_turn_without_a_score(bus_config, proxy, memory, caplog):
+    from cns_core.agents.answer_trust import AnswerScorer
+
+    with MemoryAgent(bus_config, memory, trust=AnswerScorer(pipeline=_BrokenPipeline())) as agent, \
+            Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, turn("f-broken", "Water boils at 100 degrees at sea level."))
+        pub.publish(RESPONSE, turn("f-empty", "   "))
+        wait_for(lambda: agent.trust_failed == 2, what="two failed scorings")
+        pub.publish(CRITIQUE, {"query_id": "f-broken", "score": 3, "feedback": "ok"})
+        wait_for(lambda: memory.get(["f-broken"])[0].graded, what="a grade after the failures")
+        assert agent.running and agent.failures == 0
+    broken, empty = memory.get(["f-broken", "f-empty"])
+    assert broken.trust_score is None and empty.trust_score is None
+    assert broken.metadata["trust_error"] == "scoring failed: RuntimeError: the NLI model is gone"
+    assert empty.metadata["trust_error"] == "answer: empty, nothing to draft"
+    assert "trust: answer f-broken not scored: scoring failed" in caplog.text
+
+
+def test_a_store_that_refuses_the_scores_costs_only_the_scores(bus_config, proxy, memory, scorer, monkeypatch, caplog):
+    def refuse(trust):
+        raise RuntimeError("chroma is read-only")
+
+    monkeypatch.setattr(memory, "record_trust", refuse)
+    with MemoryAgent(bus_config, memory, trust=scorer) as agent, Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, turn("s1", "An adult human has 206 bones."))
+        wait_for(lambda: agent.trust_failed == 1, what="the scores refused")
+        pub.publish(RESPONSE, turn("s2"))
+        wait_for(lambda: memory.get(["s2"]), what="the next turn")
+        assert agent.running and agent.failures == 0
+    assert memory.get(["s1"])[0].trust_score is None
+    assert "Trust Scores of 1 answer(s) could not be stored" in caplog.text

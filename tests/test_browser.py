@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_until_serving
+from local_servers import serve_dashboard
 
 pytestmark = pytest.mark.browser
 
@@ -39,13 +39,18 @@ relations:
 """
 
 
-def dashboard_pages() -> list[tuple[str, str]]:
-    """(file stem, title) of every page the router lists whose file exists, read from ``_SECTIONS``."""
+def dashboard_sections() -> dict[str, list[tuple[str, str]]]:
+    """Section -> (file stem, title) of every page the router lists whose file exists, read from ``_SECTIONS``."""
     tree = ast.parse((ROOT / "dashboard.py").read_text())
     node = next(n for n in tree.body if isinstance(n, ast.AnnAssign) and getattr(n.target, "id", "") == "_SECTIONS")
-    sections = ast.literal_eval(node.value)
-    return [(Path(name).stem, title) for entries in sections.values() for name, title, _ in entries
-            if (ROOT / "pages" / name).is_file()]
+    sections = {section: [(Path(name).stem, title) for name, title, _ in entries if (ROOT / "pages" / name).is_file()]
+                for section, entries in ast.literal_eval(node.value).items()}
+    return {section: pages for section, pages in sections.items() if pages}
+
+
+def dashboard_pages() -> list[tuple[str, str]]:
+    """(file stem, title) of every page the router lists whose file exists, in the navigation's order."""
+    return [page for pages in dashboard_sections().values() for page in pages]
 
 
 @pytest.fixture(scope="module")
@@ -57,22 +62,8 @@ def server(tmp_path_factory):
     demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "60"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr
-    port = free_port()
-    log = (state / "streamlit.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "dashboard.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        try:
-            wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run")
-        except RuntimeError as exc:
-            pytest.fail(f"{exc}; log:\n{(state / 'streamlit.log').read_text()}")
+    with serve_dashboard(state) as base:     # a start-up failure names the server's log
         yield base
-    finally:
-        stop_process(proc)
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +193,8 @@ def test_weights_slider_changes_the_trust_score(app_url, page):
 
 def test_author_upload_of_a_malformed_file_names_the_fields(app_url, page, tmp_path):
     open_page(page, app_url, "author", "Author / Load")
-    page.locator('input[type="file"]').first.set_input_files(
+    # the page has three uploaders (one per tab): pick the SNO file's by its label
+    page.locator('[data-testid="stFileUploader"]', has_text="SNO file").locator('input[type="file"]').set_input_files(
         files=[{"name": "broken.yaml", "mimeType": "application/yaml", "buffer": MALFORMED}])
     error = page.locator('[data-testid="stAlert"]', has_text="problem(s) found")
     error.first.wait_for(timeout=FIRST_RENDER_MS)
@@ -213,6 +205,63 @@ def test_author_upload_of_a_malformed_file_names_the_fields(app_url, page, tmp_p
         assert field in text, (field, text[:500])
     assert_clean(page, "Author after a malformed upload")
     shoot(page, "author-malformed-upload")
+
+
+DRAFT_TEXT = ("Cities should limit cars in their centres. Because traffic kills thousands of people every year, "
+              "streets must become safer. However, some people need a car for their work.")
+DRAFT_SOURCE = b"Road traffic kills about 1.2 million people a year worldwide. Streets with fewer cars are safer.\n"
+
+
+def test_author_drafts_from_text_and_evaluates(app_url, page):
+    open_page(page, app_url, "author", "Author / Load")
+    page.get_by_role("tab", name="From text").click()
+    page.get_by_label("Text to judge").fill(DRAFT_TEXT)
+    sources = page.locator('[data-testid="stFileUploader"]', has_text="Sources")
+    sources.locator('input[type="file"]').set_input_files(
+        files=[{"name": "notes.md", "mimeType": "text/markdown", "buffer": DRAFT_SOURCE}])
+    page.get_by_text("notes.md", exact=True).first.wait_for(timeout=FIRST_RENDER_MS)
+    question = page.get_by_label("The question it answers (optional; picks the main claim)")
+    question.fill("Should cities limit cars?")
+    question.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Draft the SNO").click()
+    valid = page.locator('[data-testid="stAlert"]', has_text="Valid SNO: 4 claims, 3 relations, 1 evidence")
+    valid.first.wait_for(timeout=WARM_UP_MS)
+    settle(page)
+    tab = page.locator('[data-testid="stTabs"]').first
+    frame = page.frame_locator('[data-testid="stIFrame"], iframe').first       # the drafted graph
+    frame.locator("canvas").first.wait_for(state="visible", timeout=FIRST_RENDER_MS)
+    assert page.locator('[data-testid="stDataFrame"], [data-testid="stDataEditor"]').count() >= 3
+    assert_clean(page, "Author after drafting from text")
+    page.wait_for_timeout(1500)     # let the graph's layout settle for the screenshot
+    shoot(page, "author-from-text-draft")
+
+    page.get_by_role("button", name="Evaluate").click()
+    page.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
+    settle(page)
+    assert 0.0 <= float(_trust_score(page)) <= 1.0
+    assert "is now the current SNO" in tab.inner_text()
+    current = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first   # "Current SNO"
+    shown = current.inner_text() + " ".join(current.locator("input").evaluate_all("els => els.map(e => e.value)"))
+    assert "· drafted" in shown, shown
+    assert_clean(page, "Author after evaluating the draft")
+    shoot(page, "author-from-text-evaluated")
+
+
+def test_author_refuses_a_binary_text_upload_by_name(app_url, page):
+    open_page(page, app_url, "author", "Author / Load")
+    page.get_by_role("tab", name="From text").click()
+    text = page.locator('[data-testid="stFileUploader"]', has_text="upload it")
+    text.locator('input[type="file"]').set_input_files(
+        files=[{"name": "essay.txt", "mimeType": "text/plain", "buffer": b"\x89PNG\r\n\x1a\n\x00\x00\x00IHDR"}])
+    page.get_by_text("essay.txt", exact=True).first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+    page.get_by_role("button", name="Draft the SNO").click()
+    error = page.locator('[data-testid="stAlert"]', has_text="Nothing was drafted")
+    error.first.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+    assert "essay.txt: is a binary file, not text" in error.first.inner_text()
+    assert_clean(page, "Author after a binary text upload")
 
 
 def test_reasoning_graph_draws_a_canvas(app_url, page):

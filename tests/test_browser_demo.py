@@ -114,3 +114,31 @@ def test_every_page_of_the_demo_shows_data(demo, browser, page):
             assert "Nothing loaded" not in main.inner_text()
         assert_clean(page, title)
         shoot(page, f"demo-{stem}")
+
+
+@pytest.mark.timeout(2400)
+def test_the_coherence_page_of_every_example_shows_a_model_result(demo, browser, page):
+    """After the demo set-up, each bundled example's SNO check is judged by the NLI model within the
+    page's budget: no "Degraded", every claim with evidence judged by the model, none by heuristics."""
+    from cns_core.views import ui_state
+
+    base, _ = demo
+    labels = list(ui_state.load_examples())
+    assert len(labels) == 6
+    open_page(page, base, "coherence", "Coherence")
+    main = page.locator('[data-testid="stMain"]')
+    judged = re.compile(r"The NLI model judged (\d+) of (\d+) claims; (\d+) fell back to heuristics")
+    for k, label in enumerate(labels):
+        if k:   # choose the example in the sidebar (a new page load would start a new session)
+            page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+            page.get_by_role("option", name=label, exact=True).click()
+            settle(page)
+        main.locator("h3", has_text=label).first.wait_for(timeout=WARM_UP_MS)
+        main.get_by_text(judged).first.wait_for(timeout=WARM_UP_MS)
+        text = main.inner_text()
+        model, total, fell_back = map(int, judged.search(text).groups())
+        assert "Degraded" not in text, f"{label}: {text[:600]}"
+        assert model == total > 0 and fell_back == 0, f"{label}: {judged.search(text).group(0)}"
+        assert re.search(r"Took [\d.]+ m?s of a [\d.]+ s budget\.", text), text[:600]
+        assert_clean(page, f"Coherence of {label}")
+        shoot(page, f"demo-coherence-{k + 1}-{re.sub(r'[^a-z0-9]+', '-', label.lower()).strip('-')}")

@@ -98,6 +98,12 @@ def test_coherence_check_text_and_sno(capsys, state_dir):
     assert main(["coherence-check", "--sno", str(EXAMPLES / "contradicted_vitamin_c.yaml"), "--no-log"]) == 0
     out = capsys.readouterr().out
     assert "SNO vitamin-c-colds" in out and "c1 x e2" in out
+    assert re.search(r"The NLI model judged 7 of 7 claims; 0 fell back to heuristics\. Took .+ of a [\d.]+ s budget\.",
+                     out), out
+    assert main(["coherence-check", "--sno", str(EXAMPLES / "contradicted_vitamin_c.yaml"), "--no-log",
+                 "--heuristics-only", "--no-time-limit", "--json"]) == 0
+    (sno,) = json.loads(capsys.readouterr().out)
+    assert (sno["judged"]["model"], sno["judged"]["heuristics"], sno["judged"]["budget_ms"]) == (0, 7, None)
     assert main(["coherence-check"]) == 1
 
 

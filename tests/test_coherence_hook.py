@@ -204,7 +204,7 @@ def test_slow_model_drops_the_model_pass(tmp_path, memory_api, lexical):
     backend = ClockedBackend(lexical, clock, ms=130)       # 1.3 x a 100 ms budget
     retriever = RecordingRetriever(memory_api.semantic[0])
     hook = _hook(tmp_path, MemoryAPI(semantic=(retriever,)), model=ModelPass(backend=backend), clock=clock,
-                 settings=_settings(budget_ms=100, ewma_alpha=1.0, model_timeout_ms=10_000))
+                 settings=_settings(pre_write_ms=100, ewma_alpha=1.0))
     first = hook.check_chain("s1", "The north gate is not locked.")
     assert first.model_used and len(backend.calls) == 1
     second = hook.check_chain("s2", "The north gate is not locked.")
@@ -219,7 +219,7 @@ def test_slower_model_also_halves_k(tmp_path, memory_api, lexical):
     backend = ClockedBackend(lexical, clock, ms=200)        # 2 x budget
     retriever = RecordingRetriever(memory_api.semantic[0])
     hook = _hook(tmp_path, MemoryAPI(semantic=(retriever,)), model=ModelPass(backend=backend), clock=clock,
-                 settings=_settings(budget_ms=100, ewma_alpha=1.0, model_timeout_ms=10_000))
+                 settings=_settings(pre_write_ms=100, ewma_alpha=1.0))
     hook.check_chain("s1", "The north gate is not locked.")
     second = hook.check_chain("s2", "The project budget is 90 thousand dollars.")
     assert {"model_dropped", "k_halved", "parse_skipped"} <= set(second.degraded)
@@ -237,7 +237,7 @@ def test_budget_hit_within_a_chain_skips_the_model(tmp_path, memory_api, lexical
     backend = ClockedBackend(lexical, clock, ms=0)
     slow_retrieval = RecordingRetriever(memory_api.semantic[0], clock, ms=130)
     hook = _hook(tmp_path, MemoryAPI(semantic=(slow_retrieval,)), model=ModelPass(backend=backend), clock=clock,
-                 settings=_settings(budget_ms=100))
+                 settings=_settings(pre_write_ms=100))
     result = hook.check_chain("b1", "The north gate is not locked.")
     assert "model_dropped" in result.degraded and backend.calls == []
 
@@ -255,7 +255,7 @@ class SleepingBackend:
 
 def test_model_timeout_falls_back_to_heuristics(tmp_path, memory_api, lexical):
     hook = _hook(tmp_path, memory_api, model=ModelPass(backend=SleepingBackend(lexical, 1.0)),
-                 settings=_settings(budget_ms=10_000, model_timeout_ms=50))
+                 settings=_settings(pre_write_ms=50, drop_model_factor=1e6, halve_k_factor=1e6))
     result = hook.check_chain("t1", "The north gate is not locked.")
     assert "model_timeout" in result.degraded and result.error is None
     assert result.prop_tags[0].contradict > 0.85

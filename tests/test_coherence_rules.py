@@ -249,7 +249,7 @@ def test_chain_metrics_and_reward_hint():
 # ----- latency governor, settings, quarantine file ------------------------------
 
 def test_governor_drops_model_then_halves_k_then_recovers():
-    g = LatencyGovernor(LatencySettings(budget_ms=100, ewma_alpha=1.0))
+    g = LatencyGovernor(LatencySettings(pre_write_ms=100, ewma_alpha=1.0))
     assert g.plan().use_model and not g.plan().halve_k
     g.observe(130)
     assert not g.plan().use_model and not g.plan().halve_k and not g.plan().advanced_parse
@@ -274,6 +274,29 @@ def test_settings_validation_names_the_key():
         CoherenceSettings.from_config({"calibration": {"method": "platt"}})
     with pytest.raises(ConfigError, match=r"align_low: must be below"):
         CoherenceSettings.from_config({"heuristics": {"align_low": 0.9, "align_high": 0.8}})
+
+
+def test_budgets_by_purpose_come_from_the_config():
+    shipped = CoherenceSettings.from_config().latency
+    assert shipped.budget("pre_write") == 250 and shipped.budget("sno_check") >= 1000   # a person waits seconds
+    s = CoherenceSettings.from_config({"budgets": {"pre_write_ms": 80, "sno_check_ms": 3000},
+                                       "latency": {"max_model_pairs": 6}}).latency
+    assert (s.budget("pre_write"), s.budget("sno_check"), s.budget_ms, s.max_model_pairs) == (80, 3000, 80, 6)
+    with pytest.raises(ValueError, match="purpose: expected one of pre_write, sno_check"):
+        s.budget("dashboard")
+
+
+@pytest.mark.parametrize("cfg, message", [
+    ({"budgets": {"sno_check_ms": 0}}, r"budgets.sno_check_ms: must be > 0"),
+    ({"budgets": {"pre_write_ms": "fast"}}, r"budgets.pre_write_ms: expected a number, got 'fast'"),
+    ({"budgets": {"dashboard_ms": 5000}}, r"budgets.dashboard_ms: unknown purpose"),
+    ({"budgets": [250]}, r"coherence.yaml: budgets: expected a mapping"),
+    ({"latency": {"budget_ms": 100}}, r"latency.budget_ms: moved to budgets"),
+    ({"latency": {"max_model_pairs": 2.5}}, r"latency.max_model_pairs: expected a whole number"),
+])
+def test_a_bad_budget_names_the_field(cfg, message):
+    with pytest.raises(ConfigError, match=message):
+        CoherenceSettings.from_config(cfg)
 
 
 def test_file_quarantine_survives_a_torn_line(tmp_path):

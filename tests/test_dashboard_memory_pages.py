@@ -221,7 +221,10 @@ def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, prox
         at.radio(key="cns_judge_mode").set_value("Ask a question (GeneratorAgent answers)")
         at.text_area(key="cns_judge_query").input("Name a prime number.")
         at.button[0].click().run()
-        assert any("Waiting for GeneratorAgent" in c.value for c in at.caption)
+        # The turn is on the page at once; how far it got by this run depends on how fast the agents answer.
+        assert "Name a prime number." in "".join(m.value for m in at.markdown)
+        assert (any(c.value.startswith(("Waiting for GeneratorAgent", "Waiting for the judge")) for c in at.caption)
+                or _badges(at))
         deadline = time.monotonic() + 15
         while not _badges(at) and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -288,3 +291,52 @@ def test_log_view_filters_and_series(filled_state):
     s = summarise(rows)
     assert (s.chains, s.blocked_chains, s.types) == (4, 1, ("negation",))
     assert s.mean_density == pytest.approx(0.125)
+
+
+def _fresh_coherence_hook() -> None:
+    """The page's hook is an ``st.cache_resource`` shared by every AppTest of this process."""
+    from pages import _frame
+
+    _frame.coherence_hook.clear()
+
+
+def test_coherence_says_who_judged_and_checks_again_without_a_time_limit(memory_env, tmp_path, monkeypatch):
+    import shutil
+
+    import yaml
+
+    from cns_core.coherence import CoherenceSettings
+    from cns_core.config import config_dir
+
+    _fresh_coherence_hook()
+    at = _page("coherence.py").run()
+    assert not at.exception and not at.warning
+    captions = [c.value for c in at.caption]
+    budget = CoherenceSettings.from_config().latency.budget("sno_check") / 1000      # seconds, from the config
+    assert any(re.match(r"The NLI model judged (\d+) of \1 claims; 0 fell back to heuristics\. Took .+ of a "
+                        + re.escape(f"{budget:.1f} s budget."), c) for c in captions), captions
+    # the log of the fixture was written before the log recorded who judged: said, not counted
+    assert any("4 older chain(s) in the log predate this record" in c for c in captions), captions
+    assert not [b for b in at.button if b.key == "cns_coherence_unlimited"]
+
+    # a budget too small for any model batch: every claim falls back, and a check without a limit is offered
+    folder = tmp_path / "config"
+    shutil.copytree(config_dir(), folder)
+    cfg = yaml.safe_load((folder / "coherence.yaml").read_text())
+    cfg["budgets"]["sno_check_ms"] = 0.001
+    (folder / "coherence.yaml").write_text(yaml.safe_dump(cfg))
+    monkeypatch.setenv("CNS_CONFIG_DIR", str(folder))
+    _fresh_coherence_hook()
+    try:
+        at = _page("coherence.py").run()
+        assert not at.exception
+        assert any("Degraded: model_budget" in w.value for w in at.warning)
+        assert any(re.match(r"The NLI model judged 0 of (\d+) claims; \1 fell back to heuristics\.", c.value)
+                   for c in at.caption)
+        at.button(key="cns_coherence_unlimited").click().run()
+        assert not at.exception and not at.warning
+        assert any(re.match(r"The NLI model judged (\d+) of \1 claims; 0 fell back to heuristics\. Took .+ with "
+                            r"no time limit\.", c.value) for c in at.caption), [c.value for c in at.caption]
+        assert not [b for b in at.button if b.key == "cns_coherence_unlimited"]
+    finally:
+        _fresh_coherence_hook()

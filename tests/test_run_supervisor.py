@@ -88,3 +88,70 @@ def test_a_child_that_exits_stops_the_others_and_a_restartable_one_is_restarted(
     assert marker.read_text() == "xxx", out.getvalue()      # first start + 2 restarts
     assert "restarting (2/2)" in out.getvalue() and "[sleeper] stopped" in out.getvalue()
     assert all(c.proc.poll() is not None for c in sup.children)
+
+
+# ----- where the dashboard listens ---------------------------------------------------
+def _listening(port: int) -> set[str]:
+    """The local addresses with a TCP socket listening on ``port`` (IPv4 and IPv6, any process)."""
+    return {c.laddr.ip for c in psutil.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
+
+
+def _dashboard_only(tmp_path: Path, *extra: str, token: str | None = None):
+    web = free_port()
+    env = {**os.environ, "CNS_STATE_DIR": str(tmp_path / "state"), "HF_HUB_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+    env.pop("CNS_DASHBOARD_TOKEN", None)
+    env.pop("CNS_DASHBOARD_ADDRESS", None)
+    if token:
+        env["CNS_DASHBOARD_TOKEN"] = token
+    return web, env, [sys.executable, "-m", "cns_core.cli", "run", "--no-agents", "--port", str(web), *extra]
+
+
+def _serve_and_read_sockets(tmp_path: Path, *extra: str) -> tuple[set[str], str]:
+    web, env, cmd = _dashboard_only(tmp_path, *extra)
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 120)
+        addresses = _listening(web)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            stop_process(proc)
+    assert not _listening(web)
+    return addresses, log.read_text()
+
+
+def test_cns_run_serves_the_dashboard_on_loopback_only_by_default(tmp_path):
+    addresses, text = _serve_and_read_sockets(tmp_path)
+    assert addresses == {"127.0.0.1"}, f"listening on {addresses}"
+    assert "dashboard: listening on 127.0.0.1:" in text and ", this machine only; open http://127.0.0.1:" in text
+    assert "token" not in text
+
+
+def test_cns_run_refuses_another_address_without_a_token(tmp_path):
+    web, env, cmd = _dashboard_only(tmp_path, "--address", "0.0.0.0")
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("cns run: --address 0.0.0.0 shares the dashboard with whoever reaches this "
+                                  "machine, and no access token is set. Run `cns run --address 0.0.0.0 "
+                                  "--new-token`")
+    assert "started" not in done.stdout and not _listening(web) and not port_in_use(web)
+
+    web, env, cmd = _dashboard_only(tmp_path, "--address", "0.0.0.0", token="short")   # a token too weak
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "5 characters is too short" in done.stderr and not _listening(web)
+
+
+def test_cns_run_shares_the_dashboard_behind_a_new_token(tmp_path):
+    from urllib.parse import parse_qs, urlsplit
+
+    addresses, text = _serve_and_read_sockets(tmp_path, "--address", "0.0.0.0", "--new-token")
+    assert addresses == {"0.0.0.0"}
+    token = (tmp_path / "state" / "dashboard_token").read_text().strip()
+    link = re.search(r"open (http://\S+)", text).group(1)
+    assert "every IPv4 interface (0.0.0.0:" in text
+    assert parse_qs(urlsplit(link).query) == {"token": [token]} and len(token) >= 40

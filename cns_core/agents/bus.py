@@ -57,6 +57,7 @@ def bus_settings(**overrides: Any) -> BusConfig:
     journal = cfg.pop("journal", None) or {}
     values = {
         "host": env_override(cfg.get("host", "127.0.0.1"), "CNS_BUS_HOST"),
+        "allow_non_loopback": cfg.get("allow_non_loopback", False),
         "pub_port": env_override(cfg.get("pub_port", 5581), "CNS_BUS_PUB_PORT", int),
         "sub_port": env_override(cfg.get("sub_port", 5582), "CNS_BUS_SUB_PORT", int),
         "journal_port": env_override(cfg.get("journal_port", 5583), "CNS_BUS_JOURNAL_PORT", int),
@@ -69,7 +70,8 @@ def bus_settings(**overrides: Any) -> BusConfig:
     try:
         return BusConfig(**values)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) + ': ' if e['loc'] else ''}"
+                             f"{e['msg'].removeprefix('Value error, ')}" for e in exc.errors())
         raise ConfigError(f"bus.yaml: {problems}") from None
 
 

@@ -12,6 +12,11 @@
 * The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
   block a turn (it then goes to the quarantine) and may add flat metadata; a hook
   that raises is logged and the turn is written as usual.
+* The critics' Trust Score: with a ``trust`` scorer (:mod:`cns_core.agents.answer_trust`)
+  each written answer is drafted into an SNO (its reference and sources as evidence,
+  which the engram keeps for a later backfill), scored, and the score stored beside the
+  judge's grade. The engram is written first: a failure to draft or score leaves it
+  without a score (``trust_error`` says why, and the log) and never stops the agent.
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
+from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.journal import JournalUnavailable, journal_tail, replay
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.config import state_dir
-from cns_core.memory import MemoryService
+from cns_core.engrams import TRUST_PREFIX
+from cns_core.memory import CRITIC_PREFIX, MemoryService
 
 __all__ = ["MemoryAgent", "PreWriteHook"]
 
@@ -51,10 +58,11 @@ class MemoryAgent(Agent):
 
     def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
                  pre_write_hook: PreWriteHook | None = None, checkpoint: str | Path | None = None,
-                 replay_on_start: bool = True, retries: int = 2):
+                 replay_on_start: bool = True, retries: int = 2, trust: AnswerScorer | None = None):
         super().__init__(bus)
         self.memory = memory
         self.pre_write_hook = pre_write_hook
+        self.trust = trust
         self.checkpoint_path = Path(checkpoint) if checkpoint else state_dir() / "memory_agent.checkpoint.json"
         self.replay_on_start = replay_on_start
         self.retries = retries
@@ -65,6 +73,8 @@ class MemoryAgent(Agent):
         self.scores_applied = 0
         self.scores_parked = 0
         self.replayed = 0
+        self.trust_scored = 0
+        self.trust_failed = 0
         self._hold_checkpoint = False   # set when a batch failed: a restart must replay it
 
     # ---------------------------------------------------------------- start-up
@@ -179,11 +189,16 @@ class MemoryAgent(Agent):
         stamp = stamp or {}
         rows = []
         for turn in turns:
-            meta: dict[str, Any] = dict(turn.metadata)
+            owned = sorted(k for k in turn.metadata if k.startswith((CRITIC_PREFIX, TRUST_PREFIX)))
+            if owned:
+                log.warning("memory: turn %s: metadata %s dropped (set by the memory itself)",
+                            turn.query_id, ", ".join(owned))
+            meta: dict[str, Any] = {k: v for k, v in turn.metadata.items() if k not in owned}
             if turn.model:
                 meta["model"] = turn.model
             if turn.reference:
                 meta["has_reference"] = True
+            meta.update(evidence_metadata(turn.reference, turn.sources))   # kept for a later backfill
             blocked, meta = self._run_hook(turn, meta)
             if blocked is not None:
                 self.memory.write_quarantined(turn.query, turn.answer, turn.session_id, turn.query_id,
@@ -195,6 +210,23 @@ class MemoryAgent(Agent):
         if rows:
             self.memory.write_episodic_many(rows)
             self.written += len(rows)
+            written = {r["query_id"] for r in rows}
+            self._score_answers([t for t in turns if t.query_id in written])
+
+    def _score_answers(self, turns: Sequence[TurnMessage]) -> None:
+        """The critics' Trust Score of each written answer, stored beside the grade; never raises."""
+        if self.trust is None or not turns:
+            return
+        items = [AnswerItem(t.query_id, t.query, t.answer, t.reference, tuple(t.sources)) for t in turns]
+        try:
+            outcomes = self.trust.record(self.memory, items)
+        except Exception:  # noqa: BLE001 - the engrams are stored; a missing score is not worth the thread
+            self.trust_failed += len(items)
+            log.exception("memory: Trust Scores of %d answer(s) could not be stored; the engrams stay "
+                          "without one (cns trust-backfill scores them later)", len(items))
+            return
+        self.trust_scored += sum(o.error is None for o in outcomes)
+        self.trust_failed += sum(o.error is not None for o in outcomes)
 
     def _run_hook(self, turn: TurnMessage, meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
         """(reason if blocked else None, metadata to store)."""
@@ -206,7 +238,8 @@ class MemoryAgent(Agent):
             if not isinstance(extra, dict):
                 raise TypeError(f"hook metadata must be a dict, got {type(extra).__name__}")
             extra = {str(k): v for k, v in extra.items()
-                     if isinstance(v, (str, int, float, bool)) and not str(k).startswith("critic_")
+                     if isinstance(v, (str, int, float, bool))
+                     and not str(k).startswith((CRITIC_PREFIX, TRUST_PREFIX))
                      and str(k) not in ("type", "query", "session_id", "timestamp", "answer_start")}
             merged = {**meta, **extra}
             if bool(getattr(result, "blocked", False)):

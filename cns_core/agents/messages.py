@@ -36,7 +36,9 @@ class QueryMessage(BaseModel):
 class TurnMessage(BaseModel):
     """``response.generation``: a question and its answer, to be stored and graded.
 
-    ``reference`` (a score-5 answer) and ``rubric`` are optional and only steer the judge.
+    ``reference`` (a score-5 answer) and ``rubric`` are optional and only steer the judge;
+    ``reference`` and ``sources`` (the passages the answer was written from) are the evidence
+    the critics' Trust Score grounds the answer on.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -49,6 +51,7 @@ class TurnMessage(BaseModel):
     rubric: str | dict[str, str] | None = None
     model: str | None = None
     metadata: dict[str, FlatValue] = Field(default_factory=dict)
+    sources: list[str] = Field(default_factory=list, max_length=100)
 
     @field_validator("query")
     @classmethod

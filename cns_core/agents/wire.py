@@ -14,14 +14,12 @@ import uuid
 from typing import Any, Sequence
 
 import zmq
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cns_core.access import is_loopback
 from cns_core.config import state_dir
 
 __all__ = ["BusError", "MalformedMessage", "Envelope", "BusConfig", "bind_socket", "signal_and_join"]
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
-
 
 class BusError(RuntimeError):
     """The bus cannot be used: a port is taken, the proxy is not there, a queue stays full."""
@@ -70,6 +68,7 @@ class BusConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     host: str = "127.0.0.1"
+    allow_non_loopback: bool = False     # the bus has no authentication: another host only on purpose
     pub_port: int = Field(5581, ge=1, le=65535)
     sub_port: int = Field(5582, ge=1, le=65535)
     journal_port: int = Field(5583, ge=1, le=65535)
@@ -81,12 +80,14 @@ class BusConfig(BaseModel):
     journal_keep: int = Field(200_000, ge=100)
     replay_batch: int = Field(2000, ge=1)
 
-    @field_validator("host")
-    @classmethod
-    def _loopback(cls, host: str) -> str:
-        if host not in _LOOPBACK:
-            raise ValueError(f"bus host {host!r}: the bus listens on loopback only ({', '.join(_LOOPBACK)})")
-        return host
+    @model_validator(mode="after")
+    def _loopback(self) -> "BusConfig":
+        if not is_loopback(self.host) and not self.allow_non_loopback:
+            raise ValueError(f"bus host {self.host!r}: the bus listens on loopback only (127.0.0.1, ::1, localhost): "
+                             "anyone who reaches its ports could publish turns and grades, it has no "
+                             "authentication. To listen there on purpose set allow_non_loopback: true in "
+                             "config/bus.yaml")
+        return self
 
     def address(self, port: int) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host

@@ -36,6 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-memory", action="store_true", help="do not start the MemoryAgent")
     p.add_argument("--no-coherence", action="store_true",
                    help="write engrams without the coherence hook (no tags, nothing quarantined)")
+    p.add_argument("--no-trust", action="store_true",
+                   help="store answers without the critics' Trust Score (cns trust-backfill adds it later)")
     p.add_argument("--no-proxy", action="store_true", help="join a proxy started elsewhere")
     p.set_defaults(func=run_agents)
 
@@ -85,7 +87,8 @@ def run_agents(args: argparse.Namespace) -> int:
                           "critiques will carry score null", file=sys.stderr)
             except ChatError as exc:
                 print(f"warning: {exc}; critiques will carry score null until the judge answers", file=sys.stderr)
-        for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence)),
+        for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence,
+                                                                trust=not args.no_trust)),
                            (args.no_critic, lambda: CriticAgent(bus, settings=judge)),
                            (args.no_generator, lambda: GeneratorAgent(bus))):
             if not skip:
@@ -145,17 +148,23 @@ def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
                          limit=int(pending.get("limit", 1000))).start()
 
 
-def _memory_agent(bus: Any, coherence: bool) -> Any:
-    """The MemoryAgent, with the coherence hook before every engram write unless switched off."""
+def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
+    """The MemoryAgent, with the coherence hook before every engram write and the critics' Trust
+    Score of every answer (``trust.enabled`` in memory.yaml), unless switched off."""
+    from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
     from cns_core.agents.memory_agent import MemoryAgent
-
-    if not coherence:
-        return MemoryAgent(bus)
-    from cns_core.coherence import CoherenceHook
     from cns_core.memory import MemoryService
 
+    settings = TrustSettings.from_config()
+    scorer = AnswerScorer(settings) if trust and settings.enabled else None
     memory = MemoryService()
-    return MemoryAgent(bus, memory=memory, pre_write_hook=CoherenceHook(memory=memory).as_pre_write_hook())
+    hook = None
+    if coherence:
+        from cns_core.coherence import CoherenceHook
+
+        # warmed here: model loading never counts against the 250 ms pre-write budget
+        hook = CoherenceHook(memory=memory).warm_up().as_pre_write_hook()
+    return MemoryAgent(bus, memory=memory, pre_write_hook=hook, trust=scorer)
 
 
 # ---------------------------------------------------------------- cns grade

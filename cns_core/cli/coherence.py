@@ -81,13 +81,16 @@ def run_check(args: argparse.Namespace) -> int:
         from cns_core.sno import load_snos
 
         for sno in load_snos(path):
-            report = hook.check_sno(sno)
+            report = hook.check_sno(sno, unlimited=args.no_time_limit)
             out.append({"sno": sno.id, "claims": {k: v.status for k, v in report.claims.items()},
                         "contradictions": [vars(p) | {"types": list(p.types)} for p in report.pairs],
-                        "coherence": report.metrics.coherence_chain})
+                        "coherence": report.metrics.coherence_chain, "degraded": list(report.degraded),
+                        "judged": vars(report.coverage)})
     if args.json:
         print(json.dumps(out, indent=2, default=list))
         return 0
+    from cns_core.coherence.schemas import ModelCoverage
+
     for item in out:
         if "chain_id" in item:
             print(f"chain {item['chain_id']}: coherence {item['metrics']['coherence_chain']:+.2f}, "
@@ -98,8 +101,11 @@ def run_check(args: argparse.Namespace) -> int:
                 print(f"  {p['p_id']}: entail {p['entail']:.2f} contradict {p['contradict']:.2f}"
                       + (f" [{types}]" if types else "") + f"  {p['text']}")
         else:
+            judged = item["judged"]
             print(f"SNO {item['sno']}: coherence {item['coherence']:+.2f}, "
-                  f"{len(item['contradictions'])} contradiction(s)")
+                  f"{len(item['contradictions'])} contradiction(s)"
+                  + (f", degraded: {', '.join(item['degraded'])}" if item["degraded"] else ""))
+            print(f"  {ModelCoverage(**judged).sentence('claims')}")
             for c in item["contradictions"]:
                 print(f"  {c['a']} x {c['b']}: {c['score']:.2f} {'/'.join(c['types'])}"
                       + (" (declared attack)" if c["declared"] else ""))
@@ -136,6 +142,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--sno", action="append", type=Path, help="check the claims of this SNO file (repeatable)")
     c.add_argument("--backend", default=None, help="NLI backend (default: nli.backend of models.yaml)")
     c.add_argument("--heuristics-only", action="store_true", help="no model pass")
+    c.add_argument("--no-time-limit", action="store_true",
+                   help="--sno: let the model judge every claim however long it takes "
+                        "(default: budgets.sno_check_ms of coherence.yaml)")
     c.add_argument("--no-log", action="store_true", help="do not append to the coherence log")
     c.add_argument("--json", action="store_true", help="print JSON")
     c.set_defaults(func=run_check)

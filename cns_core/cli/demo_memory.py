@@ -12,12 +12,18 @@ so running it again is a no-op once every demo engram is there.
 Every turn passes through the coherence hook the way the MemoryAgent writes a turn
 (:meth:`MemoryAgent.write_turns`, a session at a time), so ``<state dir>/coherence.jsonl``
 gets its log and the engrams their coherence tags; a blocked turn goes to the quarantine.
-The demo hook runs heuristics only (the spec's phase A: deterministic and fast on a CPU)
-and searches self statements (``retrieval.self_search``). The first turns state three
+The demo hook runs the model path (the configured NLI backend, warmed before the first
+turn) with no time limit -- a set-up, not a live write: nobody waits on a turn, so no turn
+falls back to the heuristics because the machine was busy -- and searches self statements
+(``retrieval.self_search``). The first turns state three
 habits of the assistant (engrams marked ``self: true`` with a ``facet``); three times in
 the month it contradicts one of them (a drift facet, spec section 8) and its next few
 answers get numbers wrong, which the hook sees as contradictions of earlier answers: the
 Coherence page's drift indicator has something to find.
+
+Each fact turn carries its good answer as the reference (as a judge's score-5 answer would),
+so the MemoryAgent's critics ground the answer on it: the engrams carry the critics' Trust
+Score beside the demo judge's grade, and the Engrams page has disagreements to mark.
 """
 
 from __future__ import annotations
@@ -114,6 +120,7 @@ PERSONA: tuple[tuple[str, str, str, str], ...] = (
      "I do not say so when I am not sure."),
     ("medical", "Do you give medical advice?", "I do not give medical advice.", "I give medical advice."),
 )
+_NO_LIMIT_MS = 1e9             # the demo's pre-write budget: none (a set-up, see the module docstring)
 _DRIFT_AT = (0.3, 0.55, 0.8)   # where in the month the assistant contradicts a habit
 _OFF_TRACK = 4                 # wrong answers after each contradiction
 # facts whose wrong answer gets a number wrong (the heuristics see numeric contradictions)
@@ -157,11 +164,13 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
             question, good, partial, wrong = FACTS[_NUMERIC[(i * 7) % len(_NUMERIC)]]
             quality = "wrong"
         answer = {"good": good, "partial": partial, "wrong": wrong}[quality]
+        reference = good if metadata["intent"] == "fact" else None
         score = rng.choice(_SCORES[quality])
         graded = rng.random() >= 1 / 7
         description = rubric.get(f"score{score}_description", "")
         turns.append({
             "query_id": f"demo-{i:04d}", "query": _ask(rng.choice(_OPENERS), question), "answer": answer,
+            "reference": reference,
             "session_id": f"demo-session-{i // 15:02d}",
             "timestamp": now - days * 86400 + offset + rng.random(),
             "metadata": metadata,
@@ -173,10 +182,12 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
 
 
 def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None,
-               hook: Any = None) -> int:
+               hook: Any = None, trust: Any = None) -> int:
     """Write the demo turns that are missing (neither engrams nor quarantined), a session at a time
-    through ``hook`` (a :class:`CoherenceHook`; None writes without one), and grade them.
-    Returns how many turns were handled."""
+    through ``hook`` (a :class:`CoherenceHook`; None writes without one) and with the critics' Trust
+    Score of each answer (``trust``, an :class:`AnswerScorer`; None: without), and grade them.
+    Demo engrams stored earlier without a Trust Score under ``trust``'s settings get one.
+    Returns how many turns were written."""
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.agents.messages import TurnMessage
 
@@ -184,16 +195,21 @@ def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None =
     ids = [t["query_id"] for t in turns]
     present = {e.id for e in memory.get(ids)} | {e.id for e in memory.list_quarantined()}
     missing = [t for t in turns if t["query_id"] not in present]
+    if trust is not None and present:
+        from cns_core.agents.answer_trust import backfill
+
+        backfill(memory, trust, ids=[i for i in ids if i in present])
     if not missing:
         return 0
     writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
-                         replay_on_start=False)
+                         replay_on_start=False, trust=trust)
     sessions: dict[str, list[dict[str, Any]]] = {}
     for t in missing:
         sessions.setdefault(t["session_id"], []).append(t)
     for batch in sessions.values():   # a session is one batch, as the agent would see it
         writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
-                                        query_id=t["query_id"], metadata=t["metadata"]) for t in batch],
+                                        query_id=t["query_id"], metadata=t["metadata"], reference=t["reference"])
+                            for t in batch],
                            {t["query_id"]: t["timestamp"] for t in batch})
     memory.apply_scores([{"query_id": t["query_id"], "score": t["score"], "feedback": t["feedback"],
                           "judge_model": "demo judge", "latency_s": t["latency_s"]}
@@ -202,15 +218,16 @@ def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None =
 
 
 def demo_hook(memory: Any) -> Any:
-    """The coherence hook the demo turns pass through: the configured one, heuristics only
-    (deterministic, and a few hundred chains take seconds on a CPU), with the self search on."""
+    """The coherence hook the demo turns pass through: the configured one with its model, the
+    pre-write budget lifted (see the module docstring) and the self search on; warmed up."""
     from dataclasses import replace
 
     from cns_core.coherence import CoherenceHook, CoherenceSettings, extract_propositions
 
     settings = CoherenceSettings.from_config()
-    settings = replace(settings, retrieval=replace(settings.retrieval, self_search=True))
-    hook = CoherenceHook(settings, memory=memory, model=False)
+    settings = replace(settings, retrieval=replace(settings.retrieval, self_search=True),
+                       latency=replace(settings.latency, pre_write_ms=_NO_LIMIT_MS))
+    hook = CoherenceHook(settings, memory=memory).warm_up()
     answers = sorted({a for f in FACTS for a in f[1:]} | {a for p in PERSONA for a in p[2:]})
     props = [p.text for a in answers for p in extract_propositions(a, "warm")]
     hook.embedder.encode(answers + props)   # one batch now; every chain then hits the embedder's cache
@@ -222,6 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=300, help="demo engrams (default 300)")
     parser.add_argument("--path", help="embedded Chroma folder (default: the configured memory)")
     parser.add_argument("--no-hook", action="store_true", help="write without the coherence hook")
+    parser.add_argument("--no-trust", action="store_true", help="write without the critics' Trust Score")
     args = parser.parse_args(argv)
     if args.count < 1:
         parser.error("--count must be at least 1")
@@ -231,12 +249,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from cns_core.memory import MemoryService, MemoryStoreError
 
     started = time.perf_counter()
-    hook = None
+    hook = trust = None
     try:
         memory = MemoryService(path=args.path)
         if not args.no_hook:
             hook = demo_hook(memory)
-        written = build_demo(memory, args.count, hook=hook)
+        if not args.no_trust:
+            from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
+
+            settings = TrustSettings.from_config()
+            trust = AnswerScorer(settings) if settings.enabled else None
+        written = build_demo(memory, args.count, hook=hook, trust=trust)
     except (MemoryStoreError, ValueError, OSError) as exc:
         print(f"demo memory: error: {exc}", file=sys.stderr)
         return 1
@@ -245,12 +268,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             hook.close()
     where = memory.url or memory.path
     if written:
-        through = (f", {hook.counters['blocked']} quarantined by the coherence hook (log: {hook.log.path})"
+        through = (f", {hook.counters['blocked']} quarantined by the coherence hook, the NLI model judging "
+                   f"{hook.counters['model_judged']} of {hook.counters['chains']} chains (log: {hook.log.path})"
                    if hook is not None and hook.log is not None else "")
         print(f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
               f"({memory.count()} engrams in total)")
     else:
         print(f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do")
+    if trust is not None:
+        from cns_core.engrams import EngramFilters
+
+        print(f"demo memory: {memory.count(EngramFilters(min_trust=0.0))} engrams carry the critics' Trust Score, "
+              f"{memory.count(EngramFilters(disagreeing=trust.settings.rule))} of them disagree with the judge")
     return 0
 
 

@@ -5,6 +5,11 @@ GeneratorAgent; restarted if it dies) and the dashboard (``streamlit run``) as
 supervised children; Ctrl-C stops both and leaves no process or port behind.
 A judge loop that already answers on the bus ports (another ``cns run`` or
 ``cns agents``) is used as it is, and so is a dashboard already serving the port.
+
+The dashboard listens on 127.0.0.1 unless ``--address`` says otherwise; any other
+address shares it with whoever reaches the machine, so it needs an access token
+(``CNS_DASHBOARD_TOKEN``, or the token file that ``--new-token`` writes) and is
+refused without one.
 """
 
 from __future__ import annotations
@@ -15,14 +20,18 @@ import socket
 import sys
 from pathlib import Path
 
-__all__ = ["register", "run_demo", "port_in_use"]
+__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="the dashboard and the judge loop together until Ctrl-C")
     p.add_argument("--port", type=int, default=int(os.environ.get("CNS_DASHBOARD_PORT", 8501)),
                    help="dashboard port (default 8501, or CNS_DASHBOARD_PORT); bus ports: config/bus.yaml")
-    p.add_argument("--address", default=None, help="dashboard address to bind (default: streamlit's)")
+    p.add_argument("--address", default=os.environ.get("CNS_DASHBOARD_ADDRESS") or "127.0.0.1",
+                   help="dashboard address to listen on (default 127.0.0.1: this machine only; or "
+                        "CNS_DASHBOARD_ADDRESS); any other address needs an access token")
+    p.add_argument("--new-token", action="store_true",
+                   help="write a new random access token to <state dir>/dashboard_token and print the link")
     p.add_argument("--no-agents", action="store_true", help="the dashboard only")
     p.add_argument("--no-dashboard", action="store_true", help="the judge loop only")
     p.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before it is killed")
@@ -37,12 +46,49 @@ def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> boo
         return False
 
 
+def dashboard_url(address: str, port: int, token: str | None) -> tuple[str, str]:
+    """(where it listens, in words; the URL to open), the token in the URL's query when there is one."""
+    from cns_core.access import is_loopback
+
+    host = address.strip("[]")
+    if host in ("", "0.0.0.0", "::"):
+        where = f"every {'IPv6 and IPv4' if host == '::' else 'IPv4'} interface ({host or '*'}:{port})"
+        host = socket.gethostname()
+    elif is_loopback(host):
+        where = f"{address}:{port}, this machine only"
+    else:
+        where = f"{address}:{port}"
+    shown = f"[{host}]" if ":" in host else host
+    return where, f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+
+
+def dashboard_token_for(address: str, new: bool) -> str | None:
+    """The token the dashboard will ask for; raises AccessError for a shared address without one."""
+    from cns_core.access import TOKEN_ENV, AccessError, dashboard_token, is_loopback, new_token, token_file
+
+    token = new_token() if new else dashboard_token()
+    if token is None and not is_loopback(address):
+        raise AccessError(f"--address {address} shares the dashboard with whoever reaches this machine, and no "
+                          f"access token is set. Run `cns run --address {address} --new-token` (it writes "
+                          f"{token_file()} and prints the link to open), or set {TOKEN_ENV}. The default, "
+                          "127.0.0.1, needs no token.")
+    return token
+
+
 def run_demo(args: argparse.Namespace) -> int:
+    from cns_core.access import AccessError
     from cns_core.agents.bus import bus_settings, proxy_reachable
     from cns_core.config import PROJECT_ROOT
     from cns_core.cli.quiet import quiet_model_loading
     from cns_core.cli.supervisor import ChildSpec, Supervisor
 
+    token = None
+    if not args.no_dashboard:
+        try:
+            token = dashboard_token_for(args.address, args.new_token)
+        except (AccessError, OSError) as exc:
+            print(f"cns run: {exc}", file=sys.stderr)
+            return 2
     quiet_model_loading()   # the children inherit the switches
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     bus = bus_settings()
@@ -60,11 +106,14 @@ def run_demo(args: argparse.Namespace) -> int:
         else:
             app = Path(PROJECT_ROOT) / "dashboard.py"
             argv = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-                    "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-            if args.address:
-                argv += ["--server.address", args.address]
+                    "--server.address", args.address, "--server.headless", "true",
+                    "--browser.gatherUsageStats", "false"]
             children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT)))
-            print(f"dashboard: http://localhost:{args.port}")
+            where, url = dashboard_url(args.address, args.port, token)
+            print(f"dashboard: listening on {where}; open {url}")
+            if token:
+                print("dashboard: visitors give the access token once per browser session (the link above "
+                      "carries it); keep it private, and put a TLS reverse proxy in front beyond a trusted network")
     if not children:
         print("nothing to start: everything asked for is already running")
         return 0

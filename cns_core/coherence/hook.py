@@ -21,6 +21,7 @@ the adapter the MemoryAgent calls before it writes an engram.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 # evidence whose similarity is known and must reach retrieval.min_similarity to count
+_SNO_CHECKS_KEPT = 64   # SNO check results kept (by content hash and settings)
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
 
 
@@ -145,9 +147,9 @@ class CoherenceHook:
         if model is False:
             self.model: ModelPass | None = None
         elif model is None or isinstance(model, ModelPass):
-            self.model = model or ModelPass()
+            self.model = model or ModelPass(cache_size=s.latency.pair_cache)
         else:
-            self.model = ModelPass(backend=model)
+            self.model = ModelPass(backend=model, cache_size=s.latency.pair_cache)
         self._embedder = embedder
         self.clock = clock
         self.governor = LatencyGovernor(s.latency)
@@ -183,12 +185,15 @@ class CoherenceHook:
         self.tau_c = s.thresholds.tau_c
         self.tick = 0
         self.backlog = False
-        self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_dropped": 0,
-                         "model_timeout": 0, "k_halved": 0}
+        self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_judged": 0,
+                         "model_dropped": 0, "model_timeout": 0, "k_halved": 0}
         self._coherence_est: float | None = None
         self._recent_coherence: deque[float] = deque(maxlen=50)   # for chain coherence stability
         self._lock = threading.Lock()
         self._recheck_lock = threading.Lock()
+        self._warm_lock = threading.Lock()
+        self._warm = False
+        self._sno_checks: OrderedDict[tuple[str, str], "SNOCoherence"] = OrderedDict()
         self._recheck_thread: threading.Thread | None = None
         self._recent_raw: OrderedDict[str, tuple[np.ndarray, bool]] = OrderedDict()
         adaptive = s.adaptive
@@ -206,10 +211,20 @@ class CoherenceHook:
         return self._embedder
 
     def warm_up(self) -> "CoherenceHook":
-        """Load the embedder and the NLI backend now, so the first chain is not charged for it."""
-        self.embedder.encode(["warm up"])
-        if self.model is not None and self.model.ready:
-            self.model.predict([("warm up", "warm up")], None)
+        """Load the embedder and the NLI backend and run each once now, so that no budget is charged
+        for loading (the MemoryAgent, the dashboard and the CLI call it at start; later calls are free)."""
+        with self._warm_lock:
+            if not self._warm:
+                self.embedder.encode(["warm up"])
+                if self.model is not None and self.model.ready:
+                    self.model.backend.predict([("warm up", "warm up")])   # not through the pair cache
+                self._warm = True
+        return self
+
+    def warm_up_in_background(self) -> "CoherenceHook":
+        """:meth:`warm_up` on a daemon thread (a page starting up is not kept waiting); a check that
+        comes first waits for it to finish, still outside its budget."""
+        threading.Thread(target=self.warm_up, name="coherence-warm-up", daemon=True).start()
         return self
 
     def _event(self, event: str, chain_id: str | None, **fields: Any) -> None:
@@ -289,11 +304,16 @@ class CoherenceHook:
                        plan: LatencyPlan | None = None, started: float | None = None,
                        degraded: list[str] | None = None, *, budgeted: bool = True,
                        settings: CoherenceSettings | None = None,
-                       calibrator: Calibrator | None = None) -> list[list[PairScore]]:
-        """Stages 2-6 for each proposition against its evidence (one model call for all pairs).
+                       calibrator: Calibrator | None = None, deadline: float | None = None,
+                       unlimited: bool = False) -> list[list[PairScore]]:
+        """Stages 2-6 for each proposition against its evidence.
 
-        ``degraded`` collects what was switched off; ``budgeted=False`` ignores the latency cut;
-        ``settings`` and ``calibrator`` replace the hook's own for this call.
+        The pre-write path (default) sends at most ``latency.max_model_pairs`` pairs in one model call,
+        cut at ``budgets.pre_write_ms``; ``budgeted=False`` ignores the governor's cut. With ``deadline``
+        (``self.clock()`` seconds) the model scores in batches until then (a person waiting: every
+        pair of m per proposition, no batch started later); ``unlimited`` lifts every time limit.
+        ``degraded`` collects what was switched off; ``settings`` and ``calibrator`` replace the
+        hook's own for this call.
         """
         settings = settings or self.settings
         calibrator = calibrator or self.calibrator
@@ -325,17 +345,32 @@ class CoherenceHook:
                 for index, owner in enumerate(owners):
                     groups[owner].append(index)
                 sims = np.array([ev.similarity for ev in nodes], dtype=np.float64)
-                chosen = select_top_m(groups, sims, contr_h > 0, settings.retrieval.m)
+                waiting = deadline is not None or unlimited
+                chosen = select_top_m(groups, sims, contr_h > 0, settings.retrieval.m,
+                                      None if waiting else settings.latency.max_model_pairs)
                 pairs = [(nodes[j].text, props[owners[j]].text) for j in chosen]
                 try:
-                    probs = self.model.predict(pairs, settings.latency.model_timeout_ms / 1000.0)
+                    if waiting:
+                        by_owner: dict[int, list[int]] = {}
+                        for k, j in enumerate(chosen):
+                            by_owner.setdefault(owners[j], []).append(k)
+                        probs, done = self.model.predict_until(pairs, list(by_owner.values()),
+                                                               None if unlimited else deadline, self.clock)
+                        if not done.all():
+                            degraded.append("model_budget")
+                        chosen = [j for j, ok in zip(chosen, done) if ok]
+                        probs = probs[done]
+                    else:
+                        probs = self.model.predict(
+                            pairs, None if unlimited else settings.latency.pre_write_ms / 1000.0)
                 except ModelTimeout:
                     degraded.append("model_timeout")
                 except Exception as exc:  # a failing backend (HTTP error, bad output): heuristics only
                     degraded.append("model_error")
                     self._event("model_error", None, error=f"{type(exc).__name__}: {exc}")
                 else:
-                    entail_m[chosen], contr_m[chosen], scored[chosen] = probs[:, 0], probs[:, 2], True
+                    if chosen:
+                        entail_m[chosen], contr_m[chosen], scored[chosen] = probs[:, 0], probs[:, 2], True
         raw = fuse(entail_h, contr_h, entail_m, contr_m, scored, settings.weights)
         cal = calibrator.apply(raw) if n else raw
         out: list[list[PairScore]] = [[] for _ in props]
@@ -475,6 +510,7 @@ class CoherenceHook:
             c["chains"] += 1
             c["blocked"] += int(result.blocked)
             c["errors"] += int(result.error is not None)
+            c["model_judged"] += int(result.model_pairs > 0)
             for key in ("model_dropped", "model_timeout", "k_halved"):
                 c[key] += int(key in result.degraded)
 
@@ -721,12 +757,35 @@ class CoherenceHook:
         return pre_write_hook
 
     # ----- SNOs for the dashboard ---------------------------------------------
-    def check_sno(self, sno: Any) -> "SNOCoherence":
-        """Claims against each other and against the SNO's evidence, for the dashboard
-        (see :func:`cns_core.coherence.sno_check.check_sno`)."""
+    def settings_key(self) -> str:
+        """A hash of what an SNO check's verdict depends on besides the SNO: the effective settings
+        (thresholds as adapted, weights, budgets) and the fitted calibration."""
+        state = self.calibrator.state
+        text = repr((self.effective_settings(), state.method, state.temperature, state.bias, state.isotonic))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def check_sno(self, sno: Any, *, unlimited: bool = False) -> "SNOCoherence":
+        """Claims against each other and against the SNO's evidence, for the dashboard, within
+        ``budgets.sno_check_ms`` unless ``unlimited`` (see :func:`cns_core.coherence.sno_check.check_sno`).
+
+        Results are kept by SNO content hash and :meth:`settings_key` (a page re-run or a second
+        visit costs nothing); a degraded one is replaced when checked again ``unlimited``.
+        """
         from cns_core.coherence.sno_check import check_sno
 
-        return check_sno(self, sno)
+        key = (sno.content_hash(), self.settings_key())
+        with self._lock:
+            hit = self._sno_checks.get(key)
+            if hit is not None:
+                self._sno_checks.move_to_end(key)
+        if hit is not None and not (unlimited and hit.degraded):
+            return hit
+        result = check_sno(self, sno, unlimited=unlimited)
+        with self._lock:
+            self._sno_checks[key] = result
+            while len(self._sno_checks) > _SNO_CHECKS_KEPT:
+                self._sno_checks.popitem(last=False)
+        return result
 
     def close(self) -> None:
         self.join_background(5.0)

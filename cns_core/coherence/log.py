@@ -2,7 +2,9 @@
 
 Lines carry the spec's fields -- tick, chain_id, p_id, entail, contradict,
 uncertainty, types, drift_facets, coherence_chain, contradiction_density,
-blocked -- with floats rounded to four places ("compress fields if large") and
+blocked, plus the chain's ``latency_ms``, ``evidence_pairs`` and ``model_pairs``
+(pairs compared, and those the model scored: the page counts who judged each
+chain) -- with floats rounded to four places ("compress fields if large") and
 lists capped. Other events (``error`` from the crash fail-safe,
 ``quarantine`` / ``release`` / ``calibration``) are lines with an ``event`` key
 instead of ``p_id``. The file rotates to ``<name>.1`` past ``max_bytes`` so a
@@ -56,7 +58,8 @@ class CoherenceLog:
         """One line per proposition (a chain with no proposition still gets one line, p_id null)."""
         m = result.chain_metrics
         shared = {"coherence_chain": _r(m.coherence_chain), "contradiction_density": _r(m.contradiction_density),
-                  "blocked": bool(result.blocked)}
+                  "blocked": bool(result.blocked), "latency_ms": round(float(result.latency_ms), 1),
+                  "evidence_pairs": len(result.pairs), "model_pairs": result.model_pairs}
         records = [{"tick": result.tick, "chain_id": result.chain_id, "p_id": tag.p_id, "entail": _r(tag.entail),
                     "contradict": _r(tag.contradict), "uncertainty": _r(tag.uncertainty),
                     "types": list(tag.contradiction_types)[:_MAX_LIST],

@@ -9,12 +9,21 @@ queueing behind it.
 
 Which pairs: for each proposition the ``m`` pieces of evidence that matter
 most -- those a heuristic cue already flags (the model confirms or vetoes
-them), then the most similar ones.
+them), then the most similar ones. On the pre-write path a chain sends at
+most ``max_pairs`` of them: the flagged ones, then every proposition's best,
+then every proposition's second best, and so on (a long chain loses its least
+relevant pairs, never a whole proposition first).
+
+Answers are kept per (evidence, proposition) text pair (an LRU of
+``cache_size``): a pair seen before is not scored again. For a person waiting
+(the SNO check) :meth:`ModelPass.predict_until` scores in batches and starts
+no batch after its deadline; what is left is reported as not scored.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Callable, Sequence
 
@@ -30,16 +39,22 @@ class ModelTimeout(RuntimeError):
     """The NLI backend did not answer within the model timeout (or is still busy with an earlier call)."""
 
 
-def select_top_m(groups: Sequence[Sequence[int]], similarity: np.ndarray, flagged: np.ndarray, m: int) -> list[int]:
-    """Indices of the pairs to send to the model: per group (proposition), flagged first, then most similar."""
-    chosen: list[int] = []
+def select_top_m(groups: Sequence[Sequence[int]], similarity: np.ndarray, flagged: np.ndarray, m: int,
+                 max_pairs: int | None = None) -> list[int]:
+    """Indices of the pairs to send to the model: per group (proposition), flagged first, then most similar;
+    with ``max_pairs``, the chain's most relevant ones (flagged, then by rank within their group)."""
+    ranked: list[tuple[bool, int, float, int]] = []
     for group in groups:
         if not group or m <= 0:
             continue
         idx = np.asarray(group)
         order = np.lexsort((-similarity[idx], ~flagged[idx]))
-        chosen.extend(int(i) for i in idx[order[:m]])
-    return chosen
+        ranked.extend((not bool(flagged[i]), rank, -float(similarity[i]), int(i))
+                      for rank, i in enumerate(idx[order[:m]]))
+    if max_pairs is not None and len(ranked) > max_pairs:
+        ranked = sorted(ranked)[:max(0, max_pairs)]
+        ranked.sort(key=lambda r: r[3])
+    return [r[3] for r in ranked]
 
 
 def _abandonable_predict(backend, pairs: list[tuple[str, str]], abandoned: threading.Event):
@@ -50,7 +65,8 @@ def _abandonable_predict(backend, pairs: list[tuple[str, str]], abandoned: threa
 class ModelPass:
     """Wraps an NLI backend (built lazily by ``factory``) with readiness and a timeout."""
 
-    def __init__(self, factory: Callable[[], object] | None = None, backend: object | None = None):
+    def __init__(self, factory: Callable[[], object] | None = None, backend: object | None = None,
+                 cache_size: int = 4096):
         if factory is None and backend is None:
             from cns_core.models import get_nli_backend
 
@@ -61,6 +77,9 @@ class ModelPass:
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._pending: Future | None = None
+        self.cache_size = cache_size
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self.cache_hits = 0
 
     @property
     def backend(self) -> object | None:
@@ -81,13 +100,73 @@ class ModelPass:
     def busy(self) -> bool:
         return self._pending is not None and not self._pending.done()
 
-    def predict(self, pairs: Sequence[tuple[str, str]], timeout_s: float | None) -> np.ndarray:
-        """``(n, 3)`` (entailment, neutral, contradiction); raises :class:`ModelTimeout` past ``timeout_s``."""
+    def _ready_backend(self) -> object:
         backend = self.backend
         if backend is None:
             raise ModelUnavailableError("nli", self.unavailable or "no backend", "Check nli.backend in models.yaml.")
-        if not pairs:
-            return np.zeros((0, 3), dtype=np.float64)
+        return backend
+
+    def _cached(self, pairs: Sequence[tuple[str, str]]) -> tuple[np.ndarray, list[int]]:
+        """Rows known from the cache (NaN elsewhere) and the indices still to score (each text pair once)."""
+        out = np.full((len(pairs), 3), np.nan)
+        todo: list[int] = []
+        with self._lock:
+            for i, pair in enumerate(pairs):
+                row = self._cache.get(pair)
+                if row is None:
+                    todo.append(i)
+                else:
+                    self._cache.move_to_end(pair)
+                    out[i] = row
+                    self.cache_hits += 1
+        return out, todo
+
+    def _remember(self, pairs: Sequence[tuple[str, str]], rows: np.ndarray) -> None:
+        if self.cache_size <= 0:
+            return
+        with self._lock:
+            for pair, row in zip(pairs, rows):
+                self._cache[pair] = row
+                self._cache.move_to_end(pair)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+
+    def predict(self, pairs: Sequence[tuple[str, str]], timeout_s: float | None) -> np.ndarray:
+        """``(n, 3)`` (entailment, neutral, contradiction); raises :class:`ModelTimeout` past ``timeout_s``."""
+        backend = self._ready_backend()
+        pairs = [(str(a), str(b)) for a, b in pairs]
+        out, todo = self._cached(pairs)
+        if todo:
+            missing = list(dict.fromkeys(pairs[i] for i in todo))
+            rows = dict(zip(missing, self._scored(backend, missing, timeout_s)))
+            self._remember(missing, list(rows.values()))
+            for i in todo:
+                out[i] = rows[pairs[i]]
+        return out
+
+    def predict_until(self, pairs: Sequence[tuple[str, str]], groups: Sequence[Sequence[int]],
+                      deadline: float | None, clock: Callable[[], float], batch: int = 32
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Score whole groups (a claim's pairs) batch by batch; no batch starts after ``deadline``
+        (``clock()`` seconds; None: no limit). Returns the rows (NaN where not scored) and a mask
+        of the pairs scored."""
+        self._ready_backend()
+        out = np.full((len(pairs), 3), np.nan)
+        scored = np.zeros(len(pairs), dtype=bool)
+        chunk: list[int] = []
+        for g, group in enumerate(groups):
+            chunk.extend(group)
+            if len(chunk) < batch and g < len(groups) - 1:
+                continue
+            if deadline is not None and clock() >= deadline:
+                break
+            if chunk:
+                out[chunk] = self.predict([pairs[i] for i in chunk], None)
+                scored[chunk] = True
+            chunk = []
+        return out, scored
+
+    def _scored(self, backend: object, pairs: list[tuple[str, str]], timeout_s: float | None) -> np.ndarray:
         if timeout_s is None:
             return self._checked(backend.predict(list(pairs)), len(pairs))
         with self._lock:

@@ -20,6 +20,7 @@ __all__ = [
     "Triplet",
     "Proposition",
     "EvidenceNode",
+    "ModelCoverage",
     "ContextItem",
     "ThoughtChain",
     "PairScore",
@@ -199,12 +200,46 @@ class QuarantineDirective:
 
 
 @dataclass(frozen=True)
+class ModelCoverage:
+    """Who judged an SNO's claims (or a stream's chains), how long it took and against which budget.
+
+    For an SNO ``elapsed_ms`` is the check's time; for the engram stream the 95th percentile
+    of the chains' times."""
+
+    model: int = 0              # judged with the model's scores
+    heuristics: int = 0         # had evidence, but the model did not score it (budget, timeout, no model)
+    no_evidence: int = 0        # nothing to compare with: neither judge was needed
+    elapsed_ms: float = 0.0
+    budget_ms: float | None = None   # None: no time limit
+
+    @property
+    def judged(self) -> int:
+        return self.model + self.heuristics
+
+    def sentence(self, noun: str, *, p95: bool = False) -> str:
+        """``The NLI model judged 6 of 7 claims; 1 fell back to heuristics. Took 420 ms of a 10.0 s
+        budget.`` (the page and the CLI say it alike); ``p95``: the time is a 95th percentile."""
+        text = (f"The NLI model judged {self.model:,} of {self.judged:,} {noun}; "
+                f"{self.heuristics:,} fell back to heuristics")
+        if self.no_evidence:
+            text += f" ({self.no_evidence:,} more had nothing to compare with)"
+        took = f"95% took at most {_duration(self.elapsed_ms)}" if p95 else f"Took {_duration(self.elapsed_ms)}"
+        budget = "with no time limit" if self.budget_ms is None else f"of a {_duration(self.budget_ms)} budget"
+        return f"{text}. {took} {budget}."
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+@dataclass(frozen=True)
 class HookResult:
     """The hook's verdict on one chain (spec section 3 ``HookResult``).
 
     ``degraded`` lists what the latency budget or a failure switched off
-    (``model_dropped``, ``model_timeout``, ``model_unavailable``, ``model_error``,
-    ``k_halved``, ``parse_skipped``, ``error``); ``error`` is set only by the crash fail-safe.
+    (``model_dropped``, ``model_timeout``, ``model_budget`` (a person's budget ran out
+    before every batch), ``model_unavailable``, ``model_error``, ``k_halved``, ``parse_skipped``,
+    ``error``); ``error`` is set only by the crash fail-safe.
     """
 
     chain_id: str
@@ -219,8 +254,13 @@ class HookResult:
     pairs: tuple[PairScore, ...] = field(default=(), repr=False, compare=False)
 
     @property
+    def model_pairs(self) -> int:
+        """Pairs the model scored for this chain."""
+        return sum(1 for p in self.pairs if p.entail_m is not None)
+
+    @property
     def model_used(self) -> bool:
-        return not ({"model_dropped", "model_timeout", "model_unavailable", "model_error", "error"}
+        return not ({"model_dropped", "model_timeout", "model_budget", "model_unavailable", "model_error", "error"}
                     & set(self.degraded))
 
     def tags_metadata(self) -> dict[str, Any]:

@@ -6,10 +6,18 @@ fusion and calibration as a thought chain; nothing is blocked or logged. A
 contradiction between two claims that an attack relation already joins is
 ``declared``: the argument states it itself, so the dashboard can tell a
 rebuttal from an inconsistency.
+
+A person is waiting for it, so it runs against ``budgets.sno_check_ms`` (seconds,
+not the pre-write 250 ms): the model scores claim by claim in batches, starts no
+batch after the budget, and the claims left over are judged by the heuristics;
+the result counts both and says how long it took. ``unlimited=True`` is the
+page's "check again without a time limit". Loading the models is done before the
+clock starts (:meth:`CoherenceHook.warm_up`).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +27,7 @@ from cns_core.coherence.decision import chain_metrics, tag_proposition
 from cns_core.coherence.extract import make_proposition
 from cns_core.coherence.fusion import conflict_types
 from cns_core.coherence.retrieval import MatrixRetriever
-from cns_core.coherence.schemas import ChainMetrics, PropTag
+from cns_core.coherence.schemas import ChainMetrics, ModelCoverage, PropTag
 
 __all__ = ["ClaimCoherence", "ContradictionPair", "SNOCoherence", "check_sno"]
 
@@ -50,6 +58,7 @@ class SNOCoherence:
     pairs: tuple[ContradictionPair, ...]
     metrics: ChainMetrics
     degraded: tuple[str, ...] = ()
+    coverage: ModelCoverage = ModelCoverage()
 
 
 def _attacks(sno: Any) -> set[frozenset]:
@@ -62,12 +71,17 @@ def _attacks(sno: Any) -> set[frozenset]:
     return out
 
 
-def check_sno(hook: Any, sno: Any) -> SNOCoherence:
+def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
     """Per-claim tags and contradiction pairs of one SNO (see the module docstring)."""
     settings = hook.effective_settings()
+    budget_ms = None if unlimited else settings.latency.budget("sno_check")
+    hook.warm_up()
+    started = hook.clock()
+    wall = time.perf_counter()
     claims, evidence = list(sno.claims), list(sno.evidence)
     if not claims:
-        return SNOCoherence(sno.id, {}, (), ChainMetrics(0.0, 0.0, 0.0, 0.0, False))
+        return SNOCoherence(sno.id, {}, (), ChainMetrics(0.0, 0.0, 0.0, 0.0, False),
+                            coverage=ModelCoverage(budget_ms=budget_ms))
     props = tuple(make_proposition(c.id, c.text) for c in claims)
     texts = [c.text for c in claims]
     vectors = np.asarray(hook.embedder.encode(texts + [e.text for e in evidence]), dtype=np.float32)
@@ -83,7 +97,8 @@ def check_sno(hook: Any, sno: Any) -> SNOCoherence:
     lists = [[n for n in nodes if n.id != claims[i].id and n.similarity >= settings.retrieval.min_similarity]
              for i, nodes in enumerate(found)]
     degraded: list[str] = []
-    pair_scores = hook.score_evidence(props, lists, degraded=degraded, budgeted=False)
+    pair_scores = hook.score_evidence(props, lists, degraded=degraded, budgeted=False, unlimited=unlimited,
+                                      deadline=None if budget_ms is None else started + budget_ms / 1000.0)
     tags = [tag_proposition(p, pairs, settings, importance=1.0) for p, pairs in zip(props, pair_scores)]
     tau_c = settings.thresholds.tau_c
     attacks, claim_ids = _attacks(sno), {c.id for c in claims}
@@ -103,4 +118,12 @@ def check_sno(hook: Any, sno: Any) -> SNOCoherence:
                 for t in tags}
     return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
                         chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0),
-                        tuple(dict.fromkeys(degraded)))
+                        tuple(dict.fromkeys(degraded)),
+                        _coverage(pair_scores, (time.perf_counter() - wall) * 1000.0, budget_ms))
+
+
+def _coverage(pair_scores: list[list[Any]], elapsed_ms: float, budget_ms: float | None) -> ModelCoverage:
+    """Claims the model judged (any pair scored by it), claims left to the heuristics, claims with no evidence."""
+    model = sum(1 for pairs in pair_scores if any(p.entail_m is not None for p in pairs))
+    empty = sum(1 for pairs in pair_scores if not pairs)
+    return ModelCoverage(model, len(pair_scores) - model - empty, empty, elapsed_ms, budget_ms)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -24,6 +27,8 @@ from cns_core.sno import SNO, SNOValidationError, load_snos
 __all__ = [
     "load_results",
     "evaluate_folder",
+    "FinishedRun",
+    "latest_run",
     "folder_results_path",
     "progress_text",
     "critics_in",
@@ -55,9 +60,48 @@ def evaluate_folder(folder: str | Path, *, workers: int = 1, out: str | Path | N
     folder = Path(folder)
     if not folder.is_dir():
         raise ValueError(f"{folder}: not a folder")
-    report = evaluate_corpus(folder, out or folder_results_path(folder), workers=workers, progress=progress,
-                             on_progress=on_progress)
+    results = Path(out) if out is not None else folder_results_path(folder)
+    report = evaluate_corpus(folder, results, workers=workers, progress=progress, on_progress=on_progress)
+    _record_finished(FinishedRun(results=str(results.resolve()), origin=str(folder), finished_at=time.time(),
+                                 rows=len(report.frame)))
     return report.frame
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """A folder run that ran to its end: the Corpus page opens on the latest one."""
+
+    results: str          # the results file
+    origin: str           # the folder it evaluated (shown above the charts)
+    finished_at: float    # seconds since the epoch
+    rows: int
+
+
+def _latest_path() -> Path:
+    return state_dir() / "corpus" / "latest.json"
+
+
+def _record_finished(run: FinishedRun) -> None:
+    """Written only after a run returns, atomically: an interrupted run never becomes the latest."""
+    path = _latest_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(run.__dict__), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def latest_run() -> FinishedRun | None:
+    """The latest folder run that finished (``make run``'s demo corpus among them), or None.
+
+    None also when the record is unreadable or its results file is gone: the page then starts empty.
+    """
+    try:
+        data = json.loads(_latest_path().read_text(encoding="utf-8"))
+        run = FinishedRun(results=str(data["results"]), origin=str(data["origin"]),
+                          finished_at=float(data["finished_at"]), rows=int(data["rows"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return run if Path(run.results).is_file() else None
 
 
 def progress_text(done: int, total: int) -> str:

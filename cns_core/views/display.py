@@ -37,6 +37,8 @@ __all__ = [
     "grade_of",
     "score_badge",
     "score_badge_html",
+    "trust_badge_html",
+    "disagreement_html",
     "unit_colour",
     "grounding_colour",
     "percent",
@@ -160,6 +162,36 @@ def score_badge_html(score: Any, feedback: str | None = None) -> str:
         f'style="display:inline-block;padding:1px 9px;border-radius:999px;background:{badge.colour};'
         f'color:#ffffff;font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help">{escape(badge.label)}</span>'
     )
+
+
+def _pill(text: str, colour: str, title: str, attrs: str = "", outline: bool = False) -> str:
+    fill = (f"background:#ffffff;color:{colour};border:2px solid {colour}" if outline
+            else f"background:{colour};color:#ffffff")
+    return (f'<span {attrs} title="{escape(title)}" style="display:inline-block;padding:1px 9px;'
+            f'border-radius:999px;{fill};font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help;'
+            f'margin-left:0.3rem">{escape(text)}</span>')
+
+
+def trust_badge_html(trust: float | None, *, complete: bool = True, note: str = "",
+                     evidence: Any = None) -> str:
+    """The critics' Trust Score of an answer as a pill on the red-amber-green ramp; grey with the
+    reason on hover when there is none. ``note``: why it is missing, or the critics left out."""
+    if trust is None:
+        return _pill("no Trust", GREY, note or "the critics have not scored this answer yet",
+                     'class="cns-trust" data-trust="none"')
+    label = f"Trust {trust:.2f}" + ("" if complete else " (incomplete)")
+    tip = f"critics' Trust Score {trust:.2f}"
+    if not complete:
+        tip += f"; left out (failed): {note}" if note else "; a critic failed"
+    if evidence == 0:
+        tip += "; no reference or sources: grounding had no evidence"
+    return _pill(label, unit_colour(trust), tip, f'class="cns-trust" data-trust="{trust:.4f}"')
+
+
+def disagreement_html(verdict: str, rule: str) -> str:
+    """A mark where the judge and the critics disagree (``verdict``: "judge higher" | "critics higher")."""
+    return _pill(f"⚠ {verdict}", RED, f"the judge and the critics disagree ({rule})",
+                 f'class="cns-disagree" data-verdict="{escape(verdict)}"', outline=True)
 
 
 # ----- scores in [0, 1] --------------------------------------------------------

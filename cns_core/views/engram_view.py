@@ -1,4 +1,5 @@
-"""What the Engrams page computes, without Streamlit: filters from widget values, the histogram.
+"""What the Engrams page computes, without Streamlit: filters from widget values, the histogram,
+the judge's grade beside the critics' Trust Score and where the two disagree.
 
 The histogram asks the store for one count per score (a filter per score) instead
 of reading every engram, so it stays fast at 100,000 engrams.
@@ -6,13 +7,15 @@ of reading every engram, so it stays fast at 100,000 engrams.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time as dtime, timezone
 from typing import Any
 
-from cns_core.engrams import UNGRADED, EngramFilters
+from cns_core.engrams import UNGRADED, DisagreementRule, Engram, EngramFilters
+from cns_core.views import display
 
-__all__ = ["HISTOGRAM_BUCKETS", "FilterChoice", "build_filters", "score_histogram", "page_count"]
+__all__ = ["HISTOGRAM_BUCKETS", "FilterChoice", "build_filters", "score_histogram", "page_count",
+           "disagreement_rule", "rule_text", "disagreement_count", "trust_html"]
 
 HISTOGRAM_BUCKETS = (1, 2, 3, 4, 5, UNGRADED)   # left to right on the chart
 
@@ -28,26 +31,39 @@ class FilterChoice:
     contains: str = ""
     similar_to: str = ""
     session_id: str = ""
+    trust_range: tuple[float, float] = (0.0, 1.0)
+    untrusted_only: bool = False
+    disagree_only: bool = False
 
 
 def _day_start(day: date) -> float:
     return datetime.combine(day, dtime.min, tzinfo=timezone.utc).timestamp()
 
 
-def build_filters(choice: FilterChoice) -> EngramFilters:
-    """EngramFilters for the widget values; the full score range 1-5 means "any score, ungraded too".
+def build_filters(choice: FilterChoice, rule: DisagreementRule | None = None) -> EngramFilters:
+    """EngramFilters for the widget values; the full score range 1-5 means "any score, ungraded too",
+    the full Trust range 0-1 "any Trust Score, none too". ``disagree_only`` keeps the engrams where
+    ``rule`` (default: :func:`disagreement_rule`) sees the judge and the critics disagree.
 
     Dates are whole UTC days (``until`` includes its day). Raises ValueError naming the field.
     """
     lo, hi = (int(x) for x in choice.score_range)
     scored = (lo, hi) != (1, 5)
+    t_lo, t_hi = (float(x) for x in choice.trust_range)
+    trusted = (t_lo, t_hi) != (0.0, 1.0) and not choice.untrusted_only
     since = _day_start(choice.since) if choice.since else None
     until = _day_start(choice.until) + 86400 - 1e-3 if choice.until else None
+    if choice.disagree_only and choice.untrusted_only:
+        raise ValueError("disagreements: an answer without a Trust Score cannot disagree with the judge "
+                         "(untick one of the two)")
     return EngramFilters(min_score=lo if scored and not choice.ungraded_only else None,
                          max_score=hi if scored and not choice.ungraded_only else None,
                          ungraded_only=choice.ungraded_only, since=since, until=until,
                          contains=choice.contains or None, similar_to=choice.similar_to or None,
-                         session_id=choice.session_id or None)
+                         session_id=choice.session_id or None,
+                         min_trust=t_lo if trusted else None, max_trust=t_hi if trusted else None,
+                         untrusted_only=choice.untrusted_only,
+                         disagreeing=(rule or disagreement_rule()) if choice.disagree_only else None)
 
 
 def score_histogram(memory: Any, filters: EngramFilters | None = None) -> dict[int, int]:
@@ -55,11 +71,40 @@ def score_histogram(memory: Any, filters: EngramFilters | None = None) -> dict[i
     f = filters or EngramFilters()
     out: dict[int, int] = {}
     for s in HISTOGRAM_BUCKETS:
-        bucket = EngramFilters(min_score=None if s == UNGRADED else s, max_score=None if s == UNGRADED else s,
-                               ungraded_only=s == UNGRADED, since=f.since, until=f.until, contains=f.contains,
-                               similar_to=f.similar_to, session_id=f.session_id)
+        bucket = replace(f, min_score=None if s == UNGRADED else s, max_score=None if s == UNGRADED else s,
+                         ungraded_only=s == UNGRADED)
         out[s] = memory.count(bucket)
     return out
+
+
+def disagreement_rule() -> DisagreementRule:
+    """The configured rule (``trust.disagree`` in config/memory.yaml)."""
+    from cns_core.agents.answer_trust import TrustSettings
+
+    return TrustSettings.from_config().rule
+
+
+def rule_text(rule: DisagreementRule) -> str:
+    """The rule in words, for help texts and the marks' hover."""
+    return (f"judge {rule.judge_high}-5 with Trust below {rule.trust_low:g}, "
+            f"or judge 1-{rule.judge_low} with Trust {rule.trust_high:g} and up")
+
+
+def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRule) -> int:
+    """How many of the filtered engrams the rule marks (one count)."""
+    if filters.untrusted_only:
+        return 0
+    return memory.count(replace(filters, disagreeing=rule))
+
+
+def trust_html(engram: Engram, rule: DisagreementRule) -> str:
+    """The critics' Trust badge of a row, and a disagreement mark where the rule sees one."""
+    meta = engram.metadata
+    badge = display.trust_badge_html(engram.trust_score, complete=engram.trust_complete,
+                                     note=str(meta.get("trust_error") or meta.get("trust_incomplete") or ""),
+                                     evidence=meta.get("trust_evidence"))
+    verdict = rule.verdict(engram.critic_score, engram.trust_score)
+    return badge + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
 
 
 def page_count(total: int, per_page: int) -> int:

@@ -1,0 +1,273 @@
+"""The critics' Trust Score of a stored answer, beside the judge's grade.
+
+The judge (an LLM) grades an answer 1-5 as a whole; the critics judge the argument the
+answer makes. To put the two side by side, an answer is drafted into an SNO
+(:func:`cns_core.text.draft_sno`: its claims and relations, the query as the question the
+main claim answers, the turn's reference and sources as evidence), scored by the critic
+pipeline under the configured weight profile (``trust`` in ``config/memory.yaml``) and the
+result stored in the engram's ``trust_*`` metadata (:data:`cns_core.engrams.TRUST_KEYS`).
+
+The MemoryAgent does this for every turn it writes; :func:`backfill` (``cns trust-backfill``)
+for turns already stored, skipping those scored under the same settings. A failure to draft
+or score never loses a turn: the outcome carries the reason (stored as ``trust_error``,
+logged) and no score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from cns_core.config import ConfigError
+from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
+from cns_core.memory import memory_settings
+from cns_core.scoring import incomplete_note, load_profiles
+
+__all__ = ["TrustSettings", "AnswerItem", "TrustOutcome", "AnswerScorer", "BackfillReport", "backfill",
+           "item_from_engram", "evidence_metadata"]
+
+log = logging.getLogger(__name__)
+
+_FILE = "memory.yaml"
+
+
+@dataclass(frozen=True)
+class TrustSettings:
+    """``trust`` in config/memory.yaml: whether answers are scored, under which weights, and the
+    disagreement rule of the Engrams page."""
+
+    enabled: bool = True
+    profile: str = "verification"
+    timeout_s: float = 30.0
+    rule: DisagreementRule = field(default_factory=DisagreementRule)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None = None) -> "TrustSettings":
+        """From ``cfg`` (default: memory.yaml's ``trust`` section); errors name the key."""
+        from cns_core.config import config_mapping, config_number
+
+        section = dict(cfg if cfg is not None else config_mapping(memory_settings(), "trust", file=_FILE))
+        unknown = sorted(set(section) - {"enabled", "profile", "timeout_s", "disagree"})
+        if unknown:
+            raise ConfigError(f"{_FILE}: trust: unknown key(s) {', '.join(map(str, unknown))}")
+        enabled = section.get("enabled", True)
+        if not isinstance(enabled, bool):
+            raise ConfigError(f"{_FILE}: trust.enabled: expected true or false, got {enabled!r}")
+        profile = section.get("profile", cls.profile)
+        timeout = config_number(section, "timeout_s", file=_FILE, path="trust", default=cls.timeout_s, low=0.1)
+        try:
+            rule = DisagreementRule.from_config(config_mapping(section, "disagree", file=_FILE))
+        except ValueError as exc:
+            raise ConfigError(f"{_FILE}: trust.{exc}") from None
+        settings = cls(enabled=enabled, profile=str(profile), timeout_s=timeout, rule=rule)
+        settings.weights()   # the profile must exist
+        return settings
+
+    def weights(self) -> dict[str, float]:
+        """The weights of ``profile`` (config/profiles.yaml); an unknown profile is an error naming it."""
+        profiles = load_profiles()
+        if self.profile not in profiles:
+            raise ConfigError(f"{_FILE}: trust.profile: unknown weight profile {self.profile!r} "
+                              f"(known: {', '.join(profiles)})")
+        return dict(profiles[self.profile])
+
+
+@dataclass(frozen=True)
+class AnswerItem:
+    """One answer to score: the turn's query and answer, and what it may be grounded on."""
+
+    query_id: str
+    query: str
+    answer: str
+    reference: str | None = None
+    sources: tuple[str, ...] = ()
+
+    def source_texts(self) -> list[Any]:
+        """The evidence for the draft: the reference first, then each source (blank ones left out)."""
+        from cns_core.text import SourceText
+
+        out = [SourceText("reference", self.reference)] if self.reference and self.reference.strip() else []
+        out += [SourceText(f"source {i}", text) for i, text in enumerate(self.sources, start=1) if text.strip()]
+        return out
+
+
+def evidence_metadata(reference: str | None, sources: Sequence[str]) -> dict[str, Any]:
+    """What an engram keeps of a turn's evidence, so a later backfill drafts with the same evidence:
+    ``reference`` (text) and ``sources`` (a JSON list; Chroma metadata holds no lists)."""
+    out: dict[str, Any] = {}
+    if reference and reference.strip():
+        out["reference"] = reference
+    kept = [s for s in sources if isinstance(s, str) and s.strip()]
+    if kept:
+        out["sources"] = json.dumps(kept, ensure_ascii=False)
+    return out
+
+
+def item_from_engram(engram: Engram) -> AnswerItem:
+    """The answer of a stored turn, with the evidence its metadata kept (an unreadable list is none)."""
+    meta = engram.metadata
+    try:
+        sources = json.loads(meta.get("sources") or "[]")
+    except ValueError:
+        sources = []
+    if not isinstance(sources, list):
+        sources = []
+    reference = meta.get("reference")
+    return AnswerItem(query_id=engram.id, query=engram.query, answer=engram.answer,
+                      reference=reference if isinstance(reference, str) else None,
+                      sources=tuple(s for s in sources if isinstance(s, str)))
+
+
+@dataclass(frozen=True)
+class TrustOutcome:
+    """The critics' verdict on one answer; ``trust_score`` is None when ``error`` says why not."""
+
+    query_id: str
+    trust_score: float | None
+    profile: str
+    settings: str
+    complete: bool = True
+    incomplete: tuple[str, ...] = ()
+    claims: int = 0
+    evidence: int = 0
+    error: str | None = None
+
+    def metadata(self) -> dict[str, Any]:
+        """The engram's ``trust_*`` keys (every key of TRUST_KEYS that applies; the rest are cleared)."""
+        out: dict[str, Any] = {"trust_score": UNTRUSTED if self.trust_score is None else round(self.trust_score, 6),
+                               "trust_profile": self.profile, "trust_settings": self.settings}
+        if self.error is not None:
+            out["trust_error"] = self.error[:500]
+        else:
+            out.update({"trust_complete": self.complete, "trust_claims": self.claims,
+                        "trust_evidence": self.evidence})
+            if self.incomplete:
+                out["trust_incomplete"] = ",".join(self.incomplete)
+        return out
+
+
+class AnswerScorer:
+    """Drafts and scores answers; one critic pipeline (its models loaded once, its cache shared)."""
+
+    def __init__(self, settings: TrustSettings | None = None, pipeline: Any = None):
+        self.settings = settings or TrustSettings.from_config()
+        self._weights = self.settings.weights()
+        self._pipeline = pipeline
+        self._fingerprint: str | None = None
+
+    @property
+    def pipeline(self) -> Any:
+        if self._pipeline is None:
+            from cns_core.pipeline import CriticPipeline
+
+            self._pipeline = CriticPipeline(timeout_s=self.settings.timeout_s)
+        return self._pipeline
+
+    @property
+    def fingerprint(self) -> str:
+        """What made a score: weights, each critic's settings, the NLI and embedding models, the
+        drafting settings. Two scores with the same fingerprint came from the same judges (the backfill skips a match)."""
+        if self._fingerprint is None:
+            from cns_core.models import get_embedder, get_nli_backend
+            from cns_core.models.nli import nli_identity
+
+            pipeline = self.pipeline
+            try:
+                nli = nli_identity(pipeline.nli or get_nli_backend())
+            except Exception as exc:  # noqa: BLE001 - an unavailable model is part of the settings
+                nli = f"unavailable: {type(exc).__name__}"
+            try:
+                embedder = getattr(pipeline.embedder or get_embedder(), "name", "?")
+            except Exception as exc:  # noqa: BLE001
+                embedder = f"unavailable: {type(exc).__name__}"
+            from cns_core.text import DraftSettings
+
+            payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
+                       "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
+                       "drafting": repr(DraftSettings())}
+            blob = json.dumps(payload, sort_keys=True, default=str)
+            self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
+        return self._fingerprint
+
+    def _failed(self, item: AnswerItem, reason: str) -> TrustOutcome:
+        log.warning("trust: answer %s not scored: %s", item.query_id, reason)
+        return TrustOutcome(item.query_id, None, self.settings.profile, self.fingerprint, error=reason)
+
+    def score(self, item: AnswerItem) -> TrustOutcome:
+        """Draft ``item``'s answer into an SNO and score it; never raises (a failure is the outcome's error)."""
+        from cns_core.text import TextInputError, draft_sno
+
+        if not item.answer.strip():
+            return self._failed(item, "answer: empty, nothing to draft")
+        try:
+            draft = draft_sno(item.answer, sources=item.source_texts(), question=item.query,
+                              sno_id=f"answer-{item.query_id}")
+        except TextInputError as exc:
+            return self._failed(item, f"drafting: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a drafting bug must not cost the turn
+            return self._failed(item, f"drafting failed: {type(exc).__name__}: {exc}")
+        try:
+            evaluation = self.pipeline.evaluate(draft.sno, self._weights)
+        except Exception as exc:  # noqa: BLE001 - nor a scoring bug
+            return self._failed(item, f"scoring failed: {type(exc).__name__}: {exc}")
+        if evaluation.failed:
+            log.info("trust: answer %s scored without %s", item.query_id, incomplete_note(evaluation.failed))
+        return TrustOutcome(item.query_id, float(evaluation.trust_score), self.settings.profile, self.fingerprint,
+                            complete=evaluation.complete, incomplete=tuple(evaluation.failed),
+                            claims=len(draft.sno.claims), evidence=len(draft.sno.evidence))
+
+    def score_many(self, items: Iterable[AnswerItem]) -> list[TrustOutcome]:
+        return [self.score(item) for item in items]
+
+    def record(self, memory: Any, items: Sequence[AnswerItem]) -> list[TrustOutcome]:
+        """Score ``items`` and store the outcomes on their engrams (one write)."""
+        outcomes = self.score_many(items)
+        memory.record_trust({o.query_id: o.metadata() for o in outcomes})
+        return outcomes
+
+
+@dataclass
+class BackfillReport:
+    """What :func:`backfill` did."""
+
+    total: int = 0          # engrams in the memory
+    skipped: int = 0        # already scored under the same settings
+    scored: int = 0
+    failed: int = 0         # stored with trust_error, no score
+    elapsed_s: float = 0.0
+
+
+def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = None, force: bool = False,
+             limit: int | None = None, batch: int = 32,
+             on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
+    """Score every stored answer (or those of ``ids`` that are stored) that has no Trust Score under
+    ``scorer``'s settings (all with ``force``; at most ``limit``). Idempotent: a second run finds
+    nothing to do. ``on_progress(done, todo)`` follows the run batch by batch; each batch is stored
+    as it finishes, so an interrupted run keeps what it did."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be at least 1 (got {limit})")
+    started = time.perf_counter()
+    every = memory.ids_matching(None, None)
+    if ids is not None:
+        wanted = set(ids)
+        every = [i for i in every if i in wanted]
+    done = set() if force else {i for i, s in memory.trust_settings_of(every).items() if s == scorer.fingerprint}
+    todo = [i for i in every if i not in done]
+    if limit is not None:
+        todo = todo[:limit]
+    report = BackfillReport(total=len(every), skipped=len(done))
+    if on_progress is not None:
+        on_progress(0, len(todo))
+    for start in range(0, len(todo), batch):
+        items = [item_from_engram(e) for e in memory.get(todo[start:start + batch])]
+        outcomes = scorer.record(memory, items)
+        report.scored += sum(o.error is None for o in outcomes)
+        report.failed += sum(o.error is not None for o in outcomes)
+        if on_progress is not None:
+            on_progress(min(start + batch, len(todo)), len(todo))
+    report.elapsed_s = time.perf_counter() - started
+    return report

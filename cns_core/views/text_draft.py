@@ -1,0 +1,125 @@
+"""The Author page's "From text": text and sources in, a drafted SNO as editable tables, back out
+as a validated SNO.
+
+Drafting itself is :func:`cns_core.text.draft_sno`; this module only turns its input widgets
+into its arguments and its result into the rows of the page's three editors, each row with
+the reason the draft gave for it (``why``, read-only), and the edited rows back into an SNO.
+A row left as drafted keeps its metadata (cue, NLI probabilities, character offsets); an
+edited or added row says so instead, since the drafted reason no longer describes it.
+Every problem is a message naming the input or the field, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from cns_core.sno import SNO
+from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_source_bytes, read_text_bytes
+from cns_core.views.ui_state import FormResult, sno_from_tables
+
+__all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
+           "read_inputs", "draft_tables", "tables_of", "sno_from_draft"]
+
+CLAIM_COLUMNS = ("id", "text", "role", "why")
+RELATION_COLUMNS = ("id", "source", "target", "kind", "attack_type", "why")
+EVIDENCE_COLUMNS = ("id", "text", "source", "validity", "why")
+TEXT_TYPES = ("txt", "md")           # the text to judge
+SOURCE_TYPES = ("txt", "md", "pdf")  # its sources
+EDITED = "edited by hand"            # the reason of a row that is no longer as drafted
+
+# what identifies a row as "as drafted" (the reason describes it only while these are unchanged)
+_SAME = {"claims": ("text",), "relations": ("source", "target", "kind", "attack_type"),
+         "evidence": ("text", "source")}
+
+
+@dataclass(frozen=True)
+class DraftTables:
+    """A draft as the editors show it: rows per table (with ``why``), its notes and where it came from."""
+
+    sno_id: str
+    title: str
+    hypothesis: str
+    claims: list[dict[str, Any]]
+    relations: list[dict[str, Any]]
+    evidence: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    drafted: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)   # table -> id -> item as drafted
+    sno_metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def read_inputs(pasted: str, upload: tuple[str, bytes] | None,
+                sources: Iterable[tuple[str, bytes]] = ()) -> tuple[str, list[SourceText]]:
+    """The text to judge (an upload wins over pasted text) and the sources, each checked by
+    :mod:`cns_core.text` (binary, not UTF-8, empty, too big, unreadable PDF): TextInputError names it."""
+    if upload is not None:
+        name, data = upload
+        text = read_text_bytes(data, name)
+    elif isinstance(pasted, str) and pasted.strip():
+        text = pasted
+    else:
+        raise TextInputError("text: paste the text to judge or upload a .txt or .md file")
+    read = [read_source_bytes(data, name) for name, data in sources]
+    return text, read
+
+
+def _why(metadata: Mapping[str, Any]) -> str:
+    """The draft's reason in one line: its ``why`` and the NLI probabilities it used."""
+    why = str(metadata.get("why", ""))
+    numbers = [f"{k.replace('nli_', 'NLI ')} {v:.2f}" for k, v in metadata.items()
+               if k.startswith("nli_") and isinstance(v, (int, float))]
+    if "source" in metadata and "start" in metadata:
+        numbers.append(f"{metadata['source']}, characters {metadata['start']}-{metadata.get('end', '?')}")
+    return "; ".join(p for p in [why, ", ".join(numbers)] if p)
+
+
+def tables_of(draft: Draft) -> DraftTables:
+    """The editors' rows of a draft."""
+    sno = draft.sno
+    claims = [{"id": c.id, "text": c.text, "role": c.role, "why": _why(c.metadata)} for c in sno.claims]
+    relations = [{"id": r.id or "", "source": r.source, "target": r.target, "kind": r.kind,
+                  "attack_type": r.attack_type or "", "why": _why(r.metadata)} for r in sno.relations]
+    evidence = [{"id": e.id, "text": e.text, "source": e.source, "validity": float(e.validity),
+                 "why": _why(e.metadata)} for e in sno.evidence]
+    drafted = {"claims": {c.id: c.model_dump(mode="json") for c in sno.claims},
+               "relations": {r.id: r.model_dump(mode="json") for r in sno.relations if r.id},
+               "evidence": {e.id: e.model_dump(mode="json") for e in sno.evidence}}
+    return DraftTables(sno.id, sno.title, sno.hypothesis, claims, relations, evidence, list(draft.notes), drafted,
+                       dict(sno.metadata))
+
+
+def draft_tables(text: str, sources: Sequence[SourceText] = (), question: str | None = None) -> DraftTables:
+    """Draft ``text`` (with its sources as evidence) into the editors' rows; TextInputError names bad input."""
+    return tables_of(draft_sno(text, sources=sources, question=question or None))
+
+
+def _blank(value: Any) -> bool:
+    return value is None or value != value or (isinstance(value, str) and not value.strip())
+
+
+def _same(row: Mapping[str, Any], drafted: Mapping[str, Any], keys: Sequence[str]) -> bool:
+    def norm(v: Any) -> Any:
+        return None if _blank(v) else (v.strip() if isinstance(v, str) else v)
+
+    return all(norm(row.get(k)) == norm(drafted.get(k)) for k in keys)
+
+
+def sno_from_draft(tables: DraftTables, sno_id: str, title: str, hypothesis: str | None,
+                   claims: Iterable[Mapping[str, Any]], relations: Iterable[Mapping[str, Any]],
+                   evidence: Iterable[Mapping[str, Any]]) -> FormResult:
+    """The edited rows as a validated SNO (problems as ``field: message``, as the form and uploads
+    report them). Rows left as drafted keep their metadata; edited or added rows are marked so."""
+    rows = {"claims": list(claims), "relations": list(relations), "evidence": list(evidence)}
+    result = sno_from_tables(sno_id, title, hypothesis, rows["claims"], rows["relations"], rows["evidence"])
+    if result.sno is None:
+        return result
+    data = result.sno.model_dump(mode="json")
+    for table, items in (("claims", data["claims"]), ("relations", data["relations"]), ("evidence", data["evidence"])):
+        for item in items:
+            drafted = tables.drafted.get(table, {}).get(item.get("id") or "")
+            item["metadata"] = (dict(drafted.get("metadata") or {})
+                                if drafted is not None and _same(item, drafted, _SAME[table]) else {"why": EDITED})
+    data["metadata"] = {**tables.sno_metadata, **data.get("metadata", {})}
+    sno = SNO.model_validate(json.loads(json.dumps(data)))
+    return FormResult(result.data, sno, [])

@@ -1,0 +1,79 @@
+"""``cns trust-backfill``: the critics' Trust Score for answers already in memory, idempotent."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cns_core.agents.answer_trust import AnswerScorer, TrustSettings, backfill
+from cns_core.cli import main
+from cns_core.memory import MemoryService
+from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.usefixtures("lean_torch")
+
+TURNS = [
+    {"query": "How many bones does an adult have?", "answer": "An adult human has 206 bones.",
+     "metadata": {"reference": "An adult human has 206 bones."}},
+    {"query": "How many bones does an adult have?", "answer": "An adult has 312 bones.",
+     "metadata": {"reference": "An adult human has 206 bones.",
+                  "sources": '["The adult skeleton has 206 bones.", "Babies have more, about 270."]'}},
+    {"query": "Why is the sky blue?", "answer": "Because air scatters blue light more than red light, the sky "
+                                                "looks blue."},
+    {"query": "Anything?", "answer": " "},
+]
+
+
+@pytest.fixture
+def memory(state_dir, monkeypatch):
+    monkeypatch.delenv("CNS_CHROMA_URL", raising=False)
+    m = MemoryService()
+    m.write_episodic_many([{**t, "session_id": "old", "query_id": f"b{i}", "timestamp": 1_750_000_000 + i}
+                           for i, t in enumerate(TURNS)])
+    m.update_engram_score("b1", 5, "fooled")
+    return m
+
+
+def _counts(out: str) -> tuple[int, int, int, int]:
+    m = re.search(r"(\d+) scored, (\d+) without a score .*?, (\d+) already scored under these settings, of (\d+) "
+                  r"engrams", out)
+    assert m, out
+    return tuple(int(g) for g in m.groups())
+
+
+def test_backfill_scores_stored_answers_once(memory, capsys):
+    assert all(e.trust_score is None for e in memory.get(["b0", "b1", "b2", "b3"]))
+    assert main(["trust-backfill"]) == 0
+    assert _counts(capsys.readouterr().out) == (3, 1, 0, 4)
+    right, wrong, sky, empty = memory.get(["b0", "b1", "b2", "b3"])
+    assert right.trust_score > 0.8 > 0.65 > wrong.trust_score         # grounded on the stored reference
+    assert (right.metadata["trust_evidence"], wrong.metadata["trust_evidence"], sky.metadata["trust_evidence"]) == (
+        1, 3, 0)                                                       # reference, + 2 sources, none
+    assert sky.metadata["trust_claims"] == 2                           # "because": a claim and its reason
+    assert wrong.critic_score == 5 and wrong.feedback == "fooled"      # the grade is untouched
+    assert empty.trust_score is None and empty.metadata["trust_error"] == "answer: empty, nothing to draft"
+    before = {e.id: e.metadata for e in memory.get(["b0", "b1", "b2"])}
+
+    assert main(["trust-backfill"]) == 0                               # idempotent: only the failure is retried
+    assert _counts(capsys.readouterr().out) == (0, 1, 3, 4)
+    assert {e.id: e.metadata for e in memory.get(["b0", "b1", "b2"])} == before
+
+    assert main(["trust-backfill", "--force", "--limit", "2"]) == 0
+    assert _counts(capsys.readouterr().out)[:2] == (2, 0)
+
+
+def test_other_settings_score_again(memory):
+    first = AnswerScorer(TrustSettings(profile="verification"))
+    assert backfill(memory, first).scored == 3
+    other = AnswerScorer(TrustSettings(profile="default"))
+    assert other.fingerprint != first.fingerprint
+    report = backfill(memory, other, ids=["b0", "b2", "nobody"])
+    assert (report.total, report.scored, report.skipped) == (2, 2, 0)
+    assert memory.get(["b0"])[0].metadata["trust_profile"] == "default"
+    assert memory.get(["b1"])[0].metadata["trust_profile"] == "verification"
+
+
+def test_a_bad_limit_is_named(memory, capsys):
+    assert main(["trust-backfill", "--limit", "0"]) == 1
+    assert "cns trust-backfill: error: --limit must be at least 1 (got 0)" in capsys.readouterr().err
