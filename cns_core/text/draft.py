@@ -67,6 +67,8 @@ class DraftSettings:
     attack_threshold: float = 0.9       # p(contradiction) above p(entailment) and this: an attack
     rebut_threshold: float = 0.5        # a turn against a concession that contradicts it this much rebuts it
     previous_margin: float = 0.15       # entailment towards the unit before beats the main claim by this much
+    rules: int = 2                      # raised whenever the drafting rules change, so stored scores that name
+                                        # these settings (the memory's trust fingerprint) are scored again
 
 
 _SUBORDINATE = ("reason", "concession", "example", "contrast")
@@ -411,7 +413,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
         notes.append(f"no question given: the title's question ({title!r}) picks the main claim")
     sno_id = _sno_id(text, sno_id)
     notes.extend(evidence_notes)
-    meta: dict[str, Any] = {"drafted_from": "text", "method": "cues+position+nli"}
+    meta: dict[str, Any] = {"drafted_from": "text", "method": f"cues+position+nli, rules {settings.rules}"}
     if question:
         meta["question"] = question
     if not units:   # headings only
