@@ -6,7 +6,7 @@ import pytest
 
 from critic_doubles import TableEmbedder, TableNLI
 from cns_core.sno import parse_snos, serialize_snos
-from cns_core.text import SourceText, TextInputError, TextLimits, draft_sno
+from cns_core.text import SourceText, TextInputError, TextLimits, check_text, draft_sno, draft_snos
 
 ESSAY = ("The city should tax sugary drinks. Sugar taxes cut consumption, because people buy less when prices "
          "rise. Admittedly, the tax costs poor households more. But they gain the most from better health.")
@@ -113,6 +113,20 @@ def test_unit_limit_keeps_the_first_units():
     assert "only the first 3 of 8 units became claims (config/sno.yaml max_units)" in draft.notes
 
 
+def test_many_texts_share_one_nli_pass_and_draft_as_one_by_one():
+    other = "Bus lanes should come first, because buses carry most commuters. However, cars pay road tax."
+    nli = TableNLI({("because buses carry most commuters.", "Bus lanes should come first"): (0.9, 0.05, 0.05)})
+    together = draft_snos([ESSAY, "Paris lies on the Seine.", other], sno_ids=["a", "b", "c"], nli=nli)
+    assert len(nli.calls) == 1
+    alone = [draft_sno(t, sno_id=i, nli=TableNLI(nli.table)) for t, i in
+             [(ESSAY, "a"), ("Paris lies on the Seine.", "b"), (other, "c")]]
+    assert [d.sno for d in together] == [d.sno for d in alone]
+    assert together[2].sno.relations[0].metadata["nli_entail"] == 0.9
+    with pytest.raises(ValueError, match="sno_ids: 1 ids for 2 texts"):
+        draft_snos([ESSAY, other], sno_ids=["a"], nli=nli)
+    assert check_text(ESSAY) == ESSAY
+
+
 def test_a_failing_nli_model_degrades_the_draft():
     class Broken:
         name = "broken"
@@ -134,3 +148,27 @@ def test_with_the_shipped_nli_model():
     assert sno.metadata["nli"].startswith("nli-minilm-l6")
     probs = [r.metadata["nli_entail"] for r in sno.relations]
     assert all(0.0 <= p <= 1.0 for p in probs) and len(set(probs)) > 1
+
+
+def test_yes_affirms_unless_a_turn_follows_and_so_draws_a_conclusion():
+    text = ("Yes, you should rotate your API keys regularly.\n\n"
+            "Leaked keys stay valid until they are rotated, so rotation limits the damage.")
+    sno = draft_sno(text, nli=TableNLI()).sno
+    assert sno.hypothesis == "c1" and {c.role for c in sno.claims} == {"proponent"}
+    assert relation_map(sno) == {("c2", "c3"): ("support", None), ("c3", "c1"): ("support", None)}
+    assert sno.relations[0].metadata["why"] == "the unit after it draws a conclusion from it ('so')"
+    conceding = draft_sno("Yes, keys are a chore to rotate. But leaked keys stay valid for years. "
+                          "So you should rotate them.", nli=TableNLI()).sno
+    assert relation_map(conceding)[("c1", "c3")] == ("attack", "rebut")
+
+
+def test_an_ordinal_opening_a_paragraph_stands_beside_the_paragraph_before():
+    text = ("In my opinion, children benefit from starting school early.\n\n"
+            "First, early schooling builds social skills. Children who meet peers learn to share. "
+            "For example, a study of pupils found fewer problems.\n\n"
+            "Second, school gives children a structure for their day.")
+    sno = draft_sno(text, nli=TableNLI()).sno
+    assert relation_map(sno) == {("c2", "c1"): ("support", None), ("c3", "c2"): ("support", None),
+                                 ("c4", "c3"): ("support", None), ("c5", "c1"): ("support", None)}
+    why = {r.source: r.metadata["why"] for r in sno.relations}
+    assert why["c5"] == "cue 'second': a further argument beside unit c2"

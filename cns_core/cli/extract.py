@@ -14,38 +14,34 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Sequence
 
 from cns_core.sno import SNO, serialize_snos
-from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_source_files, read_text_file
+from cns_core.text import Draft, SourceText, TextInputError, check_text, draft_snos, read_source_files, read_text_file
 
-__all__ = ["register", "run", "draft_file", "evaluate_text"]
+__all__ = ["register", "run", "evaluate_text", "add_text_options"]
 
 
 def _safe_stem(path: Path) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in path.stem).strip(".") or "text"
 
 
-def draft_file(path: str | Path, sources: list[SourceText], question: str | None) -> Draft:
-    """Read and draft one text file; its SNO id is the file's stem."""
-    path = Path(path)
-    text = read_text_file(path)
-    try:
-        return draft_sno(text, sources=sources, question=question, sno_id=_safe_stem(path))
-    except TextInputError as exc:   # "text: ..." becomes "<file>: ..."
-        message = str(exc)
-        raise TextInputError(f"{path}: {message.removeprefix('text: ')}") from None
-
-
 def _drafts(files: Sequence[str], sources: list[SourceText], question: str | None, command: str,
-            failed: list[str]) -> Iterator[tuple[str, Draft]]:
-    """Each file's draft; a file that cannot be drafted is named with its problem and added to ``failed``."""
+            failed: list[str]) -> list[tuple[str, Draft]]:
+    """Each readable file's draft, all from one NLI pass; a file that cannot be drafted from is named with
+    its problem on stderr and added to ``failed``. A draft's SNO id is its file's stem."""
+    good: list[tuple[str, str]] = []
     for raw in files:
         try:
-            yield raw, draft_file(raw, sources, question)
-        except TextInputError as exc:
-            print(f"cns {command}: {exc}", file=sys.stderr)
+            good.append((raw, check_text(read_text_file(raw))))
+        except TextInputError as exc:   # "text: ..." becomes "<file>: ..."
+            message = str(exc)
+            print(f"cns {command}: {raw}: {message.removeprefix('text: ')}" if message.startswith("text: ")
+                  else f"cns {command}: {message}", file=sys.stderr)
             failed.append(raw)
+    drafts = draft_snos([text for _, text in good], sources=sources, question=question,
+                        sno_ids=[_safe_stem(Path(raw)) for raw, _ in good])
+    return [(raw, draft) for (raw, _), draft in zip(good, drafts)]
 
 
 def _summary(draft: Draft) -> str:

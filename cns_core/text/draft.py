@@ -38,7 +38,7 @@ from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner
 from cns_core.text.segment import Unit, segment_units
 from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
 
-__all__ = ["Draft", "draft_sno", "DraftSettings"]
+__all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings"]
 
 
 @dataclass
@@ -67,6 +67,8 @@ class DraftSettings:
     attack_threshold: float = 0.9       # p(contradiction) above p(entailment) and this: an attack
     rebut_threshold: float = 0.5        # a turn against a concession that contradicts it this much rebuts it
     previous_margin: float = 0.15       # entailment towards the unit before beats the main claim by this much
+    rules: int = 2                      # raised whenever the drafting rules change, so stored scores that name
+                                        # these settings (the memory's trust fingerprint) are scored again
 
 
 _SUBORDINATE = ("reason", "concession", "example", "contrast")
@@ -185,15 +187,18 @@ class _Drafter:
                     pairs.add((i, j))
         return sorted(pairs)
 
-    def score_pairs(self, candidates: Sequence[int]) -> None:
-        """The one NLI pass; a failing model leaves the scores empty (cues and position still draft)."""
-        pairs = self._pairs(candidates)
-        try:
-            rows = _nli_rows(self.nli, [(self.texts[i], self.texts[j]) for i, j in pairs])
-        except Exception as exc:  # noqa: BLE001 - any model failure degrades the draft, never stops it
-            self.nli_problem = f"{type(exc).__name__}: {exc}"
-            return
-        self.scores = {pair: row for pair, row in zip(pairs, rows)}
+    def prepare(self) -> list[tuple[str, str]]:
+        """The main-claim prior and the (unit, candidate target) pairs the NLI pass must score."""
+        self.prior, self.prior_why = self._prior()
+        self.top = [int(j) for j in np.argsort(-self.prior, kind="stable")[:3]]
+        self.pairs = self._pairs(self.top)
+        return [(self.texts[i], self.texts[j]) for i, j in self.pairs]
+
+    def take_scores(self, rows: np.ndarray | None, problem: str | None = None) -> None:
+        """This text's rows of the NLI pass; ``None`` (the model failed) leaves cues and position to draft."""
+        self.nli_problem = problem
+        if rows is not None:
+            self.scores = {pair: row for pair, row in zip(self.pairs, rows)}
 
     def entail(self, i: int, j: int) -> float:
         row = self.scores.get((i, j))
@@ -211,9 +216,7 @@ class _Drafter:
 
     # ----- the main claim --------------------------------------------------------
     def main_claim(self) -> tuple[int, str, dict[str, Any]]:
-        prior, why = self._prior()
-        top = list(np.argsort(-prior, kind="stable")[:3])
-        self.score_pairs(top)
+        prior, why, top = self.prior, self.prior_why, self.top
         support = np.array([sum(self.entail(i, j) for i in range(self.n) if i != j) for j in range(self.n)])
         total = prior + self.s.support_weight * support
         main = int(np.argmax(np.where(np.isin(np.arange(self.n), top), total, -np.inf)))
@@ -226,13 +229,15 @@ class _Drafter:
     def _default(self, i: int, main: int) -> _Plan:
         """No marker: support the main claim, or the unit before when NLI says it fits better."""
         prev = i - 1
+        cue = self.cues[i]
+        lead = f"cue {cue.phrase!r} ({cue.kind})" if cue else "no marker"
         if prev >= 0 and prev != main and self.entail(i, prev) > self.entail(i, main) + self.s.previous_margin:
-            return _Plan(prev, why=f"no marker; NLI: it backs the unit before ({self.entail(i, prev):.2f}) more than "
+            return _Plan(prev, why=f"{lead}; NLI: it backs the unit before ({self.entail(i, prev):.2f}) more than "
                                    f"the main claim ({self.entail(i, main):.2f})")
         para_first = next(k for k, u in enumerate(self.units) if u.paragraph == self.units[i].paragraph)
         if self.units[main].paragraph != self.units[i].paragraph and para_first not in (i, main):
-            return _Plan(para_first, why="no marker; supports its paragraph's first unit")
-        return _Plan(None, why="no marker; supports the main claim")
+            return _Plan(para_first, why=f"{lead}; supports its paragraph's first unit")
+        return _Plan(None, why=f"{lead}; supports the main claim")
 
     def plan(self, main: int) -> dict[int, _Plan]:
         plans: dict[int, _Plan] = {}
@@ -270,8 +275,15 @@ class _Drafter:
                     target, note = plans[prev].target, "the objection the unit before goes on with"
                 plans[i] = _Plan(target, "attack", "rebut", why=f"cue {cue.phrase!r}: turns against {note}")
             elif kind == "addition" and cue.phrase != "and":
-                earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"
-                                and plans[k].target not in conceded), None)
+                starts = [k for k in range(i) if self.units[k].sentence_in_paragraph == 0
+                          and self.units[k].clause == 0 and self.units[k].paragraph < unit.paragraph]
+                if unit.sentence_in_paragraph == 0 and unit.clause == 0 and starts and starts[-1] in plans:
+                    earlier = starts[-1]     # "Second, ..." opening a paragraph: beside the paragraph before
+                else:
+                    earlier = next((k for k in range(i - 1, -1, -1) if k in plans and plans[k].kind == "support"
+                                    and plans[k].target not in conceded), None)
+                if earlier is not None and (plans[earlier].kind != "support" or plans[earlier].target in conceded):
+                    earlier = None
                 target = plans[earlier].target if earlier is not None else None
                 plans[i] = _Plan(target, why=f"cue {cue.phrase!r}: a further argument"
                                              + (f" beside unit c{earlier + 1}" if earlier is not None else ""))
@@ -280,7 +292,9 @@ class _Drafter:
                                  why="cue 'and': joins the unit before in what it does")
                 if prev in conceded:
                     conceded.add(i)
-            if kind in ("conclusion", "summary") and prev >= 0 and prev != main and prev not in plans:
+            defaulted = prev in plans and self.cues[prev] is None and plans[prev].why.startswith("no marker")
+            if kind in ("conclusion", "summary") and prev >= 0 and prev != main and (
+                    prev not in plans or (same_sentence_prev and defaulted)):
                 plans[prev] = _Plan(i, why=f"the unit after it draws a conclusion from it ({cue.phrase!r})")
             if i in plans:
                 continue
@@ -293,6 +307,9 @@ class _Drafter:
                 conceded.add(i)
             else:
                 plans[i] = self._default(i, main)
+                back = plans[i].target
+                if back is not None and back in plans and plans[back].target == i:   # "X, so Y": not back to X
+                    plans[i] = _Plan(None, why=plans[i].why.split(";")[0] + "; supports the main claim")
         return plans
 
     def finish(self, plans: dict[int, _Plan], main: int) -> dict[int, _Plan]:
@@ -367,17 +384,25 @@ def _one_claim(sno_id: str, title: str, text: str, evidence: list[dict[str, Any]
                                "relations": [], "evidence": evidence, "metadata": meta})
 
 
-def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | None = None,
-              sno_id: str | None = None, nli: Any = None, embedder: Any = None,
-              settings: DraftSettings | None = None, limits: TextLimits | None = None) -> Draft:
-    """Draft a valid SNO from ``text`` (see the module's docstring for the method).
+@dataclass
+class _Pending:
+    """A text segmented and scored by position and cues, waiting for its share of the NLI pass."""
 
-    ``nli`` and ``embedder`` default to the process-wide backends (loaded once). Raises
-    :class:`TextInputError` for text that cannot be drafted from (empty, over the size
-    limit, not English); text with no argumentative marker gives a one-claim SNO.
-    """
-    limits = limits or TextLimits.from_config()
-    settings = settings or DraftSettings()
+    drafter: _Drafter
+    units: list[Unit]
+    headings: list
+    title: str
+    question: str | None
+    sno_id: str
+    evidence: list[dict[str, Any]]
+    meta: dict[str, Any]
+    notes: list[str]
+
+
+def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list[dict[str, Any]],
+             evidence_notes: list[str], nli: Any, embedder: Any, settings: DraftSettings,
+             limits: TextLimits) -> Draft | _Pending:
+    """Everything before the NLI pass; a text that needs no pass comes back as its finished one-claim draft."""
     text = _check_text(text, limits)
     question = question.strip() if isinstance(question, str) and question.strip() else None
     notes: list[str] = []
@@ -387,8 +412,8 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
         question = title
         notes.append(f"no question given: the title's question ({title!r}) picks the main claim")
     sno_id = _sno_id(text, sno_id)
-    evidence = _evidence(sources, limits, notes)
-    meta: dict[str, Any] = {"drafted_from": "text", "method": "cues+position+nli"}
+    notes.extend(evidence_notes)
+    meta: dict[str, Any] = {"drafted_from": "text", "method": f"cues+position+nli, rules {settings.rules}"}
     if question:
         meta["question"] = question
     if not units:   # headings only
@@ -404,23 +429,38 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
         notes.append(f"{why}: drafted as a one-claim SNO")
         body = units[0].text if len(units) == 1 else text[units[0].span.start:units[-1].span.end]
         return Draft(_one_claim(sno_id, title or _title(body), body, evidence, why, meta), notes)
-
-    if nli is None:
-        from cns_core.models import get_nli_backend
-        nli = get_nli_backend()
     if embedder is None and question:
         from cns_core.models import get_embedder
         embedder = get_embedder()
-    cues = [leading_cue(t) for t in texts]
-    drafter = _Drafter(units, texts, cues, nli, embedder, question, settings)
+    meta["nli"] = nli_identity(nli)
+    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), nli, embedder,
+                       question, settings)
+    return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
+
+
+_WEAK_CONCESSIONS = frozenset({"yes,", "sure,", "true,", "of course"})
+
+
+def _weak_concessions_checked(cues: list[Cue | None]) -> list[Cue | None]:
+    """"Yes, ..." concedes only when a turn ("but", "however") follows within two units; else it affirms."""
+    out = list(cues)
+    for i, cue in enumerate(cues):
+        if cue and cue.kind == "concession" and cue.phrase in _WEAK_CONCESSIONS:
+            if not any(c and c.kind == "contrast" for c in cues[i + 1:i + 3]):
+                out[i] = None
+    return out
+
+
+def _finish(p: _Pending) -> Draft:
+    """Main claim, relations, roles and the SNO, once the NLI pass has given its rows."""
+    drafter, units, notes, meta = p.drafter, p.units, p.notes, p.meta
+    texts, cues = drafter.texts, drafter.cues
     main, main_why, main_meta = drafter.main_claim()
     plans = drafter.finish(drafter.plan(main), main)
     roles = _roles(plans, main)
-    meta["nli"] = nli_identity(nli)
     if drafter.nli_problem:
         meta["nli_problem"] = drafter.nli_problem
         notes.append(f"the NLI model failed ({drafter.nli_problem}): relations come from cues and position only")
-
     ids = [f"c{i + 1}" for i in range(len(units))]
     claims = []
     for i, (unit, t) in enumerate(zip(units, texts)):
@@ -430,12 +470,69 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
                        "metadata": {"why": why, "start": unit.span.start, "end": unit.span.end,
                                     "paragraph": unit.paragraph, "sentence": unit.sentence,
                                     **({"cue": cues[i].phrase} if cues[i] else {}), **extra}})
-    relations = _relations(plans, ids, main)
-    if not question and not headings:
-        title = _title(texts[main])
-    return Draft(SNO.model_validate({"id": sno_id, "title": title or _title(texts[main]), "hypothesis": ids[main],
-                                     "claims": claims, "relations": relations, "evidence": evidence,
+    title = p.title if (p.question or p.headings) and p.title else _title(texts[main])
+    return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[main], "claims": claims,
+                                     "relations": _relations(plans, ids, main), "evidence": p.evidence,
                                      "metadata": meta}), notes)
+
+
+def _nli_pass(pending: list[_Pending], nli: Any) -> None:
+    """One NLI call over every pending text's pairs; each text takes its own rows back."""
+    pairs = [p.drafter.prepare() for p in pending]
+    flat = [pair for chunk in pairs for pair in chunk]
+    try:
+        rows = _nli_rows(nli, flat)
+    except Exception as exc:  # noqa: BLE001 - any model failure degrades the drafts, never stops them
+        for p in pending:
+            p.drafter.take_scores(None, f"{type(exc).__name__}: {exc}")
+        return
+    start = 0
+    for p, chunk in zip(pending, pairs):
+        p.drafter.take_scores(rows[start:start + len(chunk)])
+        start += len(chunk)
+
+
+def draft_snos(texts: Sequence[str], *, sources: Sequence[SourceText] = (), question: str | None = None,
+               sno_ids: Sequence[str | None] | None = None, nli: Any = None, embedder: Any = None,
+               settings: DraftSettings | None = None, limits: TextLimits | None = None) -> list[Draft]:
+    """Draft many texts against the same sources and question, with **one** NLI pass for all of them.
+
+    Raises :class:`TextInputError` for the first text that cannot be drafted from (check each
+    first with :func:`check_text` to report them one by one).
+    """
+    limits = limits or TextLimits.from_config()
+    settings = settings or DraftSettings()
+    sno_ids = list(sno_ids) if sno_ids is not None else [None] * len(texts)
+    if len(sno_ids) != len(texts):
+        raise ValueError(f"sno_ids: {len(sno_ids)} ids for {len(texts)} texts")
+    evidence_notes: list[str] = []
+    evidence = _evidence(sources, limits, evidence_notes)
+    if nli is None:
+        from cns_core.models import get_nli_backend
+        nli = get_nli_backend()
+    prepared = [_prepare(t, i, question, evidence, evidence_notes, nli, embedder, settings, limits)
+                for t, i in zip(texts, sno_ids)]
+    pending = [p for p in prepared if isinstance(p, _Pending)]
+    _nli_pass(pending, nli)
+    return [p if isinstance(p, Draft) else _finish(p) for p in prepared]
+
+
+def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | None = None,
+              sno_id: str | None = None, nli: Any = None, embedder: Any = None,
+              settings: DraftSettings | None = None, limits: TextLimits | None = None) -> Draft:
+    """Draft a valid SNO from ``text`` (see the module's docstring for the method).
+
+    ``nli`` and ``embedder`` default to the process-wide backends (loaded once). Raises
+    :class:`TextInputError` for text that cannot be drafted from (empty, over the size
+    limit, not English); text with no argumentative marker gives a one-claim SNO.
+    """
+    return draft_snos([text], sources=sources, question=question, sno_ids=[sno_id], nli=nli, embedder=embedder,
+                      settings=settings, limits=limits)[0]
+
+
+def check_text(text: Any, limits: TextLimits | None = None) -> str:
+    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
+    return _check_text(text, limits or TextLimits.from_config())
 
 
 def _title(text: str, words: int = 10) -> str:
