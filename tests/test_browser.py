@@ -221,6 +221,8 @@ def test_author_drafts_from_text_and_evaluates(app_url, page):
     sources.locator('input[type="file"]').set_input_files(
         files=[{"name": "notes.md", "mimeType": "text/markdown", "buffer": DRAFT_SOURCE}])
     page.get_by_text("notes.md", exact=True).first.wait_for(timeout=FIRST_RENDER_MS)
+    # the chip shows a spinner until the file is on the server; only then does a click carry it
+    sources.locator('[data-testid="stFileChipIconSpinner"]').wait_for(state="detached", timeout=FIRST_RENDER_MS)
     question = page.get_by_label("The question it answers (optional; picks the main claim)")
     question.fill("Should cities limit cars?")
     question.press("Enter")
