@@ -112,13 +112,6 @@ def _rolling_std(values: list[float], window: int) -> float:
     return float(np.mean([arr[i:i + window].std() for i in range(len(arr) - window + 1)]))
 
 
-def _calibrator(settings) -> Calibrator:
-    calibrator = Calibrator(bins=int(settings.calibration.get("bins", 10)),
-                            class_bias=bool(settings.calibration.get("class_bias", True)))
-    calibrator.state.method = settings.calibration.get("method", "temperature")
-    return calibrator
-
-
 def choose_fusion_weights(parts: dict[str, np.ndarray], labels: np.ndarray, settings,
                           target_precision: float = 0.90,
                           grid: tuple[float, ...] = WEIGHT_GRID) -> tuple[FusionWeights, list[dict[str, float]]]:
@@ -129,7 +122,7 @@ def choose_fusion_weights(parts: dict[str, np.ndarray], labels: np.ndarray, sett
     for w_m in grid:
         candidate = FusionWeights(w_h=round(1.0 - w_m, 3), w_m=w_m)
         raw = fuse_parts(parts, candidate)
-        calibrator = _calibrator(settings)
+        calibrator = Calibrator.from_config(settings.calibration)
         calibrator.fit(raw, labels)
         figures = nli_report(calibrator.apply(raw), labels, tau_c)
         tried.append({"w_m": w_m, "precision": figures["contradiction precision"],
@@ -158,7 +151,7 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
         if fit_weights and model_used and len(fit_idx):
             weights, extra["weight_search"] = choose_fusion_weights(
                 {k: v[fit_idx] for k, v in parts.items()}, labels[fit_idx], settings, target_precision)
-        calibrator = _calibrator(settings)
+        calibrator = Calibrator.from_config(settings.calibration)
         raw = fuse_parts(parts, weights)
         if len(fit_idx):
             calibrator.fit(raw[fit_idx], labels[fit_idx])
