@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from cns_core.config import load_config
+from cns_core.config import ConfigError, config_number, load_config
 
 __all__ = ["IndicatorSettings", "ChainPoint", "DriftIndicator", "chain_points", "drift_indicator"]
 
@@ -39,17 +39,17 @@ class IndicatorSettings:
     min_history: int = 10   # chains needed before one can be called a spike
 
     def __post_init__(self):
+        """Each number through the settings' one checker (errors read ``coherence.yaml: drift.indicator.KEY: ...``)."""
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
         for name in ("window", "horizon", "min_history"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"drift.indicator.{name}: expected a whole number >= 1, got {value!r}")
+            object.__setattr__(self, name, config_number(values, name, file="coherence.yaml", path="drift.indicator",
+                                                         low=1, integer=True))
         for name in ("z", "min_drop"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < math.inf:
-                raise ValueError(f"drift.indicator.{name}: expected a number >= 0, got {value!r}")
+            object.__setattr__(self, name, config_number(values, name, file="coherence.yaml", path="drift.indicator",
+                                                         low=0))
         if self.min_history > self.window:
-            raise ValueError(f"drift.indicator.min_history ({self.min_history}) must not exceed window "
-                             f"({self.window})")
+            raise ConfigError(f"coherence.yaml: drift.indicator.min_history ({self.min_history}) must not exceed "
+                              f"window ({self.window})")
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None = None) -> "IndicatorSettings":
