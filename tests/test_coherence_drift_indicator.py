@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cns_core.coherence.drift_indicator import IndicatorSettings, chain_points, drift_indicator
-from cns_core.coherence.log_view import load_log
+from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
+from cns_core.coherence.log_view import chain_points, load_log
 
 SMALL = IndicatorSettings(window=4, z=1.0, min_drop=0.1, horizon=2, min_history=4)
 

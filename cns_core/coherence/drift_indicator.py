@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from cns_core.coherence.log_view import ChainPoint
 from cns_core.config import ConfigError, config_number, load_config
 
-__all__ = ["IndicatorSettings", "ChainPoint", "DriftIndicator", "chain_points", "drift_indicator"]
+__all__ = ["IndicatorSettings", "DriftIndicator", "drift_indicator"]
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,6 @@ class IndicatorSettings:
 
 
 @dataclass(frozen=True)
-class ChainPoint:
-    tick: Any
-    chain_id: str
-    coherence: float
-    drift: bool
-
-
-@dataclass(frozen=True)
 class DriftIndicator:
     chains: int
     spikes: tuple[int, ...]          # positions (in log order) of the spike chains
@@ -93,26 +86,6 @@ class DriftIndicator:
     def lift(self) -> float | None:
         ind, base = self.indicator, self.base_rate
         return ind / base if ind is not None and base else None
-
-
-def chain_points(rows: Iterable[Mapping[str, Any]]) -> list[ChainPoint]:
-    """One point per checked chain, in log order (the lines of one chain are consecutive);
-    ``drift`` when any of its lines names a drift facet. Event lines are skipped."""
-    points: list[ChainPoint] = []
-    last: tuple[Any, str] | None = None
-    for r in rows:
-        if r.get("event") or r.get("coherence_chain") is None:
-            continue
-        key = (r.get("tick"), str(r.get("chain_id") or ""))
-        facets = r.get("drift_facets")
-        drift = bool(facets.strip() if isinstance(facets, str) else facets)
-        if key == last:
-            if drift and not points[-1].drift:
-                points[-1] = ChainPoint(key[0], key[1], points[-1].coherence, True)
-            continue
-        last = key
-        points.append(ChainPoint(key[0], key[1], float(r["coherence_chain"]), drift))
-    return points
 
 
 def _std(values: Sequence[float]) -> float:
