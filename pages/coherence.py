@@ -8,9 +8,8 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import coherence_view, display
-from cns_core.coherence.drift_indicator import IndicatorSettings, chain_points, drift_indicator
-from cns_core.coherence.log_view import (chain_series, default_log_path, filter_log, load_log, stream_coverage,
-                                         summarise)
+from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
+from cns_core.coherence.log_view import default_log_path, filter_log, load_log, summarise
 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}
 
@@ -76,17 +75,17 @@ with frame.guard("Could not read the coherence log"):
         st.info(f"No coherence log yet ({path}). It fills when the judge loop runs with the coherence hook "
                 "(`cns agents`) or with `cns coherence check`.")
         st.stop()
-    summary = summarise(rows)
+    summary = summarise(rows)      # the one walk over the log: counts, drift points, chart series, coverage
     s1, s2, s3, s4 = st.columns(4)
     s1.metric("Chains checked", f"{summary.chains:,}")
     s2.metric("Blocked", f"{summary.blocked_chains:,}")
     s3.metric("Mean coherence", "–" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}")
     s4.metric("Mean contradiction density", "–" if summary.mean_density is None else f"{summary.mean_density:.2f}")
-    coverage, unrecorded = stream_coverage(rows, frame.coherence_hook().settings.latency.budget("pre_write"))
+    coverage, unrecorded = summary.coverage(frame.coherence_hook().settings.latency.budget("pre_write"))
     st.caption(coverage.sentence("chains", p95=True) + coherence_view.stream_note(unrecorded))
 
     settings = IndicatorSettings.from_config()
-    drift = drift_indicator(chain_points(rows), settings)
+    drift = drift_indicator(summary.points, settings)
     st.markdown("**Drift leading indicator**")
     d1, d2, d3, d4 = st.columns(4)
     d1.metric("Drift chains followed by a spike", "–" if drift.indicator is None else f"{drift.indicator:.0%}",
@@ -103,7 +102,7 @@ with frame.guard("Could not read the coherence log"):
     st.caption(f"{drift.drift_chains:,} drift chain(s) and {len(drift.spikes):,} spike(s) over {drift.chains:,} "
                "chains; chains in the last horizon are not judged yet.")
 
-    series = chain_series(rows)
+    series = summary.series
     if series:
         fig = go.Figure()
         ticks = [p["tick"] for p in series]

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from cns_core.coherence.drift_indicator import IndicatorSettings, chain_points, drift_indicator
-from cns_core.coherence.log_view import load_log
+from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
+from cns_core.coherence.log_view import chain_points, load_log
 
 SMALL = IndicatorSettings(window=4, z=1.0, min_drop=0.1, horizon=2, min_history=4)
 
@@ -79,3 +79,15 @@ def test_bad_settings_name_the_field(section, message):
 def test_the_configured_settings_load():
     s = IndicatorSettings.from_config()
     assert (s.window, s.z, s.horizon) == (50, 2.0, 10)
+
+
+def test_one_tick_rule_for_points_and_summary():
+    from cns_core.coherence.log_view import summarise
+
+    rows = [_line(1, "a", 0.9), _line(2, "b", 0.4), _line(1, "a", 0.9, ["self"], p="1"),   # "a" again, drifting
+            _line(None, "c", 0.1), {"event": "error", "tick": 3, "chain_id": "a"}]          # no tick; an event
+    summary = summarise(rows)
+    assert [(p.tick, p.chain_id, p.coherence, p.drift) for p in summary.points] == [(1, "a", 0.9, True),
+                                                                                   (2, "b", 0.4, False)]
+    assert summary.chains == 2 and summary.propositions == 4 and summary.mean_coherence == pytest.approx(0.65)
+    assert [p["tick"] for p in summary.series] == [1, 2] and chain_points(rows) == list(summary.points)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cns_core.cli.demo_memory import FACTS, PERSONA, build_demo, demo_turns, main
-from cns_core.coherence.drift_indicator import chain_points
-from cns_core.coherence.log_view import load_log
+from cns_core.coherence.log_view import chain_points, load_log
 from cns_core.memory import EngramFilters, MemoryService
 from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
 

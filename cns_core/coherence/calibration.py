@@ -32,7 +32,7 @@ import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
@@ -211,6 +211,19 @@ class Calibrator:
         self._buffer: deque[tuple[np.ndarray, int]] = deque(maxlen=max(window, min_samples))
         self._fresh = 0          # outcomes since the last fit or reset
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any], path: str | Path | None = None) -> "Calibrator":
+        """One with coherence.yaml's ``calibration`` settings: the state saved at ``path`` when
+        given, else identity (T = 1) that will fit with the configured ``method``."""
+        options = dict(bins=int(section.get("bins", 10)), min_samples=int(section.get("min_samples", 200)),
+                       drift_ece=float(section.get("drift_ece", 0.25)), window=int(section.get("window", 500)),
+                       class_bias=bool(section.get("class_bias", True)))
+        if path is not None:
+            return cls.load(path, **options)
+        calibrator = cls(**options)
+        calibrator.state.method = section.get("method", "temperature")
+        return calibrator
 
     # ----- applying ---------------------------------------------------------
     def apply(self, raw: np.ndarray) -> np.ndarray:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from cns_core.config import load_config
+from cns_core.coherence.log_view import ChainPoint
+from cns_core.config import ConfigError, config_number, load_config
 
-__all__ = ["IndicatorSettings", "ChainPoint", "DriftIndicator", "chain_points", "drift_indicator"]
+__all__ = ["IndicatorSettings", "DriftIndicator", "drift_indicator"]
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,17 @@ class IndicatorSettings:
     min_history: int = 10   # chains needed before one can be called a spike
 
     def __post_init__(self):
+        """Each number through the settings' one checker (errors read ``coherence.yaml: drift.indicator.KEY: ...``)."""
+        values = {name: getattr(self, name) for name in self.__dataclass_fields__}
         for name in ("window", "horizon", "min_history"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"drift.indicator.{name}: expected a whole number >= 1, got {value!r}")
+            object.__setattr__(self, name, config_number(values, name, file="coherence.yaml", path="drift.indicator",
+                                                         low=1, integer=True))
         for name in ("z", "min_drop"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < math.inf:
-                raise ValueError(f"drift.indicator.{name}: expected a number >= 0, got {value!r}")
+            object.__setattr__(self, name, config_number(values, name, file="coherence.yaml", path="drift.indicator",
+                                                         low=0))
         if self.min_history > self.window:
-            raise ValueError(f"drift.indicator.min_history ({self.min_history}) must not exceed window "
-                             f"({self.window})")
+            raise ConfigError(f"coherence.yaml: drift.indicator.min_history ({self.min_history}) must not exceed "
+                              f"window ({self.window})")
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None = None) -> "IndicatorSettings":
@@ -61,14 +62,6 @@ class IndicatorSettings:
         if unknown:
             raise ValueError(f"drift.indicator: unknown key(s) {', '.join(sorted(unknown))}")
         return cls(**dict(section))
-
-
-@dataclass(frozen=True)
-class ChainPoint:
-    tick: Any
-    chain_id: str
-    coherence: float
-    drift: bool
 
 
 @dataclass(frozen=True)
@@ -93,26 +86,6 @@ class DriftIndicator:
     def lift(self) -> float | None:
         ind, base = self.indicator, self.base_rate
         return ind / base if ind is not None and base else None
-
-
-def chain_points(rows: Iterable[Mapping[str, Any]]) -> list[ChainPoint]:
-    """One point per checked chain, in log order (the lines of one chain are consecutive);
-    ``drift`` when any of its lines names a drift facet. Event lines are skipped."""
-    points: list[ChainPoint] = []
-    last: tuple[Any, str] | None = None
-    for r in rows:
-        if r.get("event") or r.get("coherence_chain") is None:
-            continue
-        key = (r.get("tick"), str(r.get("chain_id") or ""))
-        facets = r.get("drift_facets")
-        drift = bool(facets.strip() if isinstance(facets, str) else facets)
-        if key == last:
-            if drift and not points[-1].drift:
-                points[-1] = ChainPoint(key[0], key[1], points[-1].coherence, True)
-            continue
-        last = key
-        points.append(ChainPoint(key[0], key[1], float(r["coherence_chain"]), drift))
-    return points
 
 
 def _std(values: Sequence[float]) -> float:

@@ -112,32 +112,28 @@ def _rolling_std(values: list[float], window: int) -> float:
     return float(np.mean([arr[i:i + window].std() for i in range(len(arr) - window + 1)]))
 
 
-def _calibrator(settings) -> Calibrator:
-    calibrator = Calibrator(bins=int(settings.calibration.get("bins", 10)),
-                            class_bias=bool(settings.calibration.get("class_bias", True)))
-    calibrator.state.method = settings.calibration.get("method", "temperature")
-    return calibrator
-
-
 def choose_fusion_weights(parts: dict[str, np.ndarray], labels: np.ndarray, settings,
-                          target_precision: float = 0.90,
-                          grid: tuple[float, ...] = WEIGHT_GRID) -> tuple[FusionWeights, list[dict[str, float]]]:
+                          target_precision: float = 0.90, grid: tuple[float, ...] = WEIGHT_GRID
+                          ) -> tuple[FusionWeights, Calibrator, list[dict[str, float]]]:
     """The fusion weights with the best contradiction recall at tau_c whose precision reaches the target,
-    each candidate calibrated and measured on the pairs given (the fitting part only)."""
+    each candidate calibrated and measured on the pairs given (the fitting part only); with the
+    chosen candidate's calibrator, already fitted on those pairs."""
     tau_c = settings.thresholds.tau_c
     tried: list[dict[str, float]] = []
+    fitted: dict[float, tuple[FusionWeights, Calibrator]] = {}
     for w_m in grid:
         candidate = FusionWeights(w_h=round(1.0 - w_m, 3), w_m=w_m)
         raw = fuse_parts(parts, candidate)
-        calibrator = _calibrator(settings)
+        calibrator = Calibrator.from_config(settings.calibration)
         calibrator.fit(raw, labels)
+        fitted[w_m] = candidate, calibrator
         figures = nli_report(calibrator.apply(raw), labels, tau_c)
         tried.append({"w_m": w_m, "precision": figures["contradiction precision"],
                       "recall": figures["contradiction recall"]})
     meeting = [t for t in tried if t["precision"] >= target_precision]
     best = max(meeting, key=lambda t: (t["recall"], t["precision"])) if meeting \
         else max(tried, key=lambda t: (t["precision"], t["recall"]))
-    return FusionWeights(w_h=round(1.0 - best["w_m"], 3), w_m=best["w_m"]), tried
+    return (*fitted[best["w_m"]], tried)
 
 
 def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed: int = 0, chain_size: int = 10,
@@ -155,15 +151,16 @@ def evaluate_dataset(hook, data: NLIDataset, *, fit_fraction: float = 0.5, seed:
     extra: dict[str, Any] = {}
     if calibrator is None:
         fit_idx, eval_idx = split_indices(len(pairs), fit_fraction, seed)
-        if fit_weights and model_used and len(fit_idx):
-            weights, extra["weight_search"] = choose_fusion_weights(
+        if fit_weights and model_used and len(fit_idx):   # the chosen weights come with their fitted calibrator
+            weights, calibrator, extra["weight_search"] = choose_fusion_weights(
                 {k: v[fit_idx] for k, v in parts.items()}, labels[fit_idx], settings, target_precision)
-        calibrator = _calibrator(settings)
         raw = fuse_parts(parts, weights)
-        if len(fit_idx):
-            calibrator.fit(raw[fit_idx], labels[fit_idx])
-            if save_calibration:
-                calibrator.save(save_calibration)
+        if calibrator is None:
+            calibrator = Calibrator.from_config(settings.calibration)
+            if len(fit_idx):
+                calibrator.fit(raw[fit_idx], labels[fit_idx])
+        if len(fit_idx) and save_calibration:
+            calibrator.save(save_calibration)
     else:
         fit_idx, eval_idx = np.zeros(0, dtype=np.int64), np.arange(len(pairs))
         raw = fuse_parts(parts, weights)

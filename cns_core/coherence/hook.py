@@ -157,18 +157,12 @@ class CoherenceHook:
         self.calibration_path = Path(calibration_path) if calibration_path else s.state_path(
             cal, "state_file", "coherence_calibration.json")
         self.calibration_error: str | None = None
-        cal_kwargs = dict(bins=int(cal.get("bins", 10)), min_samples=int(cal.get("min_samples", 200)),
-                          drift_ece=float(cal.get("drift_ece", 0.25)), window=int(cal.get("window", 500)),
-                          class_bias=bool(cal.get("class_bias", True)))
         if calibrator is None and self.calibration_path.is_file():
             try:
-                calibrator = Calibrator.load(self.calibration_path, **cal_kwargs)
+                calibrator = Calibrator.from_config(cal, self.calibration_path)
             except (ValueError, OSError, TypeError) as exc:  # a broken state file: identity calibration
                 self.calibration_error = str(exc)
-        if calibrator is None:
-            calibrator = Calibrator(**cal_kwargs)
-            calibrator.state.method = cal.get("method", "temperature")
-        self.calibrator = calibrator
+        self.calibrator = calibrator if calibrator is not None else Calibrator.from_config(cal)
         if log is False:
             self.log: CoherenceLog | None = None
         elif isinstance(log, CoherenceLog):

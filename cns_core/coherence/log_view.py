@@ -16,8 +16,8 @@ from cns_core.coherence.log import read_log
 from cns_core.coherence.schemas import ModelCoverage
 from cns_core.config import state_dir
 
-__all__ = ["LOG_COLUMNS", "default_log_path", "load_log", "filter_log", "chain_series", "LogSummary", "summarise",
-           "stream_coverage"]
+__all__ = ["LOG_COLUMNS", "default_log_path", "load_log", "filter_log", "ChainPoint", "LogSummary", "summarise",
+           "chain_series", "chain_points", "stream_coverage"]
 
 LOG_COLUMNS = ("tick", "chain_id", "p_id", "entail", "contradict", "uncertainty", "types", "drift_facets",
                "coherence_chain", "contradiction_density", "blocked", "latency_ms", "evidence_pairs", "model_pairs",
@@ -66,62 +66,97 @@ def filter_log(rows: Iterable[dict[str, Any]], chain_id: str = "", types: Iterab
     return out
 
 
-def _chain_rows(rows: Iterable[dict[str, Any]]) -> Iterable[dict[str, Any]]:
-    """The first line of each checked chain (the chain's fields repeat on every line of it)."""
-    seen: set[tuple[Any, str]] = set()
-    for r in rows:
-        if r.get("event") or r.get("coherence_chain") is None or not isinstance(r.get("tick"), int):
-            continue
-        key = (r["tick"], r["chain_id"])
-        if key not in seen:
-            seen.add(key)
-            yield r
+def _listed(value: Any) -> list[str]:
+    """The names in a list column: a list (raw log) or ``", "``-joined text (:func:`load_log`)."""
+    items = value.split(",") if isinstance(value, str) else (value or [])
+    return [n for n in (str(v).strip() for v in items) if n]
 
 
-def chain_series(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One point per checked chain, in tick order: tick, chain_id, coherence_chain, contradiction_density, blocked."""
-    out = [{"tick": r["tick"], "chain_id": r["chain_id"], "coherence_chain": float(r["coherence_chain"]),
-            "contradiction_density": float(r.get("contradiction_density") or 0.0), "blocked": r["blocked"]}
-           for r in _chain_rows(rows)]
-    return sorted(out, key=lambda p: p["tick"])
+@dataclass(frozen=True)
+class ChainPoint:
+    tick: int
+    chain_id: str
+    coherence: float
+    drift: bool
 
 
 @dataclass(frozen=True)
 class LogSummary:
+    """What the Coherence page shows of a log, from one walk over it (:func:`summarise`)."""
+
     chains: int
     propositions: int
     blocked_chains: int
     mean_coherence: float | None
     mean_density: float | None
     types: tuple[str, ...]
+    chain_rows: tuple[dict[str, Any], ...] = ()   # the first line of each checked chain, in log order
+    points: tuple[ChainPoint, ...] = ()           # the same chains for the drift indicator
+
+    @property
+    def series(self) -> list[dict[str, Any]]:
+        """One point per checked chain, in tick order: tick, chain_id, coherence_chain, contradiction_density,
+        blocked."""
+        out = [{"tick": r["tick"], "chain_id": p.chain_id, "coherence_chain": p.coherence,
+                "contradiction_density": float(r.get("contradiction_density") or 0.0), "blocked": bool(r["blocked"])}
+               for r, p in zip(self.chain_rows, self.points)]
+        return sorted(out, key=lambda p: p["tick"])
+
+    def coverage(self, budget_ms: float) -> tuple[ModelCoverage, int]:
+        """Chains of the log the model judged (it scored a pair), those the heuristics alone judged (over
+        budget, no model) and those with nothing to compare; ``elapsed_ms`` is the chains' 95th-percentile
+        time. Also returns how many chains were logged before the log recorded this: they are not counted."""
+        model = heuristics = empty = unrecorded = 0
+        times: list[float] = []
+        for r in self.chain_rows:
+            pairs, scored = r.get("evidence_pairs"), r.get("model_pairs")
+            if not (isinstance(pairs, int) and isinstance(scored, int)):
+                unrecorded += 1
+                continue
+            model += scored > 0
+            heuristics += pairs > 0 and scored == 0
+            empty += pairs == 0
+            if isinstance(r.get("latency_ms"), (int, float)):
+                times.append(float(r["latency_ms"]))
+        p95 = float(np.percentile(times, 95)) if times else 0.0
+        return ModelCoverage(model, heuristics, empty, p95, budget_ms), unrecorded
 
 
-def summarise(rows: list[dict[str, Any]]) -> LogSummary:
-    series = chain_series(rows)
-    types = sorted({t.strip() for r in rows for t in r["types"].split(",") if t.strip()})
-    n = len(series)
-    return LogSummary(chains=n, propositions=sum(1 for r in rows if r.get("p_id")),
-                      blocked_chains=sum(1 for p in series if p["blocked"]),
-                      mean_coherence=sum(p["coherence_chain"] for p in series) / n if n else None,
-                      mean_density=sum(p["contradiction_density"] for p in series) / n if n else None,
-                      types=tuple(types))
+def summarise(rows: Iterable[dict[str, Any]]) -> LogSummary:
+    """The log in one walk. A checked chain is a (tick, chain_id) with an integer tick and a
+    ``coherence_chain``; its fields repeat on each of its lines, so the first line stands for it,
+    and it is a drift chain when any of its lines names a drift facet. Event lines are skipped."""
+    first: dict[tuple[int, str], dict[str, Any]] = {}
+    drift: dict[tuple[int, str], bool] = {}
+    propositions, types = 0, set()
+    for r in rows:
+        propositions += bool(r.get("p_id"))
+        types.update(_listed(r.get("types")))
+        if r.get("event") or r.get("coherence_chain") is None or not isinstance(r.get("tick"), int):
+            continue
+        key = (r["tick"], str(r.get("chain_id") or ""))
+        first.setdefault(key, r)
+        drift[key] = drift.get(key, False) or bool(_listed(r.get("drift_facets")))
+    chain_rows = tuple(first.values())
+    points = tuple(ChainPoint(t, c, float(r["coherence_chain"]), drift[t, c]) for (t, c), r in first.items())
+    n = len(points)
+    return LogSummary(chains=n, propositions=propositions, blocked_chains=sum(bool(r["blocked"]) for r in chain_rows),
+                      mean_coherence=sum(p.coherence for p in points) / n if n else None,
+                      mean_density=sum(float(r.get("contradiction_density") or 0.0) for r in chain_rows) / n
+                      if n else None,
+                      types=tuple(sorted(types)), chain_rows=chain_rows, points=points)
+
+
+def chain_series(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:attr:`LogSummary.series` of ``rows``."""
+    return summarise(rows).series
+
+
+def chain_points(rows: Iterable[dict[str, Any]]) -> list[ChainPoint]:
+    """One point per checked chain, in log order (:attr:`LogSummary.points`)."""
+    return list(summarise(rows).points)
 
 
 def stream_coverage(rows: Iterable[dict[str, Any]], budget_ms: float) -> tuple[ModelCoverage, int]:
-    """Chains of the log the model judged (it scored a pair), those the heuristics alone judged (over
-    budget, no model) and those with nothing to compare; ``elapsed_ms`` is the chains' 95th-percentile
-    time. Also returns how many chains were logged before the log recorded this: they are not counted."""
-    model = heuristics = empty = unrecorded = 0
-    times: list[float] = []
-    for r in _chain_rows(rows):
-        pairs, scored = r.get("evidence_pairs"), r.get("model_pairs")
-        if not (isinstance(pairs, int) and isinstance(scored, int)):
-            unrecorded += 1
-            continue
-        model += scored > 0
-        heuristics += pairs > 0 and scored == 0
-        empty += pairs == 0
-        if isinstance(r.get("latency_ms"), (int, float)):
-            times.append(float(r["latency_ms"]))
-    p95 = float(np.percentile(times, 95)) if times else 0.0
-    return ModelCoverage(model, heuristics, empty, p95, budget_ms), unrecorded
+    """:meth:`LogSummary.coverage` of ``rows``."""
+    return summarise(rows).coverage(budget_ms)

@@ -93,12 +93,6 @@ def _read_climate_fever(path: Path) -> NLIDataset:
     return NLIDataset(path.name, pairs, np.asarray(labels, dtype=np.int64), tuple(groups), group_labels)
 
 
-def _is_climate_fever(path: Path) -> bool:
-    with path.open(encoding="utf-8") as handle:
-        first = handle.readline()
-    return '"evidences"' in first and '"claim"' in first
-
-
 def _read_jsonl(path: Path) -> tuple[list[tuple[str, str]], list[int]]:
     pairs, labels = [], []
     for line, text in _json_lines(path):
@@ -126,9 +120,11 @@ def read_nli_pairs(path: str | Path, limit: int | None = None) -> NLIDataset:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
-    if path.suffix.lower() in (".jsonl", ".json") and _is_climate_fever(path):
+    gzipped = path.name.endswith(".gz")
+    first = "" if gzipped else _first_line(path)     # the one look at the file that picks its reader
+    if path.suffix.lower() in (".jsonl", ".json") and '"evidences"' in first and '"claim"' in first:
         data = _read_climate_fever(path)
-    elif path.name.endswith((".tsv.gz", ".gz")) or _first_line(path).startswith("premise\t"):
+    elif gzipped or first.startswith("premise\t"):
         from cns_core.models.nli_data import read_nli_tsv
 
         rows = read_nli_tsv(path)
