@@ -22,10 +22,10 @@ from cns_core.cli.quiet import offline_and_quiet
 
 offline_and_quiet()
 
-from cns_core.config import PROJECT_ROOT  # noqa: E402
+from cns_core.config import PROJECT_ROOT, state_dir  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
-from cns_core.critics.grounding_fit import (auc_figures, cross_validated, dev_features, fit_fusion,  # noqa: E402
-                                            fitted_record, load_scifact, load_wice, verdict_accuracy)
+from cns_core.critics.grounding_fit import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
+                                            fit_fusion, fitted_record, load_scifact, load_wice, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VERDICTS  # noqa: E402
 
@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
+    parser.add_argument("--features-cache", type=Path, default=None,
+                        help="keep the judged features here and reuse them (default: <state dir>/grounding_dev_features.npz)")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "config" / "grounding_fusion.yaml")
     args = parser.parse_args(argv)
 
@@ -52,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     retrieval = RetrievalSettings.from_settings(settings)
     claims = load_scifact(args.limit) + load_wice(args.limit)
     print(f"judging {len(claims)} dev claims ...", file=sys.stderr)
-    x = dev_features(claims, get_nli_backend(), get_embedder(), retrieval, int(settings["max_window_chars"]))
+    cache = args.features_cache or state_dir() / "grounding_dev_features.npz"
+    x = cached_dev_features(claims, get_nli_backend(), get_embedder(), retrieval, int(settings["max_window_chars"]),
+                            cache)
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]
     cv = cross_validated(x, verdicts, groups, args.features, args.folds, args.c)

@@ -26,7 +26,7 @@ from cns_core.critics.grounding import text_problem
 from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings, judge_problems
 from cns_core.critics.grounding_verdict import FEATURES, VERDICTS, Fusion
 
-__all__ = ["DevClaim", "load_scifact", "load_wice", "dev_features", "fit_fusion", "cross_validated",
+__all__ = ["DevClaim", "load_scifact", "load_wice", "dev_features", "cached_dev_features", "fit_fusion", "cross_validated",
            "auc_figures", "verdict_accuracy", "fitted_record"]
 
 _SCIFACT = {"SUPPORT": "supported", "CONTRADICT": "contradicted", "NOT_ENOUGH_INFO": "not_enough_info"}
@@ -82,6 +82,27 @@ def dev_features(claims: Sequence[DevClaim], nli: Any, embedder: Any, settings: 
         part = [c.problem(max_chars) for c in claims[lo:lo + chunk]]
         rows.extend(v[0].features for v in judge_problems(part, nli, embedder, probe, settings))
     return np.array(rows, dtype=np.float64).reshape(len(claims), len(FEATURES))
+
+
+def cached_dev_features(claims: Sequence[DevClaim], nli: Any, embedder: Any, settings: RetrievalSettings,
+                        max_chars: int, path: Path) -> np.ndarray:
+    """:func:`dev_features`, kept in ``path`` (``.npz``) and reused while the claims, the NLI model and
+    the retrieval settings are the same (refitting with other features then costs no model call)."""
+    import hashlib
+
+    from cns_core.models.nli import nli_identity
+
+    blob = json.dumps([nli_identity(nli), getattr(embedder, "name", ""), repr(settings), max_chars,
+                       [[c.group, c.claim, c.source] for c in claims], list(FEATURES)])
+    key = hashlib.blake2b(blob.encode("utf-8"), digest_size=16).hexdigest()
+    if path.is_file():
+        with np.load(path, allow_pickle=False) as cached:
+            if str(cached["key"]) == key:
+                return cached["x"]
+    x = dev_features(claims, nli, embedder, settings, max_chars)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, key=np.array(key), x=x)
+    return x
 
 
 def _columns(names: Sequence[str]) -> list[int]:

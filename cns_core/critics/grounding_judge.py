@@ -88,7 +88,7 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
         found = build_passages(problem.units, encode, settings.max_run)
         claim_vectors = encode(list(problem.claims))
         chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k, settings.margin)
-        sims = [found.vectors[idx] @ claim_vectors[i] for i, idx in enumerate(chosen)]
+        sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
         plans.append((found.passages, chosen, sims))
         for claim, idx in zip(problem.claims, chosen):
             pairs.extend((found.passages[j].text, claim) for j in idx)
