@@ -69,7 +69,7 @@ def old_grounding(claims, nli, embedder, chunk: int = 64) -> tuple[np.ndarray, l
 
 
 def _fmt(x) -> str:
-    return "  n/a" if x is None else f"{x:.3f}"
+    return "  n/a" if x is None or x != x else f"{x:.3f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     nli.predict([("warm up", "warm up")])
     embedder.encode(["warm up"])
     settings = critic_settings("grounding")
-    fusion = fusion_of(settings)
     retrieval = RetrievalSettings.from_settings(settings)
     sets = {"scifact": load_scifact(args.limit), "wice": load_wice(args.limit)}
     claims = sets["scifact"] + sets["wice"]
@@ -106,19 +105,26 @@ def main(argv: list[str] | None = None) -> int:
         old_scores.append(s)
         old_verdicts.extend(v)
         features.append(x)
+    fusion = fusion_of(settings)                  # read after judging: a refit meanwhile is the one shown
     old_s = np.concatenate(old_scores)
     x_all = np.vstack(features)
     columns = [list(FEATURES).index(f) for f in fusion.features]
     dev = fusion.predict(x_all[:, columns])
-    cv = cross_validated(x_all, [c.verdict for c in claims], [c.group for c in claims], fusion.features, args.folds)
+    try:
+        cv = cross_validated(x_all, [c.verdict for c in claims], [c.group for c in claims], fusion.features,
+                             args.folds)
+    except ValueError as exc:                     # a --limit too small for every fold to hold all verdicts
+        print(f"cross-validation not possible: {exc}")
+        cv = np.full_like(dev, np.nan)
 
     rows = {"old": (auc_figures(claims, old_s), verdict_accuracy(claims, old_verdicts)),
             "new, dev (fitted here)": (auc_figures(claims, dev[:, 0]),
                                        verdict_accuracy(claims, [VERDICTS[i] for i in dev.argmax(1)])),
             f"new, {args.folds}-fold CV": (auc_figures(claims, cv[:, 0]),
-                                          verdict_accuracy(claims, [VERDICTS[i] for i in cv.argmax(1)]))}
+                                          verdict_accuracy(claims, [VERDICTS[i] for i in cv.argmax(1)])
+                                          if np.isfinite(cv).all() else {})}
     names = list(next(iter(rows.values()))[0])
-    width = max(len(n) for n in names + ["verdict accuracy: scifact"]) + 2
+    width = max(len("AUC " + n) for n in names) + 2
     print(f"{'figure':{width}s}" + "".join(f"{k:>24s}" for k in rows))
     for n in names:
         print(f"{'AUC ' + n:{width}s}" + "".join(f"{_fmt(r[0][n]):>24s}" for r in rows.values()))

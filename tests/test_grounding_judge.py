@@ -55,3 +55,15 @@ def test_a_problem_without_sources_gets_a_verdict_without_passages():
     assert verdict.passages == () and verdict.strongest("entailment") is None
     assert verdict.verdict == "contradicted"     # entailment log-odds at p=0: the fusion's own answer, finite
     assert np.isfinite(verdict.probabilities).all()
+
+
+def test_a_large_problem_shares_a_pair_budget():
+    s = RetrievalSettings(max_run=1, top_k=6, margin=5.0, max_pairs=10)
+    assert s.top_k_for(1) == 6 and s.top_k_for(3) == 3 and s.top_k_for(50) == 1
+    assert RetrievalSettings(top_k=6, max_pairs=0).top_k_for(5000) == 6
+    assert RetrievalSettings(top_k=0, max_pairs=10).top_k_for(2) == 5
+    page = tuple(f"Sentence {i}." for i in range(8))
+    claims = tuple(f"Claim {i}." for i in range(4))
+    nli = TableNLI()
+    judge_problems([GroundingProblem(claims, (page,))], nli, TableEmbedder(), FUSION, s)
+    assert len(nli.calls[0]) == 4 * 2            # 10 // 4 = 2 passages per claim

@@ -92,7 +92,9 @@ def cached_dev_features(claims: Sequence[DevClaim], nli: Any, embedder: Any, set
 
     from cns_core.models.nli import nli_identity
 
-    blob = json.dumps([nli_identity(nli), getattr(embedder, "name", ""), repr(settings), max_chars,
+    # max_pairs is left out: it cannot change a one-claim problem
+    retrieval = f"RetrievalSettings(max_run={settings.max_run}, top_k={settings.top_k}, margin={settings.margin})"
+    blob = json.dumps([nli_identity(nli), getattr(embedder, "name", ""), retrieval, max_chars,
                        [[c.group, c.claim, c.source] for c in claims], list(FEATURES)])
     key = hashlib.blake2b(blob.encode("utf-8"), digest_size=16).hexdigest()
     if path.is_file():
@@ -116,14 +118,14 @@ def fit_fusion(x_all: np.ndarray, verdicts: Sequence[str], names: Sequence[str],
     from sklearn.linear_model import LogisticRegression
 
     y = np.array([VERDICTS.index(v) for v in verdicts])
+    if len(set(y.tolist())) < 3:
+        raise ValueError(f"fit_fusion: the data must hold all three verdicts (got {sorted(set(verdicts))})")
     model = LogisticRegression(C=c, max_iter=2000, class_weight="balanced")
     model.fit(x_all[:, _columns(names)], y)
     coef = np.zeros((3, len(names)))
     intercept = np.zeros(3)
     for row, cls in enumerate(model.classes_):
         coef[cls], intercept[cls] = model.coef_[row], model.intercept_[row]
-    if len(model.classes_) == 2:                 # binary data: sklearn keeps one row; spread it
-        raise ValueError("fit_fusion: the data must hold all three verdicts")
     return Fusion(tuple(names), coef, intercept, fitted or {})
 
 
@@ -145,7 +147,7 @@ def _auc(labels: np.ndarray, scores: np.ndarray, positive: str, negative: str) -
     from sklearn.metrics import roc_auc_score
 
     keep = (labels == positive) | (labels == negative)
-    if len(set(labels[keep])) < 2:
+    if len(set(labels[keep])) < 2 or not np.isfinite(scores[keep]).all():
         return None
     return float(roc_auc_score(labels[keep] == positive, scores[keep]))
 

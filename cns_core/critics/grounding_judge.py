@@ -34,10 +34,19 @@ class RetrievalSettings:
     max_run: int = 3          # passages are runs of 1..max_run adjacent sentences
     top_k: int = 6            # at most this many passages per claim go to the NLI model
     margin: float = 0.15      # ... and none whose similarity is this far below the claim's best
+    max_pairs: int = 0        # a problem's claims share this many pairs (top_k shrinks, to 1 at least); 0: no cap
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "RetrievalSettings":
-        return cls(int(settings["max_run"]), int(settings["top_k"]), float(settings["margin"]))
+        return cls(int(settings["max_run"]), int(settings["top_k"]), float(settings["margin"]),
+                   int(settings.get("max_pairs") or 0))
+
+    def top_k_for(self, n_claims: int) -> int:
+        """The per-claim cap for a problem of ``n_claims`` claims (large SNOs get fewer pairs per claim)."""
+        if self.max_pairs <= 0 or n_claims == 0:
+            return self.top_k
+        share = max(1, self.max_pairs // n_claims)
+        return share if self.top_k <= 0 else min(self.top_k, share)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,8 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
     for problem in problems:
         found = build_passages(problem.units, encode, settings.max_run)
         claim_vectors = encode(list(problem.claims))
-        chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k, settings.margin)
+        chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k_for(len(problem.claims)),
+                                    settings.margin)
         sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
         plans.append((found.passages, chosen, sims))
         for claim, idx in zip(problem.claims, chosen):
