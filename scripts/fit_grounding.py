@@ -30,7 +30,8 @@ from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VERDICTS  # noqa: E402
 
 # The features the shipped fusion uses (chosen by cross-validated AUC on the dev sets; README).
-DEFAULT_FEATURES = ("entailment", "contradiction", "similarity", "top_entailment")
+DEFAULT_FEATURES = ("entailment", "contradiction", "similarity", "top_entailment", "top_contradiction", "bm25",
+                    "bm25_per_token")
 
 
 def _rounded(figures: dict) -> dict:

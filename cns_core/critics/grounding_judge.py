@@ -1,5 +1,8 @@
 """Judge claims against their sources: retrieve passages, score them with NLI, fuse a verdict.
 
+Relevance is measured twice: by embedding similarity (which passages are judged) and by
+BM25 over every passage (a feature of the fusion; computed only when the fusion uses it).
+
 A *problem* is a list of claims sharing a list of sources (an SNO's claims and its evidence;
 or, in the development sets, one claim and the page it cites). Many problems are judged
 together: every text is embedded in one call (the embedder caches by text, so a source
@@ -14,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.critics.grounding_passages import Passage, build_passages, choose_passages
+from cns_core.critics.grounding_passages import Passage, build_passages, choose_passages, lexical_match
 from cns_core.critics.grounding_verdict import VERDICTS, Fusion, claim_features
 
 __all__ = ["GroundingProblem", "JudgedPassage", "ClaimVerdict", "RetrievalSettings", "judge_problems"]
@@ -99,7 +102,9 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
         chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k_for(len(problem.claims)),
                                     settings.margin)
         sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
-        plans.append((found.passages, chosen, sims))
+        lexical = (lexical_match([p.text for p in found.passages], problem.claims)
+                   if {"bm25", "bm25_per_token"} & set(fusion.features) else np.zeros((len(problem.claims), 2)))
+        plans.append((found.passages, chosen, sims, lexical))
         for claim, idx in zip(problem.claims, chosen):
             pairs.extend((found.passages[j].text, claim) for j in idx)
 
@@ -110,12 +115,12 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
 
     out: list[list[ClaimVerdict]] = []
     at = 0
-    for passages, chosen, sims in plans:
+    for passages, chosen, sims, lexical in plans:
         feature_rows, judged = [], []
-        for idx, sim in zip(chosen, sims):
+        for idx, sim, lex in zip(chosen, sims, lexical):
             rows = scored[at:at + len(idx)]
             at += len(idx)
-            feature_rows.append(claim_features(rows, sim, fusion.features))
+            feature_rows.append(claim_features(rows, sim, fusion.features, lex))
             judged.append(tuple(JudgedPassage(passages[j], float(s), float(r[0]), float(r[1]), float(r[2]))
                                 for j, s, r in zip(idx, sim, rows)))
         probs = fusion.predict(np.array(feature_rows)) if feature_rows else np.zeros((0, 3))

@@ -3,7 +3,7 @@
 The NLI model's best entailment alone ranks claims poorly against long sources (a claim's
 best window may be merely on topic). The verdict fuses a few per-claim features (how
 strongly the best passages entail or contradict the claim, and how relevant the best
-passage is) with a multinomial logistic regression fitted on the development sets
+passage is, by embedding and by BM25) with a multinomial logistic regression fitted on the development sets
 (``scripts/fit_grounding.py``). Its weights live in ``config/grounding_fusion.yaml`` together
 with how they were fitted; :func:`load_fusion` validates them and names any bad field.
 """
@@ -29,6 +29,8 @@ FEATURES: dict[str, str] = {
     "similarity": "cosine similarity of the claim with its most similar passage",
     "top_entailment": "log-odds of p(entailment) of the claim's most similar passage",
     "top_contradiction": "log-odds of p(contradiction) of the claim's most similar passage",
+    "bm25": "log(1 + the claim's best BM25 score over all passages)",
+    "bm25_per_token": "the claim's best BM25 score over all passages per claim token",
 }
 _EPS = 1e-4
 
@@ -38,11 +40,13 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1.0 - p))
 
 
-def claim_features(probs: np.ndarray, sims: np.ndarray, names: Sequence[str]) -> np.ndarray:
+def claim_features(probs: np.ndarray, sims: np.ndarray, names: Sequence[str],
+                   lexical: Sequence[float] = (0.0, 0.0)) -> np.ndarray:
     """The named features of one claim from its chosen passages' NLI rows (best similarity first).
 
     ``probs`` is ``(m, 3)`` (entailment, neutral, contradiction) and ``sims`` ``(m,)``; a claim
-    with no passage gets neutral values (p = 0 for both, similarity 0).
+    with no passage gets neutral values (p = 0 for both, similarity 0). ``lexical`` is the
+    claim's best BM25 score and that score per claim token (``grounding_passages.lexical_match``).
     """
     if len(probs) == 0:
         probs, sims = np.array([[0.0, 1.0, 0.0]]), np.array([0.0])
@@ -50,6 +54,7 @@ def claim_features(probs: np.ndarray, sims: np.ndarray, names: Sequence[str]) ->
         "entailment": _logit(probs[:, 0].max()), "contradiction": _logit(probs[:, 2].max()),
         "similarity": float(sims[0]), "top_entailment": _logit(probs[0, 0]),
         "top_contradiction": _logit(probs[0, 2]),
+        "bm25": float(np.log1p(lexical[0])), "bm25_per_token": float(lexical[1]),
     }
     return np.array([float(values[n]) for n in names], dtype=np.float64)
 
