@@ -54,3 +54,19 @@ def test_each_claim_keeps_its_top_k_and_drops_passages_far_below_its_best():
     assert [c.tolist() for c in chosen] == [[0, 1, 2, 3], [3, 2, 1, 0]]
     chosen, best = choose_passages(claims, np.zeros((0, 4), np.float32), 3, 0.2)
     assert [c.tolist() for c in chosen] == [[], []] and best.tolist() == [0.0, 0.0]
+
+
+def test_bm25_finds_the_passage_naming_the_claims_words():
+    from cns_core.critics.grounding_passages import lexical_match
+
+    passages = ["The museum opened in 1990 in Lyon.", "Tickets cost ten euros.", "The garden has roses."]
+    out = lexical_match(passages, ["The museum opened in 1990.", "Roses grow in the garden.", "the of and"])
+    assert out.shape == (3, 2)
+    assert out[0, 0] > 0 and out[1, 0] > 0
+    # per claim token: "museum opened 1990" (3 tokens after stop words), "roses grow garden" (3)
+    import bm25s
+
+    tokens = bm25s.tokenize(["The museum opened in 1990."], stopwords="en", return_ids=False, show_progress=False)[0]
+    assert out[0, 1] == pytest.approx(out[0, 0] / len(tokens))
+    assert out[2].tolist() == [0.0, 0.0]                  # only stop words: nothing to match
+    assert lexical_match([], ["x"]).tolist() == [[0.0, 0.0]]

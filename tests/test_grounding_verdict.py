@@ -98,3 +98,8 @@ def test_the_shipped_fusion_loads_and_records_how_it_was_fitted():
     fusion = load_fusion()
     assert isinstance(fusion, Fusion) and fusion.coef.shape == (3, len(fusion.features))
     assert {"data", "date", "cross_validation"} <= set(fusion.fitted)
+
+
+def test_bm25_features_come_from_the_lexical_match():
+    f = claim_features(np.array([[0.5, 0.4, 0.1]]), np.array([0.3]), ["bm25", "bm25_per_token"], (3.0, 0.75))
+    assert f == pytest.approx([np.log1p(3.0), 0.75])
