@@ -7,8 +7,8 @@ the shape of cross-encoder/nli-deberta-v3-xsmall, built from a config by
 snippets with a few paragraph-long abstracts, as real evidence sets do.
 
 * **batched critic**: ``GroundingCritic.evaluate`` through ``TransformersNLI``: long evidence
-  split into sentence windows, each claim paired with its top-k windows by embedding
-  similarity, all pairs in one ``predict`` call, which batches by length. Timed with the
+  split into sentences, each claim paired with its most similar passages (runs of 1-3
+  sentences), all pairs in one ``predict`` call, which batches by length, then the fused verdict. Timed with the
   embedding cache warm (as in the pipeline, where novelty embeds the claims too); the cold
   embedding of claims and windows is printed on its own line.
 * **per-claim loop**: the spec's code: per claim, tokenise the 30 (evidence, claim) pairs with
@@ -146,7 +146,7 @@ def main(argv=None) -> int:
     import torch
 
     from cns_core.critics.base import CriticContext
-    from cns_core.critics.grounding import GroundingCritic, evidence_windows, top_k_windows
+    from cns_core.critics.grounding import GroundingCritic, evidence_windows, text_problem
     from cns_core.models import get_embedder
     from cns_core.models.nli import SHIPPED_MODEL, TransformersNLI
     from cns_core.models.tiny import build_tiny_nli_model
@@ -157,16 +157,14 @@ def main(argv=None) -> int:
     sno = build_sno(args.claims, args.evidence)
     critic = GroundingCritic()
     s = critic.settings
-    windows = [w for e in sno.evidence for w in evidence_windows(
-        e.text, int(s["max_window_chars"]), int(s["window_sentences"]), int(s["window_stride"]))]
+    # the previous critic's windows (2 sentences, stride 2), for the context-only windowed loop
+    windows = [w for e in sno.evidence for w in evidence_windows(e.text, int(s["max_window_chars"]), 2, 2)]
     embedder = get_embedder()
     embedder.encode(["load the encoder before timing"])
-    claim_texts = [c.text for c in sno.claims]
     cold = time.perf_counter()
-    vectors = embedder.encode(claim_texts + windows)
+    problem = text_problem([c.text for c in sno.claims], [e.text for e in sno.evidence], int(s["max_window_chars"]))
+    embedder.encode(list(problem.claims) + [u for source in problem.units for u in source])
     cold = time.perf_counter() - cold
-    chosen = top_k_windows(vectors[:len(claim_texts)], vectors[len(claim_texts):], int(s.get("top_k") or 0))
-    pairs = [(windows[w], claim_texts[i]) for i in range(len(claim_texts)) for w in chosen[i]]
 
     with tempfile.TemporaryDirectory() as tmp:
         if args.model == "random-xsmall":
@@ -176,13 +174,15 @@ def main(argv=None) -> int:
             what = f"{path}"
         nli = TransformersNLI(str(path), batch_size=args.batch_size, device="cpu")
         tokenizer, model, _, _ = nli._load()
+        judged = critic.evaluate(sno, CriticContext(nli=nli)).evidence["claims"]       # the critic's own pairs
+        pairs = [(p["text"], c.text) for c in sno.claims for p in judged[c.id]["passages"]]
         print(f"model: {what}, {sum(p.numel() for p in model.parameters()) / 1e6:.1f}M parameters, "
               f"{torch.get_num_threads()} CPU threads")
         lengths = [len(tokenizer(e.text)["input_ids"]) for e in sno.evidence]
         print(f"SNO: {len(sno.claims)} claims x {len(sno.evidence)} evidence (evidence tokens: median "
               f"{int(np.median(lengths))}, max {max(lengths)}); critic pairs: {len(pairs)} "
-              f"({len(windows)} windows, top {chosen.shape[1]} per claim)")
-        print(f"embedding claims and windows, cold cache: {cold:.2f} s wall (once per text; cached after)")
+              f"({len(pairs) / len(sno.claims):.1f} passages per claim)")
+        print(f"embedding claims and evidence sentences, cold cache: {cold:.2f} s wall (once per text; cached after)")
 
         methods = {
             "bare": lambda: bare_forward(pairs, tokenizer, model, args.batch_size, nli.max_length),

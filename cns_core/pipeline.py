@@ -1,6 +1,7 @@
 """The critic pipeline: run the five critics, cache their results, weigh them into a Trust Score.
 
-* Critics run in parallel daemon threads with one deadline (``timeout_s``). A critic that
+* Critics run in parallel daemon threads with one deadline (``timeout_s``; when not given,
+  sized to the SNO by ``config/pipeline.yaml``: :class:`TimeLimit`). A critic that
   raises, times out or returns an out-of-range score becomes
   ``CriticResult.failed(name, reason)``; :func:`cns_core.scoring.weigh` then leaves it out
   and redistributes its weight, flagged in ``WeightedScore.left_out``. A timed-out thread
@@ -33,14 +34,14 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from cns_core.config import config_dir
+from cns_core.config import ConfigError, config_dir, config_mapping, config_number, load_config
 from cns_core.critics import default_critics
 from cns_core.critics.base import Critic, CriticContext, CriticResult
 from cns_core.models.cancel import cancellable
 from cns_core.scoring import WeightedScore, load_profiles, weigh
 from cns_core.sno import SNO
 
-__all__ = ["CriticPipeline", "CriticStats", "Evaluation", "default_critics", "resolve_weights"]
+__all__ = ["TimeLimit", "CriticPipeline", "CriticStats", "Evaluation", "default_critics", "resolve_weights"]
 
 _ALL_RESOURCES = frozenset({"nli", "embedder", "population"})
 _VARIANTS_PER_SNO = 32   # results kept per SNO across settings, backends and populations
@@ -159,6 +160,39 @@ def _checked(result: Any, name: str, latency: float) -> CriticResult:
     return dataclasses.replace(result, critic=name, latency_s=latency)
 
 
+@dataclass(frozen=True)
+class TimeLimit:
+    """The default time limit of one SNO: it grows with the SNO's size (``config/pipeline.yaml``).
+
+    A fixed 30 s cut off every SNO of a few thousand claims however healthy its critics; a
+    limit that grows with claims and evidence still stops a stuck critic on a small SNO.
+    """
+
+    base_s: float = 30.0
+    per_claim_s: float = 0.03
+    per_evidence_s: float = 0.01
+    max_s: float = 900.0
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any] | None = None) -> "TimeLimit":
+        """Read ``time_limit`` of ``config/pipeline.yaml`` (or ``raw``); errors name the field."""
+        section = config_mapping(raw if raw is not None else load_config("pipeline"), "time_limit",
+                                 file="pipeline.yaml")
+        unknown = sorted(set(section) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ConfigError(f"pipeline.yaml: time_limit: unknown field(s) {unknown}")
+        values = {f.name: config_number(section, f.name, file="pipeline.yaml", path="time_limit", default=f.default,
+                                        low=0.0) for f in dataclasses.fields(cls)}
+        if values["base_s"] <= 0 or values["max_s"] <= 0:
+            raise ConfigError("pipeline.yaml: time_limit.base_s and time_limit.max_s: must be positive")
+        return cls(**values)
+
+    def for_sno(self, sno: SNO) -> float:
+        """Seconds the critics of ``sno`` may take together."""
+        sized = self.base_s + self.per_claim_s * len(sno.claims) + self.per_evidence_s * len(sno.evidence)
+        return float(min(self.max_s, max(self.base_s, sized)))
+
+
 class CriticPipeline:
     """Runs critics on SNOs with caching, timeouts and per-critic statistics. Thread-safe.
 
@@ -166,18 +200,20 @@ class CriticPipeline:
     """
 
     def __init__(self, critics: Iterable[Critic] | None = None, *, nli: Any = None, embedder: Any = None,
-                 timeout_s: float = 30.0, cache_size: int = 4096):
+                 timeout_s: float | None = None, cache_size: int = 4096, time_limit: TimeLimit | None = None):
         chosen = list(critics) if critics is not None else default_critics()
         self.critics: dict[str, Critic] = {}
         for critic in chosen:
             if critic.name in self.critics:
                 raise ValueError(f"two critics are named {critic.name!r}")
             self.critics[critic.name] = critic
-        if timeout_s <= 0:
+        if timeout_s is not None and timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive (got {timeout_s})")
         self.nli = nli
         self.embedder = embedder
-        self.timeout_s = float(timeout_s)
+        # None: each SNO gets the limit its size calls for (TimeLimit, config/pipeline.yaml)
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        self.time_limit = time_limit or (TimeLimit.from_config() if timeout_s is None else TimeLimit())
         self.cache_size = int(cache_size)
         self._cache: OrderedDict[str, OrderedDict[tuple, CriticResult]] = OrderedDict()
         self._requirements = {name: frozenset(getattr(c, "requires", _ALL_RESOURCES))
@@ -187,6 +223,10 @@ class CriticPipeline:
         self._lock = threading.Lock()
         self._runs: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0, 0, 0] for name in self.critics}
         # per critic: runs, ok runs, score sum, latency sum, failures, cache hits
+
+    def limit_for(self, sno: SNO) -> float:
+        """The time limit of ``sno``: the fixed ``timeout_s`` if one was given, else sized to the SNO."""
+        return self.timeout_s if self.timeout_s is not None else self.time_limit.for_sno(sno)
 
     # ----- context and cache keys ---------------------------------------------
     def _context(self, context: CriticContext | None) -> CriticContext:
@@ -276,14 +316,15 @@ class CriticPipeline:
             futures[name] = (future, time.perf_counter(), abandoned)
             thread.start()
 
-        deadline = time.monotonic() + self.timeout_s
+        limit_s = self.limit_for(sno)
+        deadline = time.monotonic() + limit_s
         fresh: dict[str, CriticResult] = {}
         for name, (future, started, abandoned) in futures.items():
             try:
                 fresh[name] = future.result(timeout=max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
                 abandoned.set()          # its model calls stop at their next batch (models/cancel.py)
-                fresh[name] = CriticResult.failed(name, f"timed out after {self.timeout_s:g} s",
+                fresh[name] = CriticResult.failed(name, f"timed out after {limit_s:g} s",
                                                   time.perf_counter() - started)
             except Exception as exc:
                 fresh[name] = CriticResult.failed(name, f"{type(exc).__name__}: {exc}",

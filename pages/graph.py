@@ -6,19 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views.graph_html import claim_grounding, graph_findings, sno_graph_html
+from cns_core.views.graph_html import (claim_grounding, claim_passage_rows, claim_verdict_rows, graph_findings,
+                                      sno_graph_html)
 
-frame.page("Reasoning graph", "Claims coloured by how well evidence entails them (red → amber → green, grey: "
-           "not scored). Solid arrows support, dashed arrows rebut, dotted arrows with a bar undercut. "
-           "Hover a claim for its best evidence; drag to rearrange, scroll to zoom.")
+frame.page("Reasoning graph", "Claims coloured by their grounding verdict's p(supported) (red → amber → green, "
+           "grey: not scored). Solid arrows support, dashed arrows rebut, dotted arrows with a bar undercut. "
+           "Hover a claim for its verdict and best passage; drag to rearrange, scroll to zoom.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _page_html(_sno, sno_hash: str, per_claim: tuple, height: int) -> str:
+def _page_html(_sno, _grounding, sno_hash: str, grounding_key: str, height: int) -> str:
     """The offline graph page, rebuilt only when the SNO or its grounding changes."""
-    grounding = claim_grounding({cid: {"best_evidence": b, "entailment": e, "contradiction": c}
-                                 for cid, b, e, c in per_claim})
-    return sno_graph_html(_sno, grounding, height_px=height)
+    return sno_graph_html(_sno, _grounding, height_px=height)
 
 
 with frame.guard("Could not draw the reasoning graph"):
@@ -31,9 +30,8 @@ with frame.guard("Could not draw the reasoning graph"):
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
     height = st.select_slider("Height", options=[420, 560, 720, 900], value=560, key="cns_graph_height")
-    per_claim = tuple((cid, g.best_evidence, g.entailment, g.contradiction) for cid, g in sorted(grounding.items()))
     with st.spinner("Drawing the graph…"):
-        page_html = _page_html(sno, sno.content_hash(), per_claim, height)
+        page_html = _page_html(sno, grounding, sno.content_hash(), repr(sorted(grounding.items())), height)
     st.iframe(page_html, height=height + 20)
 
     findings = graph_findings(sno)
@@ -54,17 +52,15 @@ with frame.guard("Could not draw the reasoning graph"):
             else:
                 st.caption("None.")
 
-    st.markdown("**Claims and their grounding**")
-    evidence = {e.id: e for e in sno.evidence}
-    rows = []
-    for claim in sno.claims:
-        g = grounding.get(claim.id)
-        best = evidence.get(g.best_evidence) if g and g.best_evidence else None
-        rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
-                     "Entailment": g.entailment if g else None,
-                     "Contradiction": g.contradiction if g else None,
-                     "Best evidence": f"{best.id}: {best.text}" if best else ""})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "Entailment": st.column_config.ProgressColumn("Entailment", min_value=0.0, max_value=1.0, format="%.2f"),
-        "Contradiction": st.column_config.NumberColumn("Contradiction", format="%.2f"),
+    st.markdown("**Claims: grounding verdict and the passages behind it**")
+    st.dataframe(pd.DataFrame(claim_verdict_rows(sno, grounding)), hide_index=True, width="stretch", column_config={
+        "p(supported)": st.column_config.ProgressColumn("p(supported)", min_value=0.0, max_value=1.0, format="%.2f"),
+        "p(contradicted)": st.column_config.NumberColumn("p(contradicted)", format="%.2f"),
         "Text": st.column_config.TextColumn("Text", width="large")})
+    scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
+    if scored:
+        chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
+        st.dataframe(pd.DataFrame(claim_passage_rows(grounding[chosen])), hide_index=True, width="stretch",
+                     column_config={"Passage": st.column_config.TextColumn("Passage", width="large"),
+                                    **{c: st.column_config.NumberColumn(c, format="%.2f")
+                                       for c in ("Similarity", "Entailment", "Contradiction")}})

@@ -446,6 +446,25 @@ def test_check_sno_on_an_example(tmp_path):
         "p_id" in r for r in read_log(tmp_path / "coherence.jsonl"))
 
 
+def test_check_sno_reads_claims_against_evidence_through_the_grounding_verdict(tmp_path):
+    from cns_core.critics.grounding import GroundingCritic
+
+    (sno,) = load_snos(EXAMPLES / "contradicted_vitamin_c.yaml")
+    hook = _hook(tmp_path, MemoryAPI(), model=None)
+    report = hook.check_sno(sno)
+    verdicts = GroundingCritic().evaluate(sno).evidence["claims"]
+    evidence_pairs = [p for p in report.pairs if p.kind == "claim-evidence"]
+    # every claim-evidence contradiction is a "contradicted" verdict, by the evidence the critic names
+    assert evidence_pairs and all("grounding" in p.types for p in evidence_pairs)
+    for p in evidence_pairs:
+        assert verdicts[p.a]["verdict"] == "contradicted" and verdicts[p.a]["contradicted_by"] == p.b
+        validity = next(e.validity for e in sno.evidence if e.id == p.b)
+        assert p.score == pytest.approx(verdicts[p.a]["p_contradicted"] * validity)
+    for cid, v in verdicts.items():
+        if v["verdict"] == "contradicted":
+            assert report.claims[cid].status == "contradicted"
+
+
 def test_check_sno_marks_declared_attacks(tmp_path):
     from cns_core.sno import SNO
 

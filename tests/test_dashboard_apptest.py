@@ -313,3 +313,16 @@ def test_an_sno_without_evidence_or_relations_renders_on_every_page():
         weigh(pipeline().run_critics(bare), load_profiles()["default"]).trust_score, abs=1e-3)
     at.switch_page("pages/graph.py").run()
     assert "loose" in " ".join(m.value for m in at.markdown)        # the orphan is listed
+
+
+def test_graph_page_shows_each_claims_verdict_and_its_passages():
+    at = app("graph.py")
+    label, sno = default_example()
+    per_claim = pipeline().run_critics(sno)["grounding"].evidence["claims"]
+    tables = [t.value for t in at.dataframe]
+    verdicts = next(t for t in tables if "Verdict" in t.columns)
+    assert dict(zip(verdicts["Claim"], verdicts["Verdict"])) == {
+        cid: per_claim[cid]["verdict"].replace("not_enough_info", "not enough information") for cid in per_claim}
+    chosen = at.selectbox(key="cns_graph_passages_claim")
+    passages = next(t for t in tables if "Passage" in t.columns)
+    assert list(passages["Passage"]) == [p["text"] for p in per_claim[chosen.value]["passages"]]

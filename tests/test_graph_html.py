@@ -11,6 +11,8 @@ import pytest
 from cns_core.views import display
 from cns_core.views.graph_html import (
     claim_grounding,
+    claim_passage_rows,
+    claim_verdict_rows,
     claim_levels,
     graph_findings,
     remote_resources,
@@ -181,3 +183,33 @@ def test_levels_for_cycles_and_claims_with_no_path_to_the_hypothesis():
         "relations": [{"source": "y", "target": "x", "kind": "support"}]})
     assert claim_levels(chain) == {"h": 0, "x": 1, "y": 2}   # a detached argument keeps its own shape
     assert restatements(chain) == [] and "restates the hypothesis" not in sno_graph_html(chain)
+
+
+VERDICT_ROWS = {
+    "h": {"verdict": "contradicted", "p_supported": 0.1, "p_contradicted": 0.8, "p_not_enough_info": 0.1,
+          "best_evidence": "e1", "entailment": 0.2, "contradiction": 0.7,
+          "passages": [{"evidence": "e1", "text": "Lab result <b>one</b>.", "similarity": 0.7, "entailment": 0.2,
+                        "contradiction": 0.7},
+                       {"evidence": "e1", "text": "Other sentence.", "similarity": 0.4, "entailment": 0.05,
+                        "contradiction": 0.1},
+                       "junk"]},
+    "a": {"verdict": "maybe", "entailment": 0.6},
+}
+
+
+def test_the_verdict_colours_the_node_and_its_passages_are_listed():
+    sno = _sno()
+    grounding = claim_grounding(VERDICT_ROWS)
+    h = grounding["h"]
+    assert h.verdict == "contradicted" and h.support == 0.1 and len(h.passages) == 2   # the junk row is skipped
+    assert grounding["a"].verdict is None and grounding["a"].support == 0.6           # old rows: best entailment
+    nodes = {n["id"]: n for n in _dataset(sno_graph_html(sno, grounding), "nodes")}
+    h_bg = nodes["h"]["color"]["background"]
+    assert int(h_bg[1:3], 16) > int(h_bg[3:5], 16)          # p(supported) 0.1: more red than green
+    assert "Verdict: contradicted · p(supported) 0.10 · p(contradicted) 0.80" in nodes["h"]["title"]
+    assert "Its best passage:" in nodes["h"]["title"] and "Lab result <b>one</b>." in nodes["h"]["title"]
+    rows = {r["Claim"]: r for r in claim_verdict_rows(sno, grounding)}
+    assert rows["h"]["Verdict"] == "contradicted" and rows["h"]["p(supported)"] == 0.1
+    assert rows["h"]["Best passage"] == "e1: Lab result <b>one</b>."
+    assert rows["o"]["Verdict"] == "not scored" and rows["o"]["p(supported)"] is None
+    assert [r["Similarity"] for r in claim_passage_rows(h)] == [0.7, 0.4]

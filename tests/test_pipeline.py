@@ -165,6 +165,58 @@ def test_slow_critic_times_out_and_the_rest_stand():
     assert ev.results["grounding"].score == 0.8
 
 
+def test_default_time_limit_grows_with_the_sno():
+    from cns_core.pipeline import TimeLimit
+
+    limit = TimeLimit(base_s=30.0, per_claim_s=0.03, per_evidence_s=0.01, max_s=200.0)
+    small = build_sno({"h": "A.", "c": "B."}, [("c", "h", "support")], [("e1", "E.")])
+    assert limit.for_sno(small) == pytest.approx(30.0 + 2 * 0.03 + 0.01)
+    big = build_sno({f"c{i}": f"Claim {i}." for i in range(5000)}, hypothesis="c0")
+    assert limit.for_sno(big) == 180.0                          # 30 + 5000 x 0.03
+    assert TimeLimit(max_s=60.0).for_sno(big) == 60.0            # capped
+    # a pipeline without a fixed timeout_s sizes it per SNO; a given timeout_s is used as is
+    assert CriticPipeline(_critics(), time_limit=limit).limit_for(big) == 180.0
+    assert CriticPipeline(_critics(), timeout_s=5.0).limit_for(big) == 5.0
+
+
+def test_sized_time_limit_is_the_one_a_slow_critic_is_stopped_at():
+    from cns_core.pipeline import TimeLimit
+
+    slow = BlockingCritic("causal")
+    pipe = CriticPipeline(_critics(causal=slow), time_limit=TimeLimit(base_s=0.2, per_claim_s=0.0,
+                                                                       per_evidence_s=0.0))
+    try:
+        ev = pipe.evaluate(_sno())
+    finally:
+        slow.release.set()
+    assert "timed out after 0.2 s" in ev.results["causal"].error
+
+
+@pytest.mark.parametrize("section, message", [
+    ({"time_limit": {"per_claim_s": "fast"}}, "pipeline.yaml: time_limit.per_claim_s: expected a number"),
+    ({"time_limit": {"per_claim_s": -1}}, "pipeline.yaml: time_limit.per_claim_s: must be >= 0"),
+    ({"time_limit": {"base_s": 0}}, "time_limit.base_s and time_limit.max_s: must be positive"),
+    ({"time_limit": {"per_relation_s": 1}}, "time_limit: unknown field(s) ['per_relation_s']"),
+    ({"time_limit": [1, 2]}, "pipeline.yaml: time_limit: expected a mapping"),
+])
+def test_bad_time_limit_config_names_the_field(section, message):
+    from cns_core.config import ConfigError
+    from cns_core.pipeline import TimeLimit
+
+    with pytest.raises(ConfigError) as err:
+        TimeLimit.from_config(section)
+    assert message in str(err.value)
+
+
+def test_the_shipped_time_limit_fits_the_large_benchmark_sno():
+    from cns_core.pipeline import TimeLimit
+
+    limit = TimeLimit.from_config()
+    big = build_sno({f"c{i}": f"Claim {i}." for i in range(5000)}, hypothesis="c0",
+                    evidence=[(f"e{i}", f"Evidence {i}.") for i in range(5000)])
+    assert limit.for_sno(big) >= 150.0 and limit.for_sno(_sno()) <= 31.0
+
+
 def test_critics_run_in_parallel_threads():
     barrier = threading.Barrier(5, timeout=10)
 

@@ -222,7 +222,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--population", choices=("batch", "none"), default="batch",
                         help="novelty against the other SNOs given (batch) or against none")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds each critic may take (default 30)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds the critics may take per SNO (default: sized to the SNO, config/pipeline.yaml)")
     parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.engine.batch); "
                                                                    "1 runs in this process")
     parser.add_argument("--address", help="join the Ray cluster at host:port, ray://host:port or auto "

@@ -13,6 +13,11 @@ batch after the budget, and the claims left over are judged by the heuristics;
 the result counts both and says how long it took. ``unlimited=True`` is the
 page's "check again without a time limit". Loading the models is done before the
 clock starts (:meth:`CoherenceHook.warm_up`).
+
+Claims against evidence take the Grounding critic's verdict when the hook has an NLI
+model (:func:`grounding_evidence_verdicts`): the same retrieval, passages and fitted
+fusion, so the Coherence view and the grounding score never disagree about whether
+evidence contradicts a claim. Heuristics-only hooks keep their own claim-evidence check.
 """
 
 from __future__ import annotations
@@ -116,6 +121,9 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
     statuses = {t.p_id: ClaimCoherence(t.p_id, "contradicted" if t.contradict >= tau_c else
                                        "supported" if t.entail >= settings.thresholds.tau_support else "neutral", t)
                 for t in tags}
+    verdicts = grounding_evidence_verdicts(hook, sno)
+    if verdicts is not None:
+        statuses = _with_grounding_verdicts(statuses, seen, verdicts, sno, tau_c)
     return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
                         chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0),
                         tuple(dict.fromkeys(degraded)),
@@ -127,3 +135,49 @@ def _coverage(pair_scores: list[list[Any]], elapsed_ms: float, budget_ms: float 
     model = sum(1 for pairs in pair_scores if any(p.entail_m is not None for p in pairs))
     empty = sum(1 for pairs in pair_scores if not pairs)
     return ModelCoverage(model, len(pair_scores) - model - empty, empty, elapsed_ms, budget_ms)
+
+
+def grounding_evidence_verdicts(hook: Any, sno: Any) -> dict[str, Any] | None:
+    """Each claim's Grounding verdict against the SNO's evidence (claim id -> ClaimVerdict), or
+    None when the hook has no NLI model (heuristics only) or the SNO has no evidence."""
+    backend = hook.model.backend if hook.model is not None else None
+    if backend is None or not sno.evidence:
+        return None
+    from cns_core.critics.common import critic_settings
+    from cns_core.critics.grounding import grounding_verdicts
+
+    verdicts = grounding_verdicts(sno, backend, hook.embedder, critic_settings("grounding"))
+    return {c.id: v for c, v in zip(sno.claims, verdicts)}
+
+
+def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[frozenset, ContradictionPair],
+                             verdicts: dict[str, Any], sno: Any, tau_c: float) -> dict[str, ClaimCoherence]:
+    """Replace the hook's claim-evidence findings by the Grounding verdicts (in place for ``seen``).
+
+    A claim-evidence contradiction is kept only where the verdict is "contradicted" (score:
+    p(contradicted) times the evidence's validity, types as the hook found them plus "grounding");
+    a claim's status is contradicted by that verdict or by another claim, supported by a
+    "supported" verdict or as the hook found it.
+    """
+    evidence = list(sno.evidence)
+    hook_pairs = {k: seen.pop(k) for k in [k for k, p in seen.items() if p.kind == "claim-evidence"]}
+    out = dict(statuses)
+    for claim_id, verdict in verdicts.items():
+        worst = verdict.strongest("contradiction")
+        contradicted = verdict.verdict == "contradicted" and worst is not None
+        if contradicted:
+            item = evidence[worst.passage.source]
+            key = frozenset((claim_id, item.id))
+            hook_pair = hook_pairs.get(key)
+            types = tuple(dict.fromkeys((*(hook_pair.types if hook_pair else ()), "grounding")))
+            score = verdict.p_contradicted * item.validity
+            if score >= tau_c:
+                seen[key] = ContradictionPair(claim_id, item.id, float(score), types, "claim-evidence", False)
+        old = out.get(claim_id)
+        if old is None:
+            continue
+        by_claims = any(p.kind == "claim-claim" and claim_id in (p.a, p.b) for p in seen.values())
+        status = ("contradicted" if contradicted or by_claims else
+                  "supported" if verdict.verdict == "supported" or old.status == "supported" else "neutral")
+        out[claim_id] = ClaimCoherence(claim_id, status, old.tag)
+    return out

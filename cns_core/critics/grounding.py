@@ -1,31 +1,36 @@
-"""Grounding critic: is each claim entailed by some piece of evidence?
+"""Grounding critic: one calibrated verdict per claim against the SNO's evidence.
 
-Score_G = mean over claims of max over evidence of p(entailment | evidence, claim)
-(CNS 2.0, section 2.2). Unlike the spec's loop of one model call per claim over every
-evidence item, each claim is paired only with its ``top_k`` evidence windows by embedding
-similarity (the cross-encoder is the dear part; the bi-encoder embeds each text once), and
-all those pairs go to the NLI backend in **one** ``predict`` call. The cost grows with
-claims x k, not claims x evidence. A window outside a claim's top k counts as neutral for it.
+CNS 2.0 (section 2.2) scores a claim by its best entailment over the evidence. Against long
+real sources that ranks claims poorly (SciFact / WiCE development figures in the README), so
+each claim now gets a fused verdict (:mod:`cns_core.critics.grounding_judge`): its most similar
+passages (runs of 1-3 adjacent sentences, :mod:`cns_core.critics.grounding_passages`) are judged
+by the NLI model in one batched call, and a fitted logistic fusion of entailment, contradiction
+and relevance (:mod:`cns_core.critics.grounding_verdict`) gives p(supported), p(contradicted)
+and p(not enough information). Score_G is the mean p(supported) over claims; the issues, the
+graph's per-claim evidence and the coherence hook's claim-evidence check read the same verdict.
 
-Long evidence is split into windows of a few sentences (as MiniCheck and SummaC do) so a
-model with a 256-token limit still sees all of it; an evidence item counts with its best
-window. Only the claims x k scored pairs are held in memory, never a claims x windows matrix
-(a 5,000 x 5,000 SNO would need gigabytes).
+Only the claims x top_k chosen pairs are scored and held, never a claims x passages matrix.
+``evidence_windows`` and ``top_k_windows`` are the previous windowing, kept as the baseline
+``benchmarks/grounding_real.py`` compares against.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from cns_core.critics.base import CriticContext, CriticResult, Issue
-from cns_core.critics.common import ConfiguredCritic, contradiction_threshold, embedder_of, nli_of
+from cns_core.critics.common import ConfiguredCritic, embedder_of, nli_of
+from cns_core.critics.grounding_judge import ClaimVerdict, GroundingProblem, RetrievalSettings, judge_problems
+from cns_core.critics.grounding_passages import source_units
+from cns_core.critics.grounding_verdict import Fusion, fusion_from_mapping, load_fusion
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 from cns_core.text.segment import split_sentences
 
-__all__ = ["GroundingCritic", "evidence_windows", "top_k_windows"]
+__all__ = ["GroundingCritic", "evidence_windows", "top_k_windows", "text_problem",
+           "grounding_verdicts", "fusion_of"]
 
 
 def evidence_windows(text: str, max_chars: int, size: int, stride: int) -> list[str]:
@@ -66,12 +71,44 @@ def top_k_windows(claim_vectors: np.ndarray, window_vectors: np.ndarray, k: int)
     return np.take_along_axis(top, order, axis=1)
 
 
+def fusion_of(settings: Mapping[str, Any]) -> Fusion:
+    """The critic's fusion: ``settings["fusion"]`` is a config file name or the mapping itself."""
+    value = settings.get("fusion", "grounding_fusion")
+    return fusion_from_mapping(value, "grounding.fusion") if isinstance(value, Mapping) else load_fusion(str(value))
+
+
+def text_problem(claims: Sequence[str], evidence: Sequence[str], max_chars: int) -> GroundingProblem:
+    """Claims against evidence texts, a text longer than ``max_chars`` split into sentences."""
+    return GroundingProblem(tuple(claims), tuple(tuple(source_units(t, max_chars, split_sentences)) for t in evidence))
+
+
+def grounding_verdicts(sno: SNO, nli: Any, embedder: Any, settings: Mapping[str, Any]) -> list[ClaimVerdict]:
+    """Each claim's verdict against the SNO's evidence, in claim order (the critic's and the
+    coherence hook's one computation)."""
+    if not sno.claims or not sno.evidence:
+        return []
+    problem = text_problem([c.text for c in sno.claims], [e.text for e in sno.evidence],
+                           int(settings["max_window_chars"]))
+    return judge_problems([problem], nli, embedder, fusion_of(settings), RetrievalSettings.from_settings(settings))[0]
+
+
+def _passage_rows(verdict: ClaimVerdict, evidence: list[Any]) -> list[dict[str, Any]]:
+    return [{"evidence": evidence[p.passage.source].id, "sentences": [p.passage.start, p.passage.end],
+             "text": p.passage.text, "similarity": p.similarity, "entailment": p.entailment,
+             "contradiction": p.contradiction} for p in verdict.passages]
+
+
 class GroundingCritic(ConfiguredCritic):
-    """Mean best entailment of each claim by the evidence, with per-claim details."""
+    """Mean p(supported) of each claim's fused verdict, with the passages behind it."""
 
     name = "grounding"
-    version = 2
+    version = 3
     requires = frozenset({"nli", "embedder"})
+
+    def __init__(self, config: Mapping[str, Any] | None = None):
+        super().__init__(config)
+        # The fusion's weights join the settings, so a refit changes config_key() (no stale cache).
+        self.settings["fusion"] = fusion_of(self.settings).to_mapping()
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         claims, evidence = list(sno.claims), list(sno.evidence)
@@ -86,71 +123,45 @@ class GroundingCritic(ConfiguredCritic):
                               tuple(c.id for c in claims), "high"),))
 
         s = self.settings
-        windows: list[str] = []
-        owner: list[int] = []
-        for j, item in enumerate(evidence):
-            pieces = evidence_windows(item.text, int(s["max_window_chars"]), int(s["window_sentences"]),
-                                      int(s["window_stride"]))
-            windows.extend(pieces)
-            owner.extend([j] * len(pieces))
-        owner_arr = np.asarray(owner)
-        n_claims, n_windows = len(claims), len(windows)
-
         nli = nli_of(context)
-        k = int(s.get("top_k") or 0)
-        if 0 < k < n_windows:
-            vectors = embedder_of(context).encode([c.text for c in claims] + windows)
-            chosen = top_k_windows(vectors[:n_claims], vectors[n_claims:], k)
-        else:                                     # every window for every claim
-            chosen = np.broadcast_to(np.arange(n_windows), (n_claims, n_windows))
-        pairs = [(windows[w], claims[i].text) for i in range(n_claims) for w in chosen[i]]
-        scored = np.asarray(nli.predict(pairs), dtype=np.float64)
-        if scored.shape != (len(pairs), 3) or not np.isfinite(scored).all():
-            raise ValueError(f"NLI backend {getattr(nli, 'name', type(nli).__name__)!r} returned "
-                             f"{scored.shape} values for {len(pairs)} pairs (expected ({len(pairs)}, 3) finite)")
-        # Only the (claims, k) chosen pairs are held; a window outside a claim's top k is neutral
-        # (entailment and contradiction 0), so no maximum below is changed by leaving it out.
-        probs = scored.reshape(n_claims, chosen.shape[1], 3)
-        ent, neu, con = probs[..., 0], probs[..., 1], probs[..., 2]
-        chosen_owner = owner_arr[chosen]                                  # (claims, k) evidence index
-
-        rows = np.arange(n_claims)
-        best = ent.argmax(axis=1)
-        best_ent, best_con = ent[rows, best], con[rows, best]
-        best_ev = chosen_owner[rows, best]
-        worst = con.argmax(axis=1)
-        worst_con, worst_ev = con[rows, worst], chosen_owner[rows, worst]
+        fusion = fusion_of(s)
+        verdicts = grounding_verdicts(sno, nli, embedder_of(context), s)
         validity = np.array([e.validity for e in evidence])
-        weighted = (ent * validity[chosen_owner]).max(axis=1)
         relevance = np.zeros(len(evidence))                               # max over claims of 1 - p(neutral)
-        np.maximum.at(relevance, chosen_owner.ravel(), 1.0 - neu.ravel())
-        windows_of = np.bincount(owner_arr, minlength=len(evidence))
-
-        score = float(best_ent.mean())
-        threshold = contradiction_threshold(s, nli)
-        weak, unsupported = float(s["weak_entailment"]), float(s["unsupported"])
+        unsupported = float(s["unsupported"])
         issues: list[Issue] = []
         per_claim: dict[str, dict[str, Any]] = {}
-        for i, claim in enumerate(claims):
-            best_id, worst_id = evidence[best_ev[i]].id, evidence[worst_ev[i]].id
+        weighted = np.zeros(len(claims))
+        for i, (claim, v) in enumerate(zip(claims, verdicts)):
+            best, worst = v.strongest("entailment"), v.strongest("contradiction")
+            for p in v.passages:
+                relevance[p.passage.source] = max(relevance[p.passage.source], 1.0 - p.neutral)
+                weighted[i] = max(weighted[i], p.entailment * validity[p.passage.source])
+            best_id = evidence[best.passage.source].id if best else None
+            worst_id = evidence[worst.passage.source].id if worst else None
             per_claim[claim.id] = {
-                "best_evidence": best_id, "entailment": float(best_ent[i]), "contradiction": float(best_con[i]),
-                "max_contradiction": float(worst_con[i]), "contradicted_by": worst_id,
-                "validity_weighted": float(weighted[i]),
+                "verdict": v.verdict, "p_supported": v.probabilities[0], "p_contradicted": v.probabilities[1],
+                "p_not_enough_info": v.probabilities[2],
+                "best_evidence": best_id, "entailment": best.entailment if best else 0.0,
+                "contradiction": best.contradiction if best else 0.0,
+                "max_contradiction": worst.contradiction if worst else 0.0, "contradicted_by": worst_id,
+                "validity_weighted": float(weighted[i]), "passages": _passage_rows(v, evidence),
             }
-            if worst_con[i] >= threshold:
+            if v.verdict == "contradicted":
                 issues.append(Issue("contradiction", f"Evidence {worst_id} contradicts claim {claim.id} "
-                                    f"(p={worst_con[i]:.2f}).", (claim.id, worst_id), "high"))
-            if best_ent[i] < unsupported:
+                                    f"(p(contradicted)={v.p_contradicted:.2f}).", (claim.id, worst_id), "high"))
+            elif v.verdict == "not_enough_info" and v.p_supported < unsupported:
                 issues.append(Issue("unsupported_claim", f"No evidence supports claim {claim.id} "
-                                    f"(best entailment {best_ent[i]:.2f}, by {best_id}).", (claim.id,), "high"))
-            elif best_ent[i] < weak:
-                issues.append(Issue("weak_entailment", f"Claim {claim.id} is only weakly entailed "
-                                    f"(best {best_ent[i]:.2f}, by {best_id}).", (claim.id, best_id), "medium"))
+                                    f"(p(supported) {v.p_supported:.2f}; closest {best_id}).", (claim.id,), "high"))
+            elif v.verdict == "not_enough_info":
+                issues.append(Issue("weak_entailment", f"Claim {claim.id} is only weakly supported "
+                                    f"(p(supported) {v.p_supported:.2f}, by {best_id}).", (claim.id, best_id),
+                                    "medium"))
         per_evidence: dict[str, dict[str, Any]] = {}
+        passages_of = np.bincount([p.passage.source for v in verdicts for p in v.passages], minlength=len(evidence))
         for j, item in enumerate(evidence):
             per_evidence[item.id] = {"validity": item.validity, "relevance": float(relevance[j]),
-                                     "windows": int(windows_of[j])}
+                                     "passages_judged": int(passages_of[j])}
             if item.validity < float(s["low_validity"]):
                 issues.append(Issue("low_validity", f"Evidence {item.id} has low validity ({item.validity:.2f})"
                                     f"{': ' + item.source if item.source else ''}.", (item.id,), "medium"))
@@ -158,15 +169,21 @@ class GroundingCritic(ConfiguredCritic):
                 issues.append(Issue("low_relevance", f"Evidence {item.id} bears on no claim "
                                     f"(best 1 - p(neutral) {relevance[j]:.2f}).", (item.id,), "low"))
 
-        contradicted = sum(1 for i in issues if i.code == "contradiction")
-        supported = int(np.count_nonzero(best_ent >= weak))
-        explanation = (f"Mean best entailment over {n_claims} claims and {len(evidence)} evidence items is "
-                       f"{score:.3f}; {supported} claim(s) supported, {contradicted} contradicted by evidence.")
+        probs = np.array([v.probabilities for v in verdicts])
+        score = float(probs[:, 0].mean())
+        n_claims = len(claims)
+        counts = {name: sum(1 for v in verdicts if v.verdict == name)
+                  for name in ("supported", "contradicted", "not_enough_info")}
+        pairs = int(sum(len(v.passages) for v in verdicts))
+        explanation = (f"Mean p(supported) over {n_claims} claims and {len(evidence)} evidence items is "
+                       f"{score:.3f}; {counts['supported']} claim(s) supported, {counts['contradicted']} "
+                       f"contradicted, {counts['not_enough_info']} without enough information.")
         return CriticResult(
             critic=self.name, score=float(np.clip(score, 0.0, 1.0)),
-            confidence=_entropy_confidence(probs[rows, best]), explanation=explanation,
-            sub_scores={"validity_weighted": float(weighted.mean()), "supported_share": supported / n_claims,
-                        "contradicted_share": float(np.count_nonzero(worst_con >= threshold)) / n_claims},
-            evidence={"claims": per_claim, "evidence": per_evidence, "pairs": len(pairs),
-                      "windows_per_claim": int(chosen.shape[1]), "nli_backend": nli_identity(nli)},
+            confidence=_entropy_confidence(probs), explanation=explanation,
+            sub_scores={"validity_weighted": float(weighted.mean()), "supported_share": counts["supported"] / n_claims,
+                        "contradicted_share": counts["contradicted"] / n_claims},
+            evidence={"claims": per_claim, "evidence": per_evidence, "pairs": pairs,
+                      "passages_per_claim": pairs / n_claims, "nli_backend": nli_identity(nli),
+                      "fusion": {"features": list(fusion.features), "fitted": fusion.fitted.get("date")}},
             issues=tuple(issues))

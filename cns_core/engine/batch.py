@@ -233,7 +233,7 @@ def _population(snos: Sequence[SNO], population: str) -> CriticContext:
 # ----- the batch ----------------------------------------------------------------
 
 def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | None = None, *, workers: int = 1,
-                    profiles: Sequence[str] | None = None, population: str = "batch", timeout_s: float = 30.0,
+                    profiles: Sequence[str] | None = None, population: str = "batch", timeout_s: float | None = None,
                     progress: bool = True, save_every: int = 25, engine: str = "auto", address: str | None = None,
                     gpus_per_worker: float = 0.0, batch_size: int = 4,
                     critics: Callable[[], Sequence[Critic]] | None = None,
@@ -385,7 +385,7 @@ def run_batch(args: Any) -> int:
     report = evaluate_corpus(args.files, getattr(args, "out", None), workers=getattr(args, "workers", 1),
                              profiles=[args.profile] if getattr(args, "profile", None) else None,
                              population=getattr(args, "population", "batch"),
-                             timeout_s=getattr(args, "timeout", 30.0), progress=sys.stderr.isatty(),
+                             timeout_s=getattr(args, "timeout", None), progress=sys.stderr.isatty(),
                              engine=getattr(args, "engine", "auto"), address=getattr(args, "address", None),
                              gpus_per_worker=getattr(args, "gpus_per_worker", 0.0))
     frame = report.frame

@@ -129,7 +129,7 @@ class ScorerSettings:
 
     fingerprint: str
     profiles: dict[str, dict[str, float]]
-    timeout_s: float = 30.0
+    timeout_s: float | None = None      # None: sized to each SNO (pipeline.TimeLimit)
     threads: int | None = None          # torch/BLAS threads per worker (None: leave as is)
     critics: CriticFactory | None = None  # None: the default critics
     env: dict[str, str] = field(default_factory=lambda: _carried_env())   # the caller's model settings

@@ -27,7 +27,8 @@ from typing import Any, Mapping
 from cns_core.views.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
 from cns_core.sno import SNO
 
-__all__ = ["ClaimGrounding", "GraphFindings", "claim_grounding", "claim_levels", "graph_findings",
+__all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
+           "claim_passage_rows", "claim_levels", "graph_findings",
            "restatements", "sno_graph_html", "remote_resources"]
 
 _TOOLTIP_WIDTH = 64
@@ -35,12 +36,32 @@ _LABEL_WIDTH = 26
 
 
 @dataclass(frozen=True)
+class GroundingPassage:
+    """A passage the Grounding critic judged a claim against (a run of an evidence item's sentences)."""
+
+    evidence: str
+    text: str
+    similarity: float | None = None
+    entailment: float | None = None
+    contradiction: float | None = None
+
+
+@dataclass(frozen=True)
 class ClaimGrounding:
-    """Per-claim numbers of the Grounding critic (``None`` where not computed)."""
+    """Per-claim verdict and numbers of the Grounding critic (``None`` where not computed)."""
 
     best_evidence: str | None = None
     entailment: float | None = None
     contradiction: float | None = None
+    verdict: str | None = None               # supported | contradicted | not_enough_info
+    p_supported: float | None = None
+    p_contradicted: float | None = None
+    passages: tuple[GroundingPassage, ...] = ()
+
+    @property
+    def support(self) -> float | None:
+        """What the node colour shows: p(supported) of the verdict, else the best entailment."""
+        return self.p_supported if self.p_supported is not None else self.entailment
 
 
 @dataclass(frozen=True)
@@ -76,12 +97,44 @@ def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGroun
     for claim_id, info in (per_claim or {}).items():
         if not isinstance(info, Mapping):
             continue
+        verdict = info.get("verdict")
         out[str(claim_id)] = ClaimGrounding(
             best_evidence=info.get("best_evidence"),
             entailment=_num(info.get("entailment")),
             contradiction=_num(info.get("contradiction")),
+            verdict=verdict if verdict in _VERDICT_WORDS else None,
+            p_supported=_num(info.get("p_supported")),
+            p_contradicted=_num(info.get("p_contradicted")),
+            passages=tuple(GroundingPassage(str(p.get("evidence", "")), str(p.get("text", "")),
+                                            _num(p.get("similarity")), _num(p.get("entailment")),
+                                            _num(p.get("contradiction")))
+                           for p in (info.get("passages") or ()) if isinstance(p, Mapping)),
         )
     return out
+
+
+_VERDICT_WORDS = {"supported": "supported", "contradicted": "contradicted",
+                  "not_enough_info": "not enough information"}
+
+
+def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
+    """One table row per claim: its verdict, p(supported), p(contradicted) and the passage that
+    entails it most (the Reasoning graph page's table)."""
+    rows = []
+    for claim in sno.claims:
+        g = grounding.get(claim.id, ClaimGrounding())
+        best = max(g.passages, key=lambda p: p.entailment or 0.0, default=None)
+        rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
+                     "Verdict": _VERDICT_WORDS.get(g.verdict or "", "not scored"),
+                     "p(supported)": g.support, "p(contradicted)": g.p_contradicted,
+                     "Best passage": f"{best.evidence}: {best.text}" if best else ""})
+    return rows
+
+
+def claim_passage_rows(g: ClaimGrounding) -> list[dict[str, Any]]:
+    """The passages behind one claim's verdict, most similar first."""
+    return [{"Evidence": p.evidence, "Passage": p.text, "Similarity": p.similarity, "Entailment": p.entailment,
+             "Contradiction": p.contradiction} for p in g.passages]
 
 
 def graph_findings(sno: SNO, max_cycles: int = 20) -> GraphFindings:
@@ -105,7 +158,7 @@ def sno_graph_html(
 ) -> str:
     """One offline HTML document drawing ``sno``'s reasoning graph.
 
-    Nodes are filled by grounding (red-amber-green on the best entailment, grey
+    Nodes are filled by grounding (red-amber-green on the verdict's p(supported), grey
     when unknown); support edges are solid, rebuttals dashed, undercuts dotted
     with a bar end; claims on a cycle and orphan claims get a highlighted border.
     Hovering a node shows the claim, its best evidence and the scores.
@@ -128,7 +181,7 @@ def sno_graph_html(
     net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        fill = grounding_colour(g.entailment)
+        fill = grounding_colour(g.support)
         border, border_width, dashes = fill, 1.5, False
         if claim.id == sno.hypothesis:
             border, border_width = HIGHLIGHT_COLOURS["hypothesis"], 3.5
@@ -291,12 +344,18 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
         kind += f" ({unit_type.strip()})"
     role = "" if claim.role == "none" else f" · {claim.role}"
     lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
+    if g.verdict:
+        lines.append(f"Verdict: {_VERDICT_WORDS[g.verdict]} · p(supported) {_fmt(g.p_supported)} · "
+                     f"p(contradicted) {_fmt(g.p_contradicted)}")
     lines.append(f"Grounding: entailment {_fmt(g.entailment)} · contradiction {_fmt(g.contradiction)}")
     if g.best_evidence and g.best_evidence in evidence:
         ev = evidence[g.best_evidence]
         source = f" ({ev.source})" if ev.source else ""
         lines.append(f"Best evidence {ev.id}{source}, validity {ev.validity:.2f}:")
-        lines.extend(_wrap(_shorten(ev.text, 320), "  "))
+        best = max((p for p in g.passages if p.evidence == ev.id), key=lambda p: p.entailment or 0.0, default=None)
+        if best is not None and best.text != ev.text:
+            lines.append("Its best passage:")
+        lines.extend(_wrap(_shorten(best.text if best is not None else ev.text, 320), "  "))
     elif g.entailment is None:
         lines.append("Not scored by the Grounding critic yet.")
     else:

@@ -1,0 +1,124 @@
+"""Passages of long sources and the ones worth judging for each claim.
+
+A source (an evidence item) is split into sentences; its passages are runs of 1 to
+``max_run`` adjacent sentences, because a claim is often entailed only by two or three
+sentences together (WiCE's supporting sets). A short source (at most ``max_chars``) is one
+passage. Each sentence is embedded once (the embedder caches by text) and a run's vector is
+the normalised sum of its sentences' vectors, so runs cost no extra model call.
+
+For each claim only its most similar passages go to the NLI model: at most ``top_k``, and
+none whose similarity is more than ``margin`` below the claim's best passage (they cannot
+carry the verdict). All claims' chosen pairs are then scored in one batched call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+__all__ = ["Passage", "SourcePassages", "source_units", "build_passages", "choose_passages", "lexical_match"]
+
+# Claims x passages similarities are computed this many claims at a time (a 5,000-claim SNO
+# never holds a full claims x passages matrix).
+_CLAIM_CHUNK = 512
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A run of sentences ``[start, end)`` of source ``source`` (an index into the evidence list)."""
+
+    source: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SourcePassages:
+    """Every passage of a set of sources, with unit vectors (one row per passage)."""
+
+    passages: tuple[Passage, ...]
+    vectors: np.ndarray
+
+
+def source_units(text: str, max_chars: int, split: Callable[[str], list[str]]) -> list[str]:
+    """The units a source is embedded in: itself when short, else its sentences."""
+    if len(text) <= max_chars:
+        return [text]
+    return split(text) or [text]
+
+
+def build_passages(units: Sequence[Sequence[str]], encode: Callable[[list[str]], np.ndarray],
+                   max_run: int) -> SourcePassages:
+    """Runs of 1..``max_run`` adjacent units of each source, embedded through ``encode`` once per unit."""
+    if max_run < 1:
+        raise ValueError(f"max_run: must be at least 1 (got {max_run})")
+    flat = [u for source in units for u in source]
+    vectors = np.asarray(encode(flat), dtype=np.float32) if flat else np.zeros((0, 1), dtype=np.float32)
+    passages: list[Passage] = []
+    rows: list[np.ndarray] = []
+    offset = 0
+    for s, source in enumerate(units):
+        n = len(source)
+        cumulative = np.vstack([np.zeros((1, vectors.shape[1]), np.float32),
+                                np.cumsum(vectors[offset:offset + n], axis=0)])
+        for length in range(1, min(max_run, n) + 1):
+            for start in range(0, n - length + 1):
+                passages.append(Passage(s, start, start + length, " ".join(source[start:start + length])))
+                rows.append(cumulative[start + length] - cumulative[start])
+        offset += n
+    matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), vectors.shape[1])
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return SourcePassages(tuple(passages), matrix / np.maximum(norms, 1e-12))
+
+
+def choose_passages(claim_vectors: np.ndarray, passage_vectors: np.ndarray, top_k: int,
+                    margin: float) -> tuple[list[np.ndarray], np.ndarray]:
+    """Per claim, the indices of its chosen passages (best first) and its best similarity.
+
+    A passage is chosen when it is among the claim's ``top_k`` most similar and its
+    similarity is at least the best one's minus ``margin``. ``top_k <= 0`` means no cap.
+    """
+    n_claims, n_passages = claim_vectors.shape[0], passage_vectors.shape[0]
+    chosen: list[np.ndarray] = []
+    best = np.zeros(n_claims, dtype=np.float64)
+    if n_passages == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in range(n_claims)], best
+    k = n_passages if top_k <= 0 else min(top_k, n_passages)
+    for lo in range(0, n_claims, _CLAIM_CHUNK):
+        sims = claim_vectors[lo:lo + _CLAIM_CHUNK] @ passage_vectors.T
+        if k < n_passages:
+            top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        else:
+            top = np.broadcast_to(np.arange(n_passages), (sims.shape[0], n_passages))
+        top_sims = np.take_along_axis(sims, top, axis=1)
+        order = np.argsort(-top_sims, axis=1, kind="stable")
+        top, top_sims = np.take_along_axis(top, order, axis=1), np.take_along_axis(top_sims, order, axis=1)
+        for row in range(sims.shape[0]):
+            keep = top_sims[row] >= top_sims[row, 0] - margin
+            chosen.append(top[row][keep].astype(np.int64))
+            best[lo + row] = float(top_sims[row, 0])
+    return chosen, best
+
+
+def lexical_match(passages: Sequence[str], claims: Sequence[str]) -> np.ndarray:
+    """``(claims, 2)``: each claim's best BM25 score over ``passages`` (bm25s, English stop words)
+    and that score per claim token.
+
+    The embeddings miss what BM25 sees: a passage naming the claim's exact entities and numbers.
+    On the dev sets it adds most where pages are long and noisy (WiCE; README).
+    """
+    import bm25s
+
+    out = np.zeros((len(claims), 2), dtype=np.float64)
+    if not passages or not claims:
+        return out
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize(list(passages), stopwords="en", show_progress=False), show_progress=False)
+    for i, tokens in enumerate(bm25s.tokenize(list(claims), stopwords="en", return_ids=False, show_progress=False)):
+        if tokens:
+            best = float(np.max(index.get_scores(tokens)))
+            out[i] = (best, best / len(tokens))
+    return out

@@ -1,0 +1,72 @@
+"""Passages of long sources (runs of adjacent sentences) and the ones each claim is judged on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cns_core.critics.grounding import split_sentences
+from cns_core.critics.grounding_passages import build_passages, choose_passages, source_units
+
+
+def _encode_table(table: dict[str, list[float]]):
+    calls = []
+
+    def encode(texts):
+        calls.append(list(texts))
+        return np.array([table[t] for t in texts], dtype=np.float32)
+
+    return encode, calls
+
+
+def test_a_short_source_is_one_unit_a_long_one_its_sentences():
+    assert source_units("Short. Text.", 400, split_sentences) == ["Short. Text."]
+    long = "The sky was grey. Drug X lowered blood pressure. Nobody noticed."
+    assert source_units(long, 30, split_sentences) == ["The sky was grey.", "Drug X lowered blood pressure.",
+                                                       "Nobody noticed."]
+
+
+def test_runs_of_one_to_max_run_sentences_with_summed_unit_vectors():
+    table = {"A.": [1, 0, 0], "B.": [0, 1, 0], "C.": [0, 0, 1], "Z.": [1, 1, 0]}
+    encode, calls = _encode_table(table)
+    found = build_passages([["A.", "B.", "C."], ["Z."]], encode, max_run=2)
+    assert len(calls) == 1 and calls[0] == ["A.", "B.", "C.", "Z."]          # each unit embedded once, in one call
+    assert [(p.source, p.start, p.end, p.text) for p in found.passages] == [
+        (0, 0, 1, "A."), (0, 1, 2, "B."), (0, 2, 3, "C."), (0, 0, 2, "A. B."), (0, 1, 3, "B. C."), (1, 0, 1, "Z.")]
+    s = 1 / np.sqrt(2)
+    assert found.vectors[3] == pytest.approx([s, s, 0])                    # A. B.: normalised sum
+    assert found.vectors[5] == pytest.approx([s, s, 0])
+    assert np.linalg.norm(found.vectors, axis=1) == pytest.approx(np.ones(6))
+    with pytest.raises(ValueError, match="max_run"):
+        build_passages([["A."]], encode, max_run=0)
+
+
+def test_each_claim_keeps_its_top_k_and_drops_passages_far_below_its_best():
+    passages = np.eye(4, dtype=np.float32)
+    claims = np.array([[0.9, 0.8, 0.3, 0.1],        # best 0.9; 0.8 within the margin, 0.3 not
+                       [0.1, 0.2, 0.3, 0.95]], dtype=np.float32)
+    chosen, best = choose_passages(claims, passages, top_k=3, margin=0.2)
+    assert [c.tolist() for c in chosen] == [[0, 1], [3]]
+    assert best == pytest.approx([0.9, 0.95])
+    chosen, _ = choose_passages(claims, passages, top_k=2, margin=1.0)     # no margin cut: the cap decides
+    assert [c.tolist() for c in chosen] == [[0, 1], [3, 2]]
+    chosen, _ = choose_passages(claims, passages, top_k=0, margin=1.0)     # no cap: all, best first
+    assert [c.tolist() for c in chosen] == [[0, 1, 2, 3], [3, 2, 1, 0]]
+    chosen, best = choose_passages(claims, np.zeros((0, 4), np.float32), 3, 0.2)
+    assert [c.tolist() for c in chosen] == [[], []] and best.tolist() == [0.0, 0.0]
+
+
+def test_bm25_finds_the_passage_naming_the_claims_words():
+    from cns_core.critics.grounding_passages import lexical_match
+
+    passages = ["The museum opened in 1990 in Lyon.", "Tickets cost ten euros.", "The garden has roses."]
+    out = lexical_match(passages, ["The museum opened in 1990.", "Roses grow in the garden.", "the of and"])
+    assert out.shape == (3, 2)
+    assert out[0, 0] > 0 and out[1, 0] > 0
+    # per claim token: "museum opened 1990" (3 tokens after stop words), "roses grow garden" (3)
+    import bm25s
+
+    tokens = bm25s.tokenize(["The museum opened in 1990."], stopwords="en", return_ids=False, show_progress=False)[0]
+    assert out[0, 1] == pytest.approx(out[0, 0] / len(tokens))
+    assert out[2].tolist() == [0.0, 0.0]                  # only stop words: nothing to match
+    assert lexical_match([], ["x"]).tolist() == [[0.0, 0.0]]

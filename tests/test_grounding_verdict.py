@@ -1,0 +1,105 @@
+"""The grounding fusion: per-claim features, the fitted verdict, and its YAML checked field by field."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cns_core.config import ConfigError
+from cns_core.critics.grounding_verdict import VERDICTS, Fusion, claim_features, fusion_from_mapping
+
+GOOD = {"features": ["entailment", "similarity"],
+        "coef": {"supported": {"entailment": 1.0, "similarity": 2.0},
+                 "contradicted": {"entailment": -1.0, "similarity": 0.5},
+                 "not_enough_info": {"entailment": 0.0, "similarity": -2.0}},
+        "intercept": {"supported": 0.0, "contradicted": -1.0, "not_enough_info": 1.0},
+        "fitted": {"date": "2026-11-24"}}
+
+
+def test_features_are_log_odds_of_the_best_passages_and_the_top_similarity():
+    probs = np.array([[0.2, 0.7, 0.1],      # most similar passage first
+                      [0.9, 0.05, 0.05],
+                      [0.1, 0.1, 0.8]])
+    sims = np.array([0.8, 0.6, 0.5])
+    f = claim_features(probs, sims, ["entailment", "contradiction", "similarity", "top_entailment",
+                                     "top_contradiction"])
+    assert f == pytest.approx([np.log(0.9 / 0.1), np.log(0.8 / 0.2), 0.8, np.log(0.2 / 0.8), np.log(0.1 / 0.9)])
+    # no passage at all: nothing entails or contradicts, nothing is similar
+    empty = claim_features(np.zeros((0, 3)), np.zeros(0), ["entailment", "similarity"])
+    assert empty[0] < -9 and empty[1] == 0.0
+
+
+def test_fusion_is_a_softmax_of_the_linear_scores():
+    fusion = fusion_from_mapping(GOOD)
+    x = np.array([[2.0, 0.5], [-3.0, 0.0]])
+    z = x @ np.array([[1.0, 2.0], [-1.0, 0.5], [0.0, -2.0]]).T + np.array([0.0, -1.0, 1.0])
+    expected = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    assert fusion.predict(x) == pytest.approx(expected)
+    assert [VERDICTS[i] for i in fusion.predict(x).argmax(1)] == ["supported", "contradicted"]
+
+
+def test_fusion_round_trips_through_its_mapping():
+    fusion = fusion_from_mapping(GOOD)
+    again = fusion_from_mapping(fusion.to_mapping())
+    assert again.features == fusion.features and again.fitted == {"date": "2026-11-24"}
+    assert np.allclose(again.coef, fusion.coef) and np.allclose(again.intercept, fusion.intercept)
+
+
+def _with(path: str, value):
+    import copy
+
+    data = copy.deepcopy(GOOD)
+    node = data
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node[key]
+    if value is _DELETE:
+        del node[keys[-1]]
+    else:
+        node[keys[-1]] = value
+    return data
+
+
+_DELETE = object()
+
+
+@pytest.mark.parametrize("path, value, message", [
+    ("features", "entailment", "features: must be a non-empty list"),
+    ("features", ["entailment", "vibes"], "features: unknown ['vibes']"),
+    ("features", ["entailment", "entailment"], "features: names repeat"),
+    ("coef", [1, 2], "coef: must map each verdict"),
+    ("coef.contradicted", _DELETE, "coef.contradicted: missing"),
+    ("coef.supported.similarity", "high", "coef.supported.similarity: must be a finite number"),
+    ("coef.supported.similarity", float("nan"), "coef.supported.similarity: must be a finite number"),
+    ("coef.supported.similarity", _DELETE, "coef.supported.similarity: missing"),
+    ("coef.supported.bm25", 1.0, "coef.supported: weights for features not listed: ['bm25']"),
+    ("intercept.not_enough_info", _DELETE, "intercept.not_enough_info: missing"),
+    ("intercept.supported", True, "intercept.supported: must be a finite number"),
+    ("fitted", "yesterday", "fitted: must be a mapping"),
+])
+def test_bad_fusion_yaml_names_the_field(path, value, message):
+    with pytest.raises(ConfigError) as err:
+        fusion_from_mapping(_with(path, value), "grounding_fusion.yaml")
+    assert message in str(err.value) and str(err.value).startswith("grounding_fusion.yaml: ")
+
+
+def test_a_fusion_file_that_is_not_a_mapping_is_refused(tmp_path, monkeypatch):
+    from cns_core.critics.grounding_verdict import load_fusion
+
+    (tmp_path / "grounding_fusion.yaml").write_text("- just\n- a list\n", encoding="utf-8")
+    monkeypatch.setenv("CNS_CONFIG_DIR", str(tmp_path))
+    with pytest.raises(ConfigError, match="grounding_fusion.yaml"):
+        load_fusion()
+
+
+def test_the_shipped_fusion_loads_and_records_how_it_was_fitted():
+    from cns_core.critics.grounding_verdict import load_fusion
+
+    fusion = load_fusion()
+    assert isinstance(fusion, Fusion) and fusion.coef.shape == (3, len(fusion.features))
+    assert {"data", "date", "cross_validation"} <= set(fusion.fitted)
+
+
+def test_bm25_features_come_from_the_lexical_match():
+    f = claim_features(np.array([[0.5, 0.4, 0.1]]), np.array([0.3]), ["bm25", "bm25_per_token"], (3.0, 0.75))
+    assert f == pytest.approx([np.log1p(3.0), 0.75])
