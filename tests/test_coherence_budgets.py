@@ -115,16 +115,19 @@ def test_sno_results_are_kept_by_hash_and_settings(tmp_path, lexical):
     hook = _hook(tmp_path, MemoryAPI(), model=ModelPass(backend=backend, cache_size=0), clock=clock).warm_up()
     backend.calls.clear()
     first = hook.check_sno(_sno(3))
-    assert hook.check_sno(_sno(3)) is first and len(backend.calls) == 1
+    per_check = len(backend.calls)          # the hook's own pass and the grounding verdicts' pass
+    assert per_check == 2
+    assert hook.check_sno(_sno(3)) is first and len(backend.calls) == per_check
     assert (first.coverage.model, first.coverage.heuristics) == (3, 0) and not offers_unlimited(first)
     edited = hook.check_sno(_sno(3, suffix=" at night"))          # another content hash
-    assert edited is not first and len(backend.calls) == 2
+    assert edited is not first and len(backend.calls) == 2 * per_check
     key = hook.settings_key()
     hook.tau_c = 0.5                                              # adapted tau_c: other settings
     assert hook.settings_key() != key
-    assert hook.check_sno(_sno(3)) is not first and len(backend.calls) == 3
+    third = hook.check_sno(_sno(3))
+    assert third is not first and len(backend.calls) == 3 * per_check
     hook.calibrator.state.temperature = 2.0                       # another calibration
-    assert hook.check_sno(_sno(3)) is not first and len(backend.calls) == 4
+    assert hook.check_sno(_sno(3)) is not first and len(backend.calls) == 4 * per_check
 
 
 def test_an_sno_without_a_model_falls_back_but_offers_no_unlimited_check(tmp_path):

@@ -121,7 +121,12 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
     statuses = {t.p_id: ClaimCoherence(t.p_id, "contradicted" if t.contradict >= tau_c else
                                        "supported" if t.entail >= settings.thresholds.tau_support else "neutral", t)
                 for t in tags}
-    verdicts = grounding_evidence_verdicts(hook, sno)
+    # The grounding verdicts are one more model pass: started only while the budget lasts (the claims
+    # then keep the hook's own claim-evidence findings, and the result says the budget cut it short).
+    out_of_time = budget_ms is not None and hook.clock() >= started + budget_ms / 1000.0
+    verdicts = None if out_of_time else grounding_evidence_verdicts(hook, sno)
+    if out_of_time and evidence and hook.model is not None:
+        degraded.append("model_budget")
     if verdicts is not None:
         statuses = _with_grounding_verdicts(statuses, seen, verdicts, sno, tau_c)
     return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
