@@ -1,6 +1,6 @@
 """The BM25 pre-filter of sentences to embed: all sentences vs each claim's top N, side by side.
 
-Run: ``.venv/bin/python benchmarks/grounding_prefilter.py [--limit 40] [--embed-top 8 12]``
+Run: ``.venv/bin/python benchmarks/grounding_prefilter.py [--limit 40] [--embed-top 8 12] [--min-sentences 100]``
 
 On the first ``--limit`` SciFact train pairs and WiCE dev claims, the fused verdict is computed
 with every sentence embedded (``embed_top: 0``, the issue-21 path) and with only each claim's
@@ -31,7 +31,7 @@ from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from grounding_real import embedder_cache_reset  # noqa: E402
+from grounding_real import embedder_cache_reset, warm_models  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -39,23 +39,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=40, help="first N rows of each set")
     parser.add_argument("--embed-top", type=int, nargs="*", default=None,
                         help="the N values to compare with embedding every sentence (default: the config's)")
+    parser.add_argument("--min-sentences", type=int, default=0,
+                        help="WiCE: the first --limit claims whose page splits into at least this many sentences")
     args = parser.parse_args(argv)
 
-    from cns_core.models import get_embedder, get_nli_backend
-
-    nli, embedder = get_nli_backend(), get_embedder()
-    nli.predict([("warm up", "warm up")])
-    embedder.encode(["warm up"])
+    nli, embedder = warm_models()
     settings = critic_settings("grounding")
     configured = RetrievalSettings.from_settings(settings)
     paths = {"all sentences": dataclasses.replace(configured, embed_top=0)}
     for n in args.embed_top if args.embed_top is not None else [configured.embed_top]:
         paths[f"top {n}"] = dataclasses.replace(configured, embed_top=n)
-    sets = {"scifact": load_scifact(args.limit), "wice": load_wice(args.limit)}
+    max_chars = int(settings["max_window_chars"])
+    wice = load_wice(None if args.min_sentences else args.limit)
+    if args.min_sentences:
+        wice = [c for c in wice if len(c.problem(max_chars).units[0]) >= args.min_sentences][:args.limit]
+    sets = {"scifact": load_scifact(args.limit), "wice": wice}
     claims = sets["scifact"] + sets["wice"]
     fusion = fusion_of(settings)
     columns = [list(FEATURES).index(f) for f in fusion.features]
-    max_chars = int(settings["max_window_chars"])
 
     speed = {name: {} for name in paths}
     features = {name: [] for name in paths}
@@ -69,7 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     base = p["all sentences"]
     datasets = np.array([c.dataset for c in claims])
 
-    print(f"{len(sets['scifact'])} SciFact train pairs, {len(sets['wice'])} WiCE dev claims; fusion not refitted\n")
+    pages = [len(c.problem(max_chars).units[0]) for c in wice]
+    print(f"{len(sets['scifact'])} SciFact train pairs, {len(wice)} WiCE dev claims (pages of "
+          f"{min(pages, default=0)}-{max(pages, default=0)} sentences, median {np.median(pages or [0]):.0f}); "
+          "fusion not refitted\n")
     width = 44
     print(f"{'figure':{width}s}" + "".join(f"{k:>16s}" for k in paths))
     for d in sets:

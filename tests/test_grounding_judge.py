@@ -9,12 +9,18 @@ from critic_doubles import TableEmbedder, TableNLI
 from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings, judge_problems
 from cns_core.critics.grounding_verdict import fusion_from_mapping
 
-FUSION = fusion_from_mapping({
-    "features": ["entailment", "similarity"],
-    "coef": {"supported": {"entailment": 1.0, "similarity": 0.0},
-             "contradicted": {"entailment": -1.0, "similarity": 0.0},
-             "not_enough_info": {"entailment": 0.0, "similarity": 0.0}},
-    "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}})
+
+def _fusion(second: str, weight: float = 0.0):
+    """Entailment for or against support, plus ``second`` (weighted toward supported)."""
+    return fusion_from_mapping({
+        "features": ["entailment", second],
+        "coef": {"supported": {"entailment": 1.0, second: weight},
+                 "contradicted": {"entailment": -1.0, second: 0.0},
+                 "not_enough_info": {"entailment": 0.0, second: 0.0}},
+        "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}})
+
+
+FUSION = _fusion("similarity")
 
 
 class CountingEmbedder(TableEmbedder):
@@ -70,12 +76,7 @@ def test_a_large_problem_shares_a_pair_budget():
 
 
 def test_the_bm25_prefilter_embeds_fewer_sentences_and_keeps_the_lexical_feature_over_every_run():
-    lexical = fusion_from_mapping({
-        "features": ["entailment", "bm25"],
-        "coef": {"supported": {"entailment": 1.0, "bm25": 0.5},
-                 "contradicted": {"entailment": -1.0, "bm25": 0.0},
-                 "not_enough_info": {"entailment": 0.0, "bm25": 0.0}},
-        "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}})
+    lexical = _fusion("bm25", 0.5)
     page = ("The bridge was built in 1907.", "It spans the river.", "The town has a bakery.",
             "A fair is held each May.", "The mayor is elected.", "Roses grow by the church.")
     problem = GroundingProblem(("The bridge was built in 1907.",), (page,))
