@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from cns_core.cli.quiet import offline_and_quiet
 
@@ -78,12 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     args = parser.parse_args(argv)
 
-    from cns_core.models import get_embedder, get_nli_backend
     from cns_core.models.nli import nli_identity
 
-    nli, embedder = get_nli_backend(), get_embedder()
-    nli.predict([("warm up", "warm up")])
-    embedder.encode(["warm up"])
+    nli, embedder = warm_models()
     settings = critic_settings("grounding")
     retrieval = RetrievalSettings.from_settings(settings)
     sets = {"scifact": load_scifact(args.limit), "wice": load_wice(args.limit)}
@@ -138,6 +136,16 @@ def main(argv: list[str] | None = None) -> int:
     print("Verdicts: WiCE partially_supported and not_supported count as not enough information; "
           "SciFact's labels map directly.")
     return 0
+
+
+def warm_models() -> tuple[Any, Any]:
+    """The configured NLI backend and embedder, each called once so loading is not timed."""
+    from cns_core.models import get_embedder, get_nli_backend
+
+    nli, embedder = get_nli_backend(), get_embedder()
+    nli.predict([("warm up", "warm up")])
+    embedder.encode(["warm up"])
+    return nli, embedder
 
 
 def embedder_cache_reset(embedder) -> None:

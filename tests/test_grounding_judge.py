@@ -9,12 +9,18 @@ from critic_doubles import TableEmbedder, TableNLI
 from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings, judge_problems
 from cns_core.critics.grounding_verdict import fusion_from_mapping
 
-FUSION = fusion_from_mapping({
-    "features": ["entailment", "similarity"],
-    "coef": {"supported": {"entailment": 1.0, "similarity": 0.0},
-             "contradicted": {"entailment": -1.0, "similarity": 0.0},
-             "not_enough_info": {"entailment": 0.0, "similarity": 0.0}},
-    "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}})
+
+def _fusion(second: str, weight: float = 0.0):
+    """Entailment for or against support, plus ``second`` (weighted toward supported)."""
+    return fusion_from_mapping({
+        "features": ["entailment", second],
+        "coef": {"supported": {"entailment": 1.0, second: weight},
+                 "contradicted": {"entailment": -1.0, second: 0.0},
+                 "not_enough_info": {"entailment": 0.0, second: 0.0}},
+        "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}})
+
+
+FUSION = _fusion("similarity")
 
 
 class CountingEmbedder(TableEmbedder):
@@ -67,3 +73,20 @@ def test_a_large_problem_shares_a_pair_budget():
     nli = TableNLI()
     judge_problems([GroundingProblem(claims, (page,))], nli, TableEmbedder(), FUSION, s)
     assert len(nli.calls[0]) == 4 * 2            # 10 // 4 = 2 passages per claim
+
+
+def test_the_bm25_prefilter_embeds_fewer_sentences_and_keeps_the_lexical_feature_over_every_run():
+    lexical = _fusion("bm25", 0.5)
+    page = ("The bridge was built in 1907.", "It spans the river.", "The town has a bakery.",
+            "A fair is held each May.", "The mayor is elected.", "Roses grow by the church.")
+    problem = GroundingProblem(("The bridge was built in 1907.",), (page,))
+    every, some = CountingEmbedder(), CountingEmbedder()
+    (full,), = judge_problems([problem], TableNLI(), every, lexical, RetrievalSettings(max_run=2, top_k=0, margin=5.0))
+    (cut,), = judge_problems([problem], TableNLI(), some, lexical,
+                             RetrievalSettings(max_run=2, top_k=0, margin=5.0, embed_top=1))
+    assert sorted(some.texts) == sorted(["The bridge was built in 1907.", "It spans the river."])
+    assert len(every.texts) == 6                      # the claim is also sentence 0: embedded once
+    assert [p.passage.text for p in cut.passages][:1] == ["The bridge was built in 1907."]
+    assert {(p.passage.start, p.passage.end) for p in cut.passages} == {(0, 1), (1, 2), (0, 2)}
+    assert cut.features[1] == pytest.approx(full.features[1]) and cut.features[1] > 0   # BM25 over all 11 runs
+    assert RetrievalSettings.from_settings({"max_run": 3, "top_k": 6, "margin": 0.1, "embed_top": 8}).embed_top == 8

@@ -70,3 +70,35 @@ def test_bm25_finds_the_passage_naming_the_claims_words():
     assert out[0, 1] == pytest.approx(out[0, 0] / len(tokens))
     assert out[2].tolist() == [0.0, 0.0]                  # only stop words: nothing to match
     assert lexical_match([], ["x"]).tolist() == [[0.0, 0.0]]
+
+
+def test_only_each_claims_top_bm25_sentences_and_their_run_neighbours_are_embedded():
+    from cns_core.critics.grounding_passages import units_worth_embedding
+
+    page = ["The bridge was built in 1907.", "It spans the river.", "Trams crossed it until 1950.",
+            "The town has a bakery.", "A fair is held each May.", "The mayor is elected.",
+            "Roses grow by the church.", "The church bell was cast in 1820."]
+    short = ["The bridge is made of iron."]                        # one unit: always kept
+    claims = ["The bridge was built in 1907.", "The church bell dates from 1820."]
+    keep = units_worth_embedding([page, short], claims, top_n=1, max_run=2)
+    # claim 0's best sentence is 0 (neighbour 1); claim 1's is 7 (neighbour 6)
+    assert keep[0].tolist() == [True, True, False, False, False, False, True, True]
+    assert keep[1].tolist() == [True]
+    keep = units_worth_embedding([page, short], claims[:1], top_n=1, max_run=3)   # runs of 3: two each side
+    assert keep[0].tolist() == [True, True, True, False, False, False, False, False]
+    assert all(m.all() for m in units_worth_embedding([page, short], claims, top_n=0, max_run=3))
+    assert all(m.all() for m in units_worth_embedding([page], ["the of and"], top_n=1, max_run=3))  # nothing to rank by
+    assert all(m.all() for m in units_worth_embedding([page[:3]], claims, top_n=3, max_run=1))      # all fit in top_n
+
+
+def test_runs_are_built_only_from_kept_units_and_only_those_are_embedded():
+    table = {"A.": [1, 0, 0], "B.": [0, 1, 0], "C.": [0, 0, 1], "D.": [1, 1, 1]}
+    encode, calls = _encode_table(table)
+    keep = [np.array([True, True, False, True])]
+    found = build_passages([["A.", "B.", "C.", "D."]], encode, max_run=2, keep=keep)
+    assert calls == [["A.", "B.", "D."]]
+    assert [(p.start, p.end, p.text) for p in found.passages] == [(0, 1, "A."), (1, 2, "B."), (3, 4, "D."),
+                                                                    (0, 2, "A. B.")]
+    s = 1 / np.sqrt(2)
+    assert found.vectors[3] == pytest.approx([s, s, 0])
+    assert found.vectors[2] == pytest.approx(np.ones(3) / np.sqrt(3))

@@ -17,7 +17,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.critics.grounding_passages import Passage, build_passages, choose_passages, lexical_match
+from cns_core.critics.grounding_passages import (Passage, build_passages, choose_passages, lexical_match, runs,
+                                                 units_worth_embedding)
 from cns_core.critics.grounding_verdict import VERDICTS, Fusion, claim_features
 
 __all__ = ["GroundingProblem", "JudgedPassage", "ClaimVerdict", "RetrievalSettings", "judge_problems"]
@@ -38,11 +39,12 @@ class RetrievalSettings:
     top_k: int = 6            # at most this many passages per claim go to the NLI model
     margin: float = 0.15      # ... and none whose similarity is this far below the claim's best
     max_pairs: int = 0        # a problem's claims share this many pairs (top_k shrinks, to 1 at least); 0: no cap
+    embed_top: int = 0        # embed only each claim's embed_top sentences by BM25 and their run neighbours; 0: all
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> "RetrievalSettings":
         return cls(int(settings["max_run"]), int(settings["top_k"]), float(settings["margin"]),
-                   int(settings.get("max_pairs") or 0))
+                   int(settings.get("max_pairs") or 0), int(settings.get("embed_top") or 0))
 
     def top_k_for(self, n_claims: int) -> int:
         """The per-claim cap for a problem of ``n_claims`` claims (large SNOs get fewer pairs per claim)."""
@@ -86,8 +88,10 @@ class ClaimVerdict:
 def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any, fusion: Fusion,
                    settings: RetrievalSettings = RetrievalSettings()) -> list[list[ClaimVerdict]]:
     """Every claim's verdict, per problem (see the module docstring)."""
+    keeps = [units_worth_embedding(p.units, p.claims, settings.embed_top, settings.max_run) for p in problems]
     texts = list(dict.fromkeys([c for p in problems for c in p.claims] +
-                               [u for p in problems for source in p.units for u in source]))
+                               [u for p, keep in zip(problems, keeps) for source, mask in zip(p.units, keep)
+                                for u, kept in zip(source, mask) if kept]))
     vectors = np.asarray(embedder.encode(texts), dtype=np.float32) if texts else np.zeros((0, 1), np.float32)
     row_of = {t: i for i, t in enumerate(texts)}
 
@@ -96,13 +100,14 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
 
     plans = []                                  # per problem: passages, chosen indices, their similarities
     pairs: list[tuple[str, str]] = []
-    for problem in problems:
-        found = build_passages(problem.units, encode, settings.max_run)
+    for problem, keep in zip(problems, keeps):
+        found = build_passages(problem.units, encode, settings.max_run, keep)
         claim_vectors = encode(list(problem.claims))
         chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k_for(len(problem.claims)),
                                     settings.margin)
         sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
-        lexical = (lexical_match([p.text for p in found.passages], problem.claims)
+        every_run = [" ".join(source[a:b]) for source in problem.units for a, b in runs(len(source), settings.max_run)]
+        lexical = (lexical_match(every_run, problem.claims)
                    if {"bm25", "bm25_per_token"} & set(fusion.features) else np.zeros((len(problem.claims), 2)))
         plans.append((found.passages, chosen, sims, lexical))
         for claim, idx in zip(problem.claims, chosen):

@@ -6,6 +6,10 @@ sentences together (WiCE's supporting sets). A short source (at most ``max_chars
 passage. Each sentence is embedded once (the embedder caches by text) and a run's vector is
 the normalised sum of its sentences' vectors, so runs cost no extra model call.
 
+Embedding a long page's sentences is most of the cost, so only the sentences that could
+matter are embedded (:func:`units_worth_embedding`): each claim's ``top_n`` sentences by
+BM25 and the neighbours that make up the runs containing them.
+
 For each claim only its most similar passages go to the NLI model: at most ``top_k``, and
 none whose similarity is more than ``margin`` below the claim's best passage (they cannot
 carry the verdict). All claims' chosen pairs are then scored in one batched call.
@@ -18,7 +22,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["Passage", "SourcePassages", "source_units", "build_passages", "choose_passages", "lexical_match"]
+__all__ = ["Passage", "SourcePassages", "source_units", "runs", "units_worth_embedding", "build_passages",
+           "choose_passages", "lexical_match"]
 
 # Claims x passages similarities are computed this many claims at a time (a 5,000-claim SNO
 # never holds a full claims x passages matrix).
@@ -50,25 +55,64 @@ def source_units(text: str, max_chars: int, split: Callable[[str], list[str]]) -
     return split(text) or [text]
 
 
+def runs(n: int, max_run: int) -> list[tuple[int, int]]:
+    """The ``[start, end)`` runs of 1..``max_run`` of ``n`` adjacent units, shortest first."""
+    return [(start, start + length) for length in range(1, min(max_run, n) + 1) for start in range(n - length + 1)]
+
+
+def units_worth_embedding(units: Sequence[Sequence[str]], claims: Sequence[str], top_n: int,
+                          max_run: int) -> list[np.ndarray]:
+    """Per source, a mask of the units to embed: all of a one-unit source; of the others each
+    claim's ``top_n`` units by BM25 (over all the sources' sentences together) and the
+    ``max_run - 1`` on each side of them, so every run containing a top unit can be built.
+
+    ``top_n <= 0`` keeps everything; so does a claim with no BM25 token (nothing to rank by).
+    """
+    keep = [np.ones(len(source), dtype=bool) for source in units]
+    ranked = [(s, i) for s, source in enumerate(units) if len(source) > 1 for i in range(len(source))]
+    if top_n <= 0 or not claims or len(ranked) <= top_n:
+        return keep
+    import bm25s
+
+    chosen = [np.zeros(len(source), dtype=bool) if len(source) > 1 else keep[s] for s, source in enumerate(units)]
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize([units[s][i] for s, i in ranked], stopwords="en", show_progress=False),
+                show_progress=False)
+    reach = max(0, max_run - 1)
+    for tokens in bm25s.tokenize(list(claims), stopwords="en", return_ids=False, show_progress=False):
+        if not tokens:
+            return keep
+        scores = index.get_scores(tokens)
+        for j in np.argsort(-scores, kind="stable")[:top_n]:
+            s, i = ranked[int(j)]
+            chosen[s][max(0, i - reach):i + reach + 1] = True
+    return chosen
+
+
 def build_passages(units: Sequence[Sequence[str]], encode: Callable[[list[str]], np.ndarray],
-                   max_run: int) -> SourcePassages:
-    """Runs of 1..``max_run`` adjacent units of each source, embedded through ``encode`` once per unit."""
+                   max_run: int, keep: Sequence[np.ndarray] | None = None) -> SourcePassages:
+    """Runs of 1..``max_run`` adjacent units of each source, embedded through ``encode`` once per unit.
+
+    With ``keep`` (per source, a mask of its units) only kept units are embedded and only runs
+    made wholly of kept units are passages.
+    """
     if max_run < 1:
         raise ValueError(f"max_run: must be at least 1 (got {max_run})")
-    flat = [u for source in units for u in source]
+    masks = [np.ones(len(source), dtype=bool) for source in units] if keep is None else list(keep)
+    flat = [u for source, mask in zip(units, masks) for u, kept in zip(source, mask) if kept]
     vectors = np.asarray(encode(flat), dtype=np.float32) if flat else np.zeros((0, 1), dtype=np.float32)
     passages: list[Passage] = []
     rows: list[np.ndarray] = []
     offset = 0
-    for s, source in enumerate(units):
-        n = len(source)
-        cumulative = np.vstack([np.zeros((1, vectors.shape[1]), np.float32),
-                                np.cumsum(vectors[offset:offset + n], axis=0)])
-        for length in range(1, min(max_run, n) + 1):
-            for start in range(0, n - length + 1):
-                passages.append(Passage(s, start, start + length, " ".join(source[start:start + length])))
-                rows.append(cumulative[start + length] - cumulative[start])
-        offset += n
+    for s, (source, mask) in enumerate(zip(units, masks)):
+        full = np.zeros((len(source), vectors.shape[1]), np.float32)
+        full[mask] = vectors[offset:offset + int(mask.sum())]
+        offset += int(mask.sum())
+        cumulative = np.vstack([np.zeros((1, vectors.shape[1]), np.float32), np.cumsum(full, axis=0)])
+        for start, end in runs(len(source), max_run):
+            if mask[start:end].all():
+                passages.append(Passage(s, start, end, " ".join(source[start:end])))
+                rows.append(cumulative[end] - cumulative[start])
     matrix = np.asarray(rows, dtype=np.float32).reshape(len(rows), vectors.shape[1])
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return SourcePassages(tuple(passages), matrix / np.maximum(norms, 1e-12))
