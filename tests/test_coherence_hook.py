@@ -460,9 +460,15 @@ def test_check_sno_reads_claims_against_evidence_through_the_grounding_verdict(t
         assert verdicts[p.a]["verdict"] == "contradicted" and verdicts[p.a]["contradicted_by"] == p.b
         validity = next(e.validity for e in sno.evidence if e.id == p.b)
         assert p.score == pytest.approx(verdicts[p.a]["p_contradicted"] * validity)
+    # a claim is contradicted by its verdict exactly when that pair reaches tau_c (the pairs the page lists)
+    listed = {p.a for p in evidence_pairs}
+    by_claims = {c for p in report.pairs if p.kind == "claim-claim" for c in (p.a, p.b)}
+    tau_c = hook.effective_settings().thresholds.tau_c
     for cid, v in verdicts.items():
-        if v["verdict"] == "contradicted":
-            assert report.claims[cid].status == "contradicted"
+        validity = next((e.validity for e in sno.evidence if e.id == v.get("contradicted_by")), 1.0)
+        strong = v["verdict"] == "contradicted" and v["p_contradicted"] * validity >= tau_c
+        assert (cid in listed) == strong
+        assert (report.claims[cid].status == "contradicted") == (strong or cid in by_claims)
 
 
 def test_check_sno_marks_declared_attacks(tmp_path):

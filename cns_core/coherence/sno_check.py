@@ -161,7 +161,8 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
 
     A claim-evidence contradiction is kept only where the verdict is "contradicted" (score:
     p(contradicted) times the evidence's validity, types as the hook found them plus "grounding");
-    a claim's status is contradicted by that verdict or by another claim, supported by a
+    a claim's status is contradicted by such a pair (at ``tau_c``, so a weak "contradicted" verdict
+    does not mark a claim the page lists no contradiction for) or by another claim, supported by a
     "supported" verdict or as the hook found it.
     """
     evidence = list(sno.evidence)
@@ -169,8 +170,8 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
     out = dict(statuses)
     for claim_id, verdict in verdicts.items():
         worst = verdict.strongest("contradiction")
-        contradicted = verdict.verdict == "contradicted" and worst is not None
-        if contradicted:
+        contradicted = False        # only by a pair that reaches tau_c, like every contradiction the page lists
+        if verdict.verdict == "contradicted" and worst is not None:
             item = evidence[worst.passage.source]
             key = frozenset((claim_id, item.id))
             hook_pair = hook_pairs.get(key)
@@ -178,6 +179,7 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
             score = verdict.p_contradicted * item.validity
             if score >= tau_c:
                 seen[key] = ContradictionPair(claim_id, item.id, float(score), types, "claim-evidence", False)
+                contradicted = True
         old = out.get(claim_id)
         if old is None:
             continue
