@@ -413,7 +413,7 @@ class MemoryService:
             score = flat.get("trust_score", UNTRUSTED)
             if score != UNTRUSTED:
                 validate_trust(score, f"trust[{qid}].trust_score")
-            clean[qid] = {**{k: None for k in TRUST_KEYS}, **flat, "trust_score": float(score)}
+            clean[qid] = {**_no_trust(), **flat, "trust_score": float(score)}
         if not clean:
             return []
         found = self._get(self._engrams, list(clean), include=("metadatas",))
