@@ -71,9 +71,10 @@ def dashboard_token() -> str | None:
             raise AccessError(f"dashboard token file {path}: cannot be read ({exc})") from exc
         if not token:
             return None
-    if len(token) < _min_length():
+    least = _min_length()
+    if len(token) < least:
         raise AccessError(f"dashboard token from {where}: {len(token)} characters is too short to share a "
-                          f"dashboard (at least {_min_length()}); `cns run --new-token` writes a strong one")
+                          f"dashboard (at least {least}); `cns run --new-token` writes a strong one")
     return token
 
 

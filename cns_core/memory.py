@@ -60,6 +60,8 @@ __all__ = [
     "ORDERS",
     "UNGRADED",
     "CRITIC_PREFIX",
+    "OWNED_PREFIXES",
+    "memory_owned",
     "memory_settings",
     "validate_score",
 ]
@@ -69,6 +71,7 @@ log = logging.getLogger(__name__)
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
 _RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start"})
+OWNED_PREFIXES = (CRITIC_PREFIX, TRUST_PREFIX)   # key families the memory writes (grade, Trust Score), never a turn
 _NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
 
 
@@ -163,6 +166,11 @@ def _flat_metadata(meta: Mapping[str, Any], field_name: str = "metadata") -> dic
 def _no_trust() -> dict[str, Any]:
     """Trust metadata of an answer not scored yet: UNTRUSTED, and None (Chroma: delete) for the rest."""
     return {k: (UNTRUSTED if k == "trust_score" else None) for k in TRUST_KEYS}
+
+
+def memory_owned(key: str) -> bool:
+    """A metadata key the memory itself sets (a reserved field, a grade or Trust Score key): never a turn's."""
+    return key in _RESERVED or key.startswith(OWNED_PREFIXES)
 
 
 def _critic_key(key: str) -> str:
@@ -280,7 +288,7 @@ class MemoryService:
         ts = turn.get("timestamp")
         ts = time.time() if ts is None else check_timestamp(ts, f"{label}timestamp")
         extra = _flat_metadata(turn.get("metadata") or {}, f"{label}metadata")
-        bad = sorted(k for k in extra if k in _RESERVED or k.startswith((CRITIC_PREFIX, TRUST_PREFIX)))
+        bad = sorted(k for k in extra if memory_owned(k))
         if bad:
             raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
@@ -405,7 +413,7 @@ class MemoryService:
             score = flat.get("trust_score", UNTRUSTED)
             if score != UNTRUSTED:
                 validate_trust(score, f"trust[{qid}].trust_score")
-            clean[qid] = {**{k: None for k in TRUST_KEYS}, **flat, "trust_score": float(score)}
+            clean[qid] = {**_no_trust(), **flat, "trust_score": float(score)}
         if not clean:
             return []
         found = self._get(self._engrams, list(clean), include=("metadatas",))
@@ -664,7 +672,7 @@ class MemoryService:
             raise UnknownEngramError(f"query_id {query_id!r}: no quarantined turn has this id")
         engram = Engram.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
         keep = {k: v for k, v in engram.metadata.items()
-                if k not in _RESERVED and not k.startswith((CRITIC_PREFIX, TRUST_PREFIX)) and k != "quarantined_at"}
+                if not memory_owned(k) and k != "quarantined_at"}
         keep["released_at"] = time.time()
         self.write_episodic_many([{"query": engram.query, "answer": engram.answer, "session_id": engram.session_id,
                                    "query_id": engram.id, "timestamp": engram.timestamp, "metadata": keep}])

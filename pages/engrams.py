@@ -70,7 +70,7 @@ with frame.guard("Could not open the engram memory"):
     with st.spinner("Counting engrams…"):
         histogram = score_histogram(memory, filters)
         matches = memory.count(filters)
-        disagreements = disagreement_count(memory, filters, rule)
+        disagreements = disagreement_count(memory, filters, rule, matches)
     pages = page_count(matches, PER_PAGE)
     page_no = c2.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="cns_engrams_page")
     page_no = min(int(page_no), pages)

@@ -38,8 +38,7 @@ from cns_core.agents.journal import JournalUnavailable, journal_tail, replay
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.config import state_dir
-from cns_core.engrams import TRUST_PREFIX
-from cns_core.memory import CRITIC_PREFIX, MemoryService
+from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
 
 __all__ = ["MemoryAgent", "PreWriteHook"]
 
@@ -189,7 +188,7 @@ class MemoryAgent(Agent):
         stamp = stamp or {}
         rows = []
         for turn in turns:
-            owned = sorted(k for k in turn.metadata if k.startswith((CRITIC_PREFIX, TRUST_PREFIX)))
+            owned = sorted(k for k in turn.metadata if k.startswith(OWNED_PREFIXES))
             if owned:
                 log.warning("memory: turn %s: metadata %s dropped (set by the memory itself)",
                             turn.query_id, ", ".join(owned))
@@ -239,8 +238,7 @@ class MemoryAgent(Agent):
                 raise TypeError(f"hook metadata must be a dict, got {type(extra).__name__}")
             extra = {str(k): v for k, v in extra.items()
                      if isinstance(v, (str, int, float, bool))
-                     and not str(k).startswith((CRITIC_PREFIX, TRUST_PREFIX))
-                     and str(k) not in ("type", "query", "session_id", "timestamp", "answer_start")}
+                     and not memory_owned(str(k))}
             merged = {**meta, **extra}
             if bool(getattr(result, "blocked", False)):
                 reason = getattr(result, "reason", None) or extra.get("reason") or "blocked by the coherence hook"

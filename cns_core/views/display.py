@@ -152,24 +152,23 @@ def score_badge(score: Any) -> Badge:
     return Badge(grade, colour, f"● {grade}/5")
 
 
+def _pill(text: str, colour: str, title: str, attrs: str = "", outline: bool = False, spaced: bool = True) -> str:
+    """The pill every badge is drawn as; ``title`` (escaped, left out when empty) shows on hover,
+    ``spaced`` keeps it apart from the badge before it."""
+    fill = (f"background:#ffffff;color:{colour};border:2px solid {colour}" if outline
+            else f"background:{colour};color:#ffffff")
+    tip = f' title="{escape(title)}"' if title else ""
+    return (f'<span {attrs}{tip} style="display:inline-block;padding:1px 9px;'
+            f'border-radius:999px;{fill};font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help'
+            f'{";margin-left:0.3rem" if spaced else ""}">{escape(text)}</span>')
+
+
 def score_badge_html(score: Any, feedback: str | None = None) -> str:
     """A pill badge; the judge's feedback (escaped) shows on hover through ``title``."""
     badge = score_badge(score)
-    tip = escape(feedback or ("no grade yet" if badge.grade is None else ""))
-    title = f' title="{tip}"' if tip else ""
-    return (
-        f'<span class="cns-badge" data-grade="{badge.grade if badge.grade is not None else "none"}"{title} '
-        f'style="display:inline-block;padding:1px 9px;border-radius:999px;background:{badge.colour};'
-        f'color:#ffffff;font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help">{escape(badge.label)}</span>'
-    )
-
-
-def _pill(text: str, colour: str, title: str, attrs: str = "", outline: bool = False) -> str:
-    fill = (f"background:#ffffff;color:{colour};border:2px solid {colour}" if outline
-            else f"background:{colour};color:#ffffff")
-    return (f'<span {attrs} title="{escape(title)}" style="display:inline-block;padding:1px 9px;'
-            f'border-radius:999px;{fill};font-size:0.8em;font-weight:600;white-space:nowrap;cursor:help;'
-            f'margin-left:0.3rem">{escape(text)}</span>')
+    return _pill(badge.label, badge.colour, feedback or ("no grade yet" if badge.grade is None else ""),
+                 f'class="cns-badge" data-grade="{badge.grade if badge.grade is not None else "none"}"',
+                 spaced=False)
 
 
 def trust_badge_html(trust: float | None, *, complete: bool = True, note: str = "",

@@ -90,10 +90,13 @@ def rule_text(rule: DisagreementRule) -> str:
             f"or judge 1-{rule.judge_low} with Trust {rule.trust_high:g} and up")
 
 
-def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRule) -> int:
-    """How many of the filtered engrams the rule marks (one count)."""
+def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRule, matches: int) -> int:
+    """How many of the ``matches`` filtered engrams the rule marks (at most one more count: none when
+    the filters already keep only the disagreements)."""
     if filters.untrusted_only:
         return 0
+    if filters.disagreeing == rule:
+        return matches
     return memory.count(replace(filters, disagreeing=rule))
 
 
