@@ -355,8 +355,7 @@ class CoherenceHook:
                         chosen = [j for j, ok in zip(chosen, done) if ok]
                         probs = probs[done]
                     else:
-                        probs = self.model.predict(
-                            pairs, None if unlimited else settings.latency.pre_write_ms / 1000.0)
+                        probs = self.model.predict(pairs, settings.latency.pre_write_ms / 1000.0)
                 except ModelTimeout:
                     degraded.append("model_timeout")
                 except Exception as exc:  # a failing backend (HTTP error, bad output): heuristics only
