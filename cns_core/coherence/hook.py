@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from cns_core.coherence.sno_check import SNOCoherence
 
 _log = logging.getLogger(__name__)
-# evidence whose similarity is known and must reach retrieval.min_similarity to count
 _SNO_CHECKS_KEPT = 64   # SNO check results kept (by content hash and settings)
+# evidence whose similarity is known and must reach retrieval.min_similarity to count
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
 
 
