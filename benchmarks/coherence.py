@@ -216,6 +216,7 @@ def size_table(memory, settings, budget: float, sizes: list[int], chains: int, s
         sets = [make_chains(memory, chains + 2, size, seed=seed * 1000 + size * 10 + k) for k in range(len(hooks))]
         hook_ms: dict[str, list[float]] = {name: [] for name, _ in hooks}
         hook_cpu: dict[str, list[float]] = {name: [] for name, _ in hooks}
+        model_calls: dict[str, list[tuple[float, int]]] = {name: [] for name, _ in hooks}
         for i in range(chains + 2):        # variants take turns chain by chain; 2 warm-up chains each
             for (name, hook), chain_set in zip(hooks, sets):
                 hook.model.calls.clear()
@@ -227,9 +228,9 @@ def size_table(memory, settings, budget: float, sizes: list[int], chains: int, s
                 if i >= 2:
                     hook_ms[name].append(took)
                     hook_cpu[name].append((time.process_time() - cpu) * 1000)
-                    hook.model.__dict__.setdefault("kept", []).extend(hook.model.calls)
+                    model_calls[name].extend(hook.model.calls)
         for name, hook in hooks:
-            kept = hook.model.__dict__.pop("kept", [])
+            kept = model_calls[name]
             m50, m95, _ = percentiles([ms for ms, _ in kept] or [0.0])
             h50, h95, _ = percentiles(hook_ms[name])
             c95 = percentiles(hook_cpu[name])[1]
@@ -271,10 +272,10 @@ def main(argv: list[str] | None = None) -> int:
           f"cuda {'yes' if torch.cuda.is_available() else 'no'}, load average {os.getloadavg()[0]:.2f}")
     memory = build_store(store, args.engrams, args.seed)
     settings = CoherenceSettings.from_config()
+    budget = settings.latency.budget("pre_write")     # the shipped one, before it is lifted for measuring
     settings = replace(settings, latency=replace(settings.latency, pre_write_ms=1e9),
                        quarantine={**settings.quarantine, "recheck_every_ticks": 0})
     if args.sizes:
-        budget = CoherenceSettings.from_config().latency.budget("pre_write")
         size_table(memory, settings, budget, args.sizes, args.chains, args.seed)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         if tmp is not None:

@@ -159,6 +159,12 @@ class AnswerScorer:
         self._pipeline = pipeline
         self._fingerprint: str | None = None
 
+    @classmethod
+    def configured(cls) -> "AnswerScorer | None":
+        """One with memory.yaml's ``trust`` settings, or None when ``trust.enabled`` is false."""
+        settings = TrustSettings.from_config()
+        return cls(settings) if settings.enabled else None
+
     @property
     def pipeline(self) -> Any:
         if self._pipeline is None:

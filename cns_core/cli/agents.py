@@ -151,12 +151,11 @@ def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
 def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
     """The MemoryAgent, with the coherence hook before every engram write and the critics' Trust
     Score of every answer (``trust.enabled`` in memory.yaml), unless switched off."""
-    from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
+    from cns_core.agents.answer_trust import AnswerScorer
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.memory import MemoryService
 
-    settings = TrustSettings.from_config()
-    scorer = AnswerScorer(settings) if trust and settings.enabled else None
+    scorer = AnswerScorer.configured() if trust else None
     memory = MemoryService()
     hook = None
     if coherence:

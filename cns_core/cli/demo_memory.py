@@ -255,10 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.no_hook:
             hook = demo_hook(memory)
         if not args.no_trust:
-            from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
+            from cns_core.agents.answer_trust import AnswerScorer
 
-            settings = TrustSettings.from_config()
-            trust = AnswerScorer(settings) if settings.enabled else None
+            trust = AnswerScorer.configured()
         written = build_demo(memory, args.count, hook=hook, trust=trust)
     except (MemoryStoreError, ValueError, OSError) as exc:
         print(f"demo memory: error: {exc}", file=sys.stderr)

@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from cns_core.coherence.sno_check import SNOCoherence
 
 _log = logging.getLogger(__name__)
-# evidence whose similarity is known and must reach retrieval.min_similarity to count
 _SNO_CHECKS_KEPT = 64   # SNO check results kept (by content hash and settings)
+# evidence whose similarity is known and must reach retrieval.min_similarity to count
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
 
 
@@ -298,14 +298,14 @@ class CoherenceHook:
                        plan: LatencyPlan | None = None, started: float | None = None,
                        degraded: list[str] | None = None, *, budgeted: bool = True,
                        settings: CoherenceSettings | None = None,
-                       calibrator: Calibrator | None = None, deadline: float | None = None,
-                       unlimited: bool = False) -> list[list[PairScore]]:
+                       calibrator: Calibrator | None = None, deadline: float | None = None
+                       ) -> list[list[PairScore]]:
         """Stages 2-6 for each proposition against its evidence.
 
         The pre-write path (default) sends at most ``latency.max_model_pairs`` pairs in one model call,
         cut at ``budgets.pre_write_ms``; ``budgeted=False`` ignores the governor's cut. With ``deadline``
-        (``self.clock()`` seconds) the model scores in batches until then (a person waiting: every
-        pair of m per proposition, no batch started later); ``unlimited`` lifts every time limit.
+        (``self.clock()`` seconds; ``math.inf``: no time limit) the model scores in batches until then
+        (a person waiting: every pair of m per proposition, no batch started later).
         ``degraded`` collects what was switched off; ``settings`` and ``calibrator`` replace the
         hook's own for this call.
         """
@@ -339,24 +339,22 @@ class CoherenceHook:
                 for index, owner in enumerate(owners):
                     groups[owner].append(index)
                 sims = np.array([ev.similarity for ev in nodes], dtype=np.float64)
-                waiting = deadline is not None or unlimited
                 chosen = select_top_m(groups, sims, contr_h > 0, settings.retrieval.m,
-                                      None if waiting else settings.latency.max_model_pairs)
+                                      None if deadline is not None else settings.latency.max_model_pairs)
                 pairs = [(nodes[j].text, props[owners[j]].text) for j in chosen]
                 try:
-                    if waiting:
+                    if deadline is not None:
                         by_owner: dict[int, list[int]] = {}
                         for k, j in enumerate(chosen):
                             by_owner.setdefault(owners[j], []).append(k)
-                        probs, done = self.model.predict_until(pairs, list(by_owner.values()),
-                                                               None if unlimited else deadline, self.clock)
+                        probs, done = self.model.predict_until(pairs, list(by_owner.values()), deadline,
+                                                               self.clock)
                         if not done.all():
                             degraded.append("model_budget")
                         chosen = [j for j, ok in zip(chosen, done) if ok]
                         probs = probs[done]
                     else:
-                        probs = self.model.predict(
-                            pairs, None if unlimited else settings.latency.pre_write_ms / 1000.0)
+                        probs = self.model.predict(pairs, settings.latency.pre_write_ms / 1000.0)
                 except ModelTimeout:
                     degraded.append("model_timeout")
                 except Exception as exc:  # a failing backend (HTTP error, bad output): heuristics only

@@ -21,9 +21,7 @@ __all__ = ["LOG_COLUMNS", "default_log_path", "load_log", "filter_log", "ChainPo
 
 LOG_COLUMNS = ("tick", "chain_id", "p_id", "entail", "contradict", "uncertainty", "types", "drift_facets",
                "coherence_chain", "contradiction_density", "blocked", "latency_ms", "evidence_pairs", "model_pairs",
-               "degraded",
-               "event")
-
+               "degraded", "event")
 
 
 def default_log_path() -> Path:
@@ -58,7 +56,7 @@ def filter_log(rows: Iterable[dict[str, Any]], chain_id: str = "", types: Iterab
     for r in rows:
         if needle and needle not in r["chain_id"].lower():
             continue
-        if wanted and not wanted & {t.strip() for t in r["types"].split(",") if t.strip()}:
+        if wanted and not wanted & set(_listed(r["types"])):
             continue
         if blocked is not None and r["blocked"] != blocked:
             continue

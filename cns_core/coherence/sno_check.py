@@ -22,6 +22,7 @@ evidence contradicts a claim. Heuristics-only hooks keep their own claim-evidenc
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -81,7 +82,7 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
     settings = hook.effective_settings()
     budget_ms = None if unlimited else settings.latency.budget("sno_check")
     hook.warm_up()
-    started = hook.clock()
+    deadline = math.inf if budget_ms is None else hook.clock() + budget_ms / 1000.0
     wall = time.perf_counter()
     claims, evidence = list(sno.claims), list(sno.evidence)
     if not claims:
@@ -102,8 +103,7 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
     lists = [[n for n in nodes if n.id != claims[i].id and n.similarity >= settings.retrieval.min_similarity]
              for i, nodes in enumerate(found)]
     degraded: list[str] = []
-    pair_scores = hook.score_evidence(props, lists, degraded=degraded, budgeted=False, unlimited=unlimited,
-                                      deadline=None if budget_ms is None else started + budget_ms / 1000.0)
+    pair_scores = hook.score_evidence(props, lists, degraded=degraded, budgeted=False, deadline=deadline)
     tags = [tag_proposition(p, pairs, settings, importance=1.0) for p, pairs in zip(props, pair_scores)]
     tau_c = settings.thresholds.tau_c
     attacks, claim_ids = _attacks(sno), {c.id for c in claims}
@@ -123,7 +123,7 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
                 for t in tags}
     # The grounding verdicts are one more model pass: started only while the budget lasts (the claims
     # then keep the hook's own claim-evidence findings, and the result says the budget cut it short).
-    out_of_time = budget_ms is not None and hook.clock() >= started + budget_ms / 1000.0
+    out_of_time = hook.clock() >= deadline
     verdicts = None if out_of_time else grounding_evidence_verdicts(hook, sno)
     if out_of_time and evidence and hook.model is not None:
         degraded.append("model_budget")
