@@ -26,9 +26,8 @@ import numpy as np  # noqa: E402
 
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.critics.grounding import fusion_of  # noqa: E402
-from cns_core.critics.grounding_fit import auc_figures, dev_features, load_scifact, load_wice  # noqa: E402
+from cns_core.critics.grounding_fit import auc_figures, dev_features, load_scifact, load_wice, predict_dev  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
 from grounding_real import embedder_cache_reset, warm_models  # noqa: E402
@@ -56,7 +55,6 @@ def main(argv: list[str] | None = None) -> int:
     sets = {"scifact": load_scifact(args.limit), "wice": wice}
     claims = sets["scifact"] + sets["wice"]
     fusion = fusion_of(settings)
-    columns = [list(FEATURES).index(f) for f in fusion.features]
 
     speed = {name: {} for name in paths}
     features = {name: [] for name in paths}
@@ -66,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             t = time.perf_counter()
             features[name].append(dev_features(part, nli, embedder, retrieval, max_chars))
             speed[name][d] = len(part) / (time.perf_counter() - t)
-    p = {name: fusion.predict(np.vstack(x)[:, columns])[:, 0] for name, x in features.items()}
+    p = {name: predict_dev(fusion, np.vstack(x))[:, 0] for name, x in features.items()}
     base = p["all sentences"]
     datasets = np.array([c.dataset for c in claims])
 

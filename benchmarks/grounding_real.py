@@ -36,9 +36,9 @@ import numpy as np  # noqa: E402
 from cns_core.critics.common import contradiction_threshold, critic_settings  # noqa: E402
 from cns_core.critics.grounding import evidence_windows, fusion_of, top_k_windows  # noqa: E402
 from cns_core.critics.grounding_fit import (auc_figures, cross_validated, dev_features, load_scifact,  # noqa: E402
-                                            load_wice, verdict_accuracy)
+                                            load_wice, predict_dev, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import FEATURES, VERDICTS  # noqa: E402
+from cns_core.critics.grounding_verdict import VERDICTS  # noqa: E402
 
 OLD = {"max_window_chars": 400, "window_sentences": 2, "window_stride": 2, "top_k": 4, "weak_entailment": 0.5}
 
@@ -106,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     fusion = fusion_of(settings)                  # read after judging: a refit meanwhile is the one shown
     old_s = np.concatenate(old_scores)
     x_all = np.vstack(features)
-    columns = [list(FEATURES).index(f) for f in fusion.features]
-    dev = fusion.predict(x_all[:, columns])
+    dev = predict_dev(fusion, x_all)
     try:
         cv = cross_validated(x_all, [c.verdict for c in claims], [c.group for c in claims], fusion.features,
                              args.folds)

@@ -27,7 +27,7 @@ from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings
 from cns_core.critics.grounding_verdict import FEATURES, VERDICTS, Fusion
 
 __all__ = ["DevClaim", "load_scifact", "load_wice", "dev_features", "cached_dev_features", "fit_fusion", "cross_validated",
-           "auc_figures", "verdict_accuracy", "fitted_record"]
+           "predict_dev", "auc_figures", "verdict_accuracy", "fitted_record"]
 
 _SCIFACT = {"SUPPORT": "supported", "CONTRADICT": "contradicted", "NOT_ENOUGH_INFO": "not_enough_info"}
 _WICE = {"supported": "supported", "partially_supported": "not_enough_info", "not_supported": "not_enough_info"}
@@ -114,6 +114,11 @@ def _columns(names: Sequence[str]) -> list[int]:
     return [order.index(n) for n in names]
 
 
+def predict_dev(fusion: Fusion, x_all: np.ndarray) -> np.ndarray:
+    """``fusion``'s verdict probabilities of :func:`dev_features` rows (every feature; it reads its own)."""
+    return fusion.predict(x_all[:, _columns(fusion.features)])
+
+
 def fit_fusion(x_all: np.ndarray, verdicts: Sequence[str], names: Sequence[str], c: float = 1.0,
                fitted: dict[str, Any] | None = None) -> Fusion:
     """Multinomial logistic regression (scikit-learn) of the verdicts on the named feature columns."""
@@ -141,7 +146,7 @@ def cross_validated(x_all: np.ndarray, verdicts: Sequence[str], groups: Sequence
     splitter = GroupKFold(n_splits=folds, shuffle=True, random_state=seed)
     for train, test in splitter.split(x_all, verdicts, np.asarray(groups)):
         fusion = fit_fusion(x_all[train], list(verdicts[train]), names, c)
-        out[test] = fusion.predict(x_all[test][:, _columns(names)])
+        out[test] = predict_dev(fusion, x_all[test])
     return out
 
 

@@ -106,9 +106,11 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
         chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k_for(len(problem.claims)),
                                     settings.margin)
         sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
-        every_run = [" ".join(source[a:b]) for source in problem.units for a, b in runs(len(source), settings.max_run)]
-        lexical = (lexical_match(every_run, problem.claims)
-                   if {"bm25", "bm25_per_token"} & set(fusion.features) else np.zeros((len(problem.claims), 2)))
+        if {"bm25", "bm25_per_token"} & set(fusion.features):     # BM25 over every run, not only the embedded ones
+            lexical = lexical_match([" ".join(source[a:b]) for source in problem.units
+                                     for a, b in runs(len(source), settings.max_run)], problem.claims)
+        else:
+            lexical = np.zeros((len(problem.claims), 2))
         plans.append((found.passages, chosen, sims, lexical))
         for claim, idx in zip(problem.claims, chosen):
             pairs.extend((found.passages[j].text, claim) for j in idx)

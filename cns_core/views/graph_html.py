@@ -63,6 +63,11 @@ class ClaimGrounding:
         """What the node colour shows: p(supported) of the verdict, else the best entailment."""
         return self.p_supported if self.p_supported is not None else self.entailment
 
+    def best_passage(self, evidence: str | None = None) -> GroundingPassage | None:
+        """The passage that entails the claim most (of evidence item ``evidence`` if given)."""
+        return max((p for p in self.passages if evidence is None or p.evidence == evidence),
+                   key=lambda p: p.entailment or 0.0, default=None)
+
 
 @dataclass(frozen=True)
 class GraphFindings:
@@ -123,7 +128,7 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        best = max(g.passages, key=lambda p: p.entailment or 0.0, default=None)
+        best = g.best_passage()
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": _VERDICT_WORDS.get(g.verdict or "", "not scored"),
                      "p(supported)": g.support, "p(contradicted)": g.p_contradicted,
@@ -352,7 +357,7 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
         ev = evidence[g.best_evidence]
         source = f" ({ev.source})" if ev.source else ""
         lines.append(f"Best evidence {ev.id}{source}, validity {ev.validity:.2f}:")
-        best = max((p for p in g.passages if p.evidence == ev.id), key=lambda p: p.entailment or 0.0, default=None)
+        best = g.best_passage(ev.id)
         if best is not None and best.text != ev.text:
             lines.append("Its best passage:")
         lines.extend(_wrap(_shorten(best.text if best is not None else ev.text, 320), "  "))
