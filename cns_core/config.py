@@ -7,18 +7,19 @@ Every tunable number lives in one YAML file per concern (``models.yaml``,
 
 from __future__ import annotations
 
+import math
 import os
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-import math
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 __all__ = ["ConfigError", "config_dir", "load_config", "load_yaml_file", "data_dir", "state_dir", "env_override",
-           "config_number", "config_mapping"]
+           "config_number", "config_mapping", "replace_atomically"]
 
 
 class ConfigError(ValueError):
@@ -40,6 +41,17 @@ def state_dir() -> Path:
     path = Path(os.environ.get("CNS_STATE_DIR", PROJECT_ROOT / ".cns"))
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@contextmanager
+def replace_atomically(path: str | Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` to write; it replaces ``path`` only when the block ends without error,
+    so a crash never leaves a half-written state file (checkpoints, results, calibration, quarantine)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    yield tmp
+    os.replace(tmp, path)
 
 
 @lru_cache(maxsize=None)

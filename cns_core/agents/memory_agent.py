@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -37,7 +36,7 @@ from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.journal import JournalUnavailable, journal_tail, replay
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
-from cns_core.config import state_dir
+from cns_core.config import replace_atomically, state_dir
 from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
 
 __all__ = ["MemoryAgent", "PreWriteHook"]
@@ -124,10 +123,8 @@ class MemoryAgent(Agent):
         return data if isinstance(data, dict) else {"after_seq": 0}
 
     def _write_checkpoint(self, position: dict[str, Any]) -> None:
-        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.checkpoint_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(position))
-        os.replace(tmp, self.checkpoint_path)
+        with replace_atomically(self.checkpoint_path) as tmp:
+            tmp.write_text(json.dumps(position))
 
     # ---------------------------------------------------------------- handling
 

@@ -36,6 +36,8 @@ from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 
+from cns_core.config import replace_atomically
+
 __all__ = [
     "ReliabilityBin",
     "CalibrationState",
@@ -319,10 +321,8 @@ class Calibrator:
     # ----- persistence --------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(json.dumps(self.state.to_dict(), indent=2), encoding="utf-8")
-        tmp.replace(path)
+        with replace_atomically(path) as tmp:
+            tmp.write_text(json.dumps(self.state.to_dict(), indent=2), encoding="utf-8")
         return path
 
     @classmethod

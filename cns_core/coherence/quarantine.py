@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol
 
+from cns_core.config import replace_atomically
 from cns_core.models.textcues import content_stems, tokenize
 
 __all__ = ["QuarantinedChain", "QuarantineStore", "FileQuarantine", "matches_subjects"]
@@ -85,11 +86,9 @@ class FileQuarantine:
         return out
 
     def _write(self, items: dict[str, QuarantinedChain]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
-        tmp.write_text("".join(json.dumps(i.to_dict(), ensure_ascii=False) + "\n" for i in items.values()),
-                       encoding="utf-8")
-        tmp.replace(self.path)
+        with replace_atomically(self.path) as tmp:
+            tmp.write_text("".join(json.dumps(i.to_dict(), ensure_ascii=False) + "\n" for i in items.values()),
+                           encoding="utf-8")
 
     def add(self, item: QuarantinedChain) -> None:
         """Append (a later line for the same chain wins), so blocking costs no rewrite."""

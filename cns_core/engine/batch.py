@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from cns_core.config import config_dir, load_config
+from cns_core.config import config_dir, load_config, replace_atomically
 from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, in_critic_order
 from cns_core.scoring import incomplete_note, load_profiles
 from cns_core.engine.rows import error_row
@@ -191,13 +191,11 @@ def write_results(frame: pd.DataFrame, path: str | Path) -> Path:
     """Write atomically (a temporary file renamed over the old one), so a crash never leaves half a table."""
     path = Path(path)
     _check_suffix(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    if path.suffix.lower() == ".parquet":
-        frame.to_parquet(tmp, index=False)
-    else:
-        frame.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    with replace_atomically(path) as tmp:
+        if path.suffix.lower() == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
     return path
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from cns_core.engine.batch import evaluate_corpus, read_results
-from cns_core.config import state_dir
+from cns_core.config import replace_atomically, state_dir
 from cns_core.critics.base import CRITIC_NAMES
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
@@ -83,11 +82,8 @@ def _latest_path() -> Path:
 
 def _record_finished(run: FinishedRun) -> None:
     """Written only after a run returns, atomically: an interrupted run never becomes the latest."""
-    path = _latest_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(run.__dict__), encoding="utf-8")
-    os.replace(tmp, path)
+    with replace_atomically(_latest_path()) as tmp:
+        tmp.write_text(json.dumps(run.__dict__), encoding="utf-8")
 
 
 def latest_run() -> FinishedRun | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import platform
 import time
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file
+from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
@@ -288,11 +287,9 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
         log(f"resumed from {ckpt} at epoch {state['epoch'] + 1}, step {state['global_step']}")
 
     def save_checkpoint() -> None:
-        ckpt.mkdir(parents=True, exist_ok=True)
-        tmp = ckpt / (_STATE_FILE + ".tmp")
-        torch.save({"fingerprint": fingerprint, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                    "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state(), "state": state}, tmp)
-        os.replace(tmp, ckpt / _STATE_FILE)
+        with replace_atomically(ckpt / _STATE_FILE) as tmp:
+            torch.save({"fingerprint": fingerprint, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                        "scheduler": scheduler.state_dict(), "torch_rng": torch.get_rng_state(), "state": state}, tmp)
 
     use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
     steps_this_call = 0
