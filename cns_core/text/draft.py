@@ -36,7 +36,7 @@ from cns_core.sno import SNO
 from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner_conclusion, leading_cue,
                                 looks_english, stance_cues)
 from cns_core.text.segment import Unit, segment_units
-from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
+from cns_core.text.sources import SourceText, TextInputError, TextLimits, check_size, source_passages
 
 __all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings"]
 
@@ -81,10 +81,7 @@ def _clean(text: str) -> str:
 def _check_text(text: Any, limits: TextLimits) -> str:
     if not isinstance(text, str):
         raise TextInputError(f"text: must be a string (got {type(text).__name__})")
-    size = len(text.encode("utf-8"))
-    if size > limits.max_text_bytes:
-        raise TextInputError(f"text: {size:,} bytes exceed the limit of {limits.max_text_bytes:,} bytes "
-                             "(config/sno.yaml max_text_bytes)")
+    check_size(len(text.encode("utf-8")), limits.max_text_bytes, "text", "max_text_bytes")
     if "\x00" in text:
         raise TextInputError("text: holds NUL bytes (binary data, not text)")
     if not text.strip():
