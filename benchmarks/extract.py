@@ -57,24 +57,23 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def spans_match(a: str, b: str) -> bool:
-    """At least half the word tokens of the longer span are shared (as a multiset)."""
+def overlap(a: str, b: str) -> float:
+    """The share of the longer span's word tokens the two spans share (as a multiset); 0 for an empty one."""
     ta, tb = tokens(a), tokens(b)
     if not ta or not tb:
-        return False
+        return 0.0
     shared = sum(min(ta.count(w), tb.count(w)) for w in set(ta))
-    return shared >= 0.5 * max(len(ta), len(tb))
+    return shared / max(len(ta), len(tb))
 
 
 def align(drafted: list[str], gold: list[str]) -> dict[int, int]:
-    """One-to-one matching of drafted to gold spans, best overlap first."""
+    """One-to-one matching of drafted to gold spans that share at least half their tokens, best overlap first."""
     scored = []
     for i, d in enumerate(drafted):
         for j, g in enumerate(gold):
-            if spans_match(d, g):
-                td, tg = tokens(d), tokens(g)
-                shared = sum(min(td.count(w), tg.count(w)) for w in set(td))
-                scored.append((shared / max(len(td), len(tg)), i, j))
+            share = overlap(d, g)
+            if share >= 0.5:
+                scored.append((share, i, j))
     out: dict[int, int] = {}
     used: set[int] = set()
     for _, i, j in sorted(scored, reverse=True):
