@@ -47,7 +47,7 @@ from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
 from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from cns_core.text import draft_sno, draft_snos  # noqa: E402
-from cns_core.text.segment import paragraphs, sentence_spans  # noqa: E402
+from cns_core.text.segment import segment_units  # noqa: E402
 
 DATA = Path(os.environ.get("CNS_DATA_DIR", ROOT.parent / "shared" / "data"))
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -122,11 +122,9 @@ class Tally:
 
 def positional(text: str, sno_id: str, *, main_rule: str) -> SNO:
     """The positional baseline: sentences, main claim by position, paragraphs support their first sentence."""
-    sentences, first_of = [], []
-    for para in (p for p in paragraphs(text) if not p.heading):
-        spans = sentence_spans(para.span.text)
-        first_of.append(len(sentences))
-        sentences.extend(" ".join(s.text.split()) for s in spans)
+    units, _ = segment_units(text, clauses=False)   # the prose paragraphs' sentences
+    sentences = [" ".join(u.text.split()) for u in units]
+    first_of = [u.index for u in units if u.sentence_in_paragraph == 0]
     if main_rule == "intro_last":
         main = (first_of[1] - 1) if len(first_of) > 1 else len(sentences) - 1
     else:
