@@ -78,7 +78,9 @@ def _clean(text: str) -> str:
     return " ".join(text.split()).strip(" ,;")
 
 
-def _check_text(text: Any, limits: TextLimits) -> str:
+def check_text(text: Any, limits: TextLimits | None = None) -> str:
+    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
+    limits = limits or TextLimits.from_config()
     if not isinstance(text, str):
         raise TextInputError(f"text: must be a string (got {type(text).__name__})")
     check_size(len(text.encode("utf-8")), limits.max_text_bytes, "text", "max_text_bytes")
@@ -400,7 +402,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
              evidence_notes: list[str], nli: Any, embedder: Any, settings: DraftSettings,
              limits: TextLimits) -> Draft | _Pending:
     """Everything before the NLI pass; a text that needs no pass comes back as its finished one-claim draft."""
-    text = _check_text(text, limits)
+    text = check_text(text, limits)
     question = question.strip() if isinstance(question, str) and question.strip() else None
     notes: list[str] = []
     units, headings = segment_units(text)
@@ -525,11 +527,6 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     """
     return draft_snos([text], sources=sources, question=question, sno_ids=[sno_id], nli=nli, embedder=embedder,
                       settings=settings, limits=limits)[0]
-
-
-def check_text(text: Any, limits: TextLimits | None = None) -> str:
-    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
-    return _check_text(text, limits or TextLimits.from_config())
 
 
 def _title(text: str, words: int = 10) -> str:
