@@ -145,16 +145,16 @@ def read_source_bytes(data: bytes, name: str, limits: TextLimits | None = None) 
 def read_source_files(paths: Iterable[str | Path], limits: TextLimits | None = None) -> list[SourceText]:
     """The sources named by ``paths`` (.txt, .md, .pdf); the first bad one stops with its reason."""
     limits = limits or TextLimits.from_config()
+    paths = [Path(raw) for raw in paths]   # walked twice below: a generator would be spent after the first
     out = []
-    for raw in paths:
-        path = Path(raw)
+    for path in paths:
         if path.suffix.lower() not in SOURCE_SUFFIXES:
             raise TextInputError(f"{path}: a source must be .txt, .md or .pdf (got {path.suffix!r})")
         out.append(read_source_bytes(_read_bytes(path, limits.max_source_bytes, "max_source_bytes"), str(path),
                                      limits))
     names = [s.name for s in out]
     if len(set(names)) < len(names):   # two "notes.txt" from different folders stay apart
-        out = [SourceText(str(Path(p)), s.text) for p, s in zip(paths, out)]
+        out = [SourceText(str(p), s.text) for p, s in zip(paths, out)]
     return out
 
 
