@@ -43,13 +43,14 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cns_core.config import data_dir  # noqa: E402
 from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
 from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from cns_core.text import draft_sno, draft_snos  # noqa: E402
 from cns_core.text.segment import segment_units  # noqa: E402
 
-DATA = Path(os.environ.get("CNS_DATA_DIR", ROOT.parent / "shared" / "data"))
+DATA = data_dir()
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
