@@ -125,11 +125,11 @@ class _Plan:
 class _Drafter:
     """One text's drafting: the main claim, then each other unit's relation, from one NLI pass."""
 
-    def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], nli: Any, embedder: Any,
+    def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], embedder: Any,
                  question: str | None, settings: DraftSettings):
         self.units, self.texts, self.cues = units, texts, cues
         self.n = len(units)
-        self.nli, self.embedder, self.question, self.s = nli, embedder, question, settings
+        self.embedder, self.question, self.s = embedder, question, settings
         self.scores: dict[tuple[int, int], np.ndarray] = {}
         self.nli_problem: str | None = None
 
@@ -432,7 +432,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
         from cns_core.models import get_embedder
         embedder = get_embedder()
     meta["nli"] = nli_identity(nli)
-    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), nli, embedder,
+    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), embedder,
                        question, settings)
     return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
 
