@@ -387,11 +387,9 @@ def _one_claim(sno_id: str, title: str, text: str, evidence: list[dict[str, Any]
 class _Pending:
     """A text segmented and scored by position and cues, waiting for its share of the NLI pass."""
 
-    drafter: _Drafter
-    units: list[Unit]
+    drafter: _Drafter     # holds the units and the question
     headings: list
     title: str
-    question: str | None
     sno_id: str
     evidence: list[dict[str, Any]]
     meta: dict[str, Any]
@@ -434,7 +432,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
     meta["nli"] = nli_identity(nli)
     drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), embedder,
                        question, settings)
-    return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
+    return _Pending(drafter, headings, title, sno_id, evidence, meta, notes)
 
 
 _WEAK_CONCESSIONS = frozenset({"yes,", "sure,", "true,", "of course"})
@@ -452,7 +450,7 @@ def _weak_concessions_checked(cues: list[Cue | None]) -> list[Cue | None]:
 
 def _finish(p: _Pending) -> Draft:
     """Main claim, relations, roles and the SNO, once the NLI pass has given its rows."""
-    drafter, units, notes, meta = p.drafter, p.units, p.notes, p.meta
+    drafter, units, notes, meta = p.drafter, p.drafter.units, p.notes, p.meta
     texts, cues = drafter.texts, drafter.cues
     main, main_why, main_meta = drafter.main_claim()
     plans = drafter.finish(drafter.plan(main), main)
@@ -469,7 +467,7 @@ def _finish(p: _Pending) -> Draft:
                        "metadata": {"why": why, "start": unit.span.start, "end": unit.span.end,
                                     "paragraph": unit.paragraph, "sentence": unit.sentence,
                                     **({"cue": cues[i].phrase} if cues[i] else {}), **extra}})
-    title = p.title if (p.question or p.headings) and p.title else _title(texts[main])
+    title = p.title if (drafter.question or p.headings) and p.title else _title(texts[main])
     return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[main], "claims": claims,
                                      "relations": _relations(plans, ids, main), "evidence": p.evidence,
                                      "metadata": meta}), notes)
