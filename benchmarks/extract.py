@@ -43,13 +43,14 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from cns_core.config import data_dir  # noqa: E402
 from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
 from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from cns_core.text import draft_sno, draft_snos  # noqa: E402
-from cns_core.text.segment import paragraphs, sentence_spans  # noqa: E402
+from cns_core.text.segment import segment_units  # noqa: E402
 
-DATA = Path(os.environ.get("CNS_DATA_DIR", ROOT.parent / "shared" / "data"))
+DATA = data_dir()
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
@@ -57,24 +58,23 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def spans_match(a: str, b: str) -> bool:
-    """At least half the word tokens of the longer span are shared (as a multiset)."""
+def overlap(a: str, b: str) -> float:
+    """The share of the longer span's word tokens the two spans share (as a multiset); 0 for an empty one."""
     ta, tb = tokens(a), tokens(b)
     if not ta or not tb:
-        return False
+        return 0.0
     shared = sum(min(ta.count(w), tb.count(w)) for w in set(ta))
-    return shared >= 0.5 * max(len(ta), len(tb))
+    return shared / max(len(ta), len(tb))
 
 
 def align(drafted: list[str], gold: list[str]) -> dict[int, int]:
-    """One-to-one matching of drafted to gold spans, best overlap first."""
+    """One-to-one matching of drafted to gold spans that share at least half their tokens, best overlap first."""
     scored = []
     for i, d in enumerate(drafted):
         for j, g in enumerate(gold):
-            if spans_match(d, g):
-                td, tg = tokens(d), tokens(g)
-                shared = sum(min(td.count(w), tg.count(w)) for w in set(td))
-                scored.append((shared / max(len(td), len(tg)), i, j))
+            share = overlap(d, g)
+            if share >= 0.5:
+                scored.append((share, i, j))
     out: dict[int, int] = {}
     used: set[int] = set()
     for _, i, j in sorted(scored, reverse=True):
@@ -123,11 +123,9 @@ class Tally:
 
 def positional(text: str, sno_id: str, *, main_rule: str) -> SNO:
     """The positional baseline: sentences, main claim by position, paragraphs support their first sentence."""
-    sentences, first_of = [], []
-    for para in (p for p in paragraphs(text) if not p.heading):
-        spans = sentence_spans(para.span.text)
-        first_of.append(len(sentences))
-        sentences.extend(" ".join(s.text.split()) for s in spans)
+    units, _ = segment_units(text, clauses=False)   # the prose paragraphs' sentences
+    sentences = [" ".join(u.text.split()) for u in units]
+    first_of = [u.index for u in units if u.sentence_in_paragraph == 0]
     if main_rule == "intro_last":
         main = (first_of[1] - 1) if len(first_of) > 1 else len(sentences) - 1
     else:

@@ -32,9 +32,10 @@ try:   # the comparison needs the bench extra; our splitter is measured without 
 except ImportError:   # pragma: no cover
     pysbd = None
 
+from cns_core.config import data_dir
 from cns_core.text import split_sentences
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = data_dir()
 _SENTENCE_END = re.compile(r"[.!?][\"'\u201d)\]]*\s*$")
 
 

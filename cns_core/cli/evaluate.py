@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.cli.extract import add_text_options
+from cns_core.cli.extract import add_text_options, evaluate_text
 from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.engine.population import population_context
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
@@ -160,8 +160,6 @@ def run(args: argparse.Namespace) -> int:
     if text:
         if args.files:
             raise ValueError("give SNO files or --text FILE..., not both")
-        from cns_core.cli.extract import evaluate_text   # draft, then score the drafts here
-
         return evaluate_text(args, lambda snos, names: _score_and_print(
             [FileReport(name, snos=[sno]) for sno, name in zip(snos, names)], args, weights))
     if not args.files:

@@ -8,7 +8,7 @@ Spec: ``shared/specs/coherence-classifier-hook.md``. One module per stage:
 """
 
 from cns_core.coherence.calibration import CalibrationState, Calibrator, margin_ece
-from cns_core.coherence.extract import extract_propositions, make_proposition, split_sentences
+from cns_core.coherence.extract import extract_propositions, make_proposition
 from cns_core.coherence.hook import CoherenceHook, PreWriteVerdict
 from cns_core.coherence.quarantine import FileQuarantine, QuarantinedChain
 from cns_core.coherence.retrieval import (
@@ -38,5 +38,5 @@ __all__ = [
     "CoherenceSettings", "ContextItem", "ContradictionPair", "EngramRetriever", "EvidenceNode", "FileQuarantine",
     "FunctionRetriever", "HookResult", "MatrixRetriever", "MemoryAPI", "PreWriteVerdict", "PropTag",
     "Proposition", "QuarantineDirective", "QuarantinedChain", "RecentEngramRetriever", "SNOCoherence",
-    "ThoughtChain", "Triplet", "extract_propositions", "make_proposition", "margin_ece", "split_sentences",
+    "ThoughtChain", "Triplet", "extract_propositions", "make_proposition", "margin_ece",
 ]

@@ -24,7 +24,7 @@ from cns_core.coherence.schemas import Proposition
 from cns_core.models.textcues import extract_numbers, is_negated, stem, tokenize
 from cns_core.text.segment import split_sentences
 
-__all__ = ["split_sentences", "make_proposition", "extract_propositions", "subject_stems"]
+__all__ = ["make_proposition", "extract_propositions", "subject_stems"]
 
 _AUXILIARIES = frozenset("""
 is are was were be been being am has have had will would shall should can could may might must do does did

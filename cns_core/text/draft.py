@@ -36,7 +36,7 @@ from cns_core.sno import SNO
 from cns_core.text.cues import (Cue, evaluative_cues, has_argument_marker, inner_conclusion, leading_cue,
                                 looks_english, stance_cues)
 from cns_core.text.segment import Unit, segment_units
-from cns_core.text.sources import SourceText, TextInputError, TextLimits, source_passages
+from cns_core.text.sources import SourceText, TextInputError, TextLimits, check_size, source_passages
 
 __all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings"]
 
@@ -78,13 +78,12 @@ def _clean(text: str) -> str:
     return " ".join(text.split()).strip(" ,;")
 
 
-def _check_text(text: Any, limits: TextLimits) -> str:
+def check_text(text: Any, limits: TextLimits | None = None) -> str:
+    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
+    limits = limits or TextLimits.from_config()
     if not isinstance(text, str):
         raise TextInputError(f"text: must be a string (got {type(text).__name__})")
-    size = len(text.encode("utf-8"))
-    if size > limits.max_text_bytes:
-        raise TextInputError(f"text: {size:,} bytes exceed the limit of {limits.max_text_bytes:,} bytes "
-                             "(config/sno.yaml max_text_bytes)")
+    check_size(len(text.encode("utf-8")), limits.max_text_bytes, "text", "max_text_bytes")
     if "\x00" in text:
         raise TextInputError("text: holds NUL bytes (binary data, not text)")
     if not text.strip():
@@ -126,11 +125,11 @@ class _Plan:
 class _Drafter:
     """One text's drafting: the main claim, then each other unit's relation, from one NLI pass."""
 
-    def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], nli: Any, embedder: Any,
+    def __init__(self, units: list[Unit], texts: list[str], cues: list[Cue | None], embedder: Any,
                  question: str | None, settings: DraftSettings):
         self.units, self.texts, self.cues = units, texts, cues
         self.n = len(units)
-        self.nli, self.embedder, self.question, self.s = nli, embedder, question, settings
+        self.embedder, self.question, self.s = embedder, question, settings
         self.scores: dict[tuple[int, int], np.ndarray] = {}
         self.nli_problem: str | None = None
 
@@ -388,11 +387,9 @@ def _one_claim(sno_id: str, title: str, text: str, evidence: list[dict[str, Any]
 class _Pending:
     """A text segmented and scored by position and cues, waiting for its share of the NLI pass."""
 
-    drafter: _Drafter
-    units: list[Unit]
+    drafter: _Drafter     # holds the units and the question
     headings: list
     title: str
-    question: str | None
     sno_id: str
     evidence: list[dict[str, Any]]
     meta: dict[str, Any]
@@ -403,7 +400,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
              evidence_notes: list[str], nli: Any, embedder: Any, settings: DraftSettings,
              limits: TextLimits) -> Draft | _Pending:
     """Everything before the NLI pass; a text that needs no pass comes back as its finished one-claim draft."""
-    text = _check_text(text, limits)
+    text = check_text(text, limits)
     question = question.strip() if isinstance(question, str) and question.strip() else None
     notes: list[str] = []
     units, headings = segment_units(text)
@@ -433,9 +430,9 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
         from cns_core.models import get_embedder
         embedder = get_embedder()
     meta["nli"] = nli_identity(nli)
-    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), nli, embedder,
+    drafter = _Drafter(units, texts, _weak_concessions_checked([leading_cue(t) for t in texts]), embedder,
                        question, settings)
-    return _Pending(drafter, units, headings, title, question, sno_id, evidence, meta, notes)
+    return _Pending(drafter, headings, title, sno_id, evidence, meta, notes)
 
 
 _WEAK_CONCESSIONS = frozenset({"yes,", "sure,", "true,", "of course"})
@@ -453,7 +450,7 @@ def _weak_concessions_checked(cues: list[Cue | None]) -> list[Cue | None]:
 
 def _finish(p: _Pending) -> Draft:
     """Main claim, relations, roles and the SNO, once the NLI pass has given its rows."""
-    drafter, units, notes, meta = p.drafter, p.units, p.notes, p.meta
+    drafter, units, notes, meta = p.drafter, p.drafter.units, p.notes, p.meta
     texts, cues = drafter.texts, drafter.cues
     main, main_why, main_meta = drafter.main_claim()
     plans = drafter.finish(drafter.plan(main), main)
@@ -470,7 +467,7 @@ def _finish(p: _Pending) -> Draft:
                        "metadata": {"why": why, "start": unit.span.start, "end": unit.span.end,
                                     "paragraph": unit.paragraph, "sentence": unit.sentence,
                                     **({"cue": cues[i].phrase} if cues[i] else {}), **extra}})
-    title = p.title if (p.question or p.headings) and p.title else _title(texts[main])
+    title = p.title if (drafter.question or p.headings) and p.title else _title(texts[main])
     return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[main], "claims": claims,
                                      "relations": _relations(plans, ids, main), "evidence": p.evidence,
                                      "metadata": meta}), notes)
@@ -528,11 +525,6 @@ def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | 
     """
     return draft_snos([text], sources=sources, question=question, sno_ids=[sno_id], nli=nli, embedder=embedder,
                       settings=settings, limits=limits)[0]
-
-
-def check_text(text: Any, limits: TextLimits | None = None) -> str:
-    """The checks drafting makes before it starts (a string, not empty, within the size limit, English)."""
-    return _check_text(text, limits or TextLimits.from_config())
 
 
 def _title(text: str, words: int = 10) -> str:

@@ -51,18 +51,18 @@ def _trimmed(text: str, start: int, end: int) -> Span | None:
     return Span(start + left, start + right, piece[left:right])
 
 
-def _line_breaks(text: str, start: int, end: int) -> Iterator[int]:
-    """Offsets of the single newlines between ``start`` and ``end`` that end a sentence.
+def _line_breaks(text: str) -> Iterator[int]:
+    """Offsets of the single newlines of ``text`` that end a sentence.
 
     A newline ends one before a bullet, after sentence punctuation or a colon, and before a
     capital when the line before is short (a title or a list item); a hard-wrapped line
     (the next line goes on in lower case, or a long line) runs on.
     """
-    for match in re.finditer(r"\n", text[start:end]):
-        at = start + match.start()
+    for match in re.finditer(r"\n", text):
+        at = match.start()
         line_start = text.rfind("\n", 0, at) + 1
         line = text[line_start:at].strip()
-        following = text[at + 1:min(end, at + 200)].lstrip(" \t")   # a bounded look ahead: linear time
+        following = text[at + 1:at + 200].lstrip(" \t")   # a bounded look ahead: linear time
         if not line or not following:
             continue
         if _BULLET.match(following) or line.endswith((".", "!", "?", ":", ";")):
@@ -93,7 +93,7 @@ def sentence_spans(text: str, *, semicolons: bool = False) -> list[Span]:
         cuts.append((match.start(), match.end()))
     if semicolons:
         cuts.extend((m.start(), m.end()) for m in re.finditer(r";\s*", text))
-    cuts.extend((at, at + 1) for at in _line_breaks(text, 0, len(text)))
+    cuts.extend((at, at + 1) for at in _line_breaks(text))
     spans: list[Span] = []
     start = 0
     for end, nxt in sorted(cuts):

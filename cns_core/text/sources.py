@@ -18,7 +18,8 @@ from cns_core.sno import limits_from_config
 from cns_core.text.segment import paragraphs, sentence_spans
 
 __all__ = ["SourceText", "Passage", "TextInputError", "TextLimits", "read_text_file", "read_text_bytes",
-           "read_source_files", "read_source_bytes", "source_passages", "TEXT_SUFFIXES", "SOURCE_SUFFIXES"]
+           "read_source_files", "read_source_bytes", "source_passages", "check_size", "TEXT_SUFFIXES",
+           "SOURCE_SUFFIXES"]
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", "")
 SOURCE_SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
@@ -73,7 +74,8 @@ def _decode(data: bytes, name: str) -> str:
     return text
 
 
-def _check_size(size: int, limit: int, name: str, key: str) -> None:
+def check_size(size: int, limit: int, name: str, key: str) -> None:
+    """Refuse ``name`` when ``size`` bytes exceed ``limit`` (the ``key`` of config/sno.yaml)."""
     if size > limit:
         raise TextInputError(f"{name}: {size:,} bytes exceed the limit of {limit:,} bytes (config/sno.yaml {key})")
 
@@ -81,7 +83,7 @@ def _check_size(size: int, limit: int, name: str, key: str) -> None:
 def read_text_bytes(data: bytes, name: str, limits: TextLimits | None = None) -> str:
     """The text of an upload: refuses binary, non-UTF-8, empty and over-size input."""
     limits = limits or TextLimits.from_config()
-    _check_size(len(data), limits.max_text_bytes, name, "max_text_bytes")
+    check_size(len(data), limits.max_text_bytes, name, "max_text_bytes")
     return _decode(data, name)
 
 
@@ -92,7 +94,7 @@ def _read_bytes(path: Path, limit: int, key: str) -> bytes:
         raise TextInputError(f"{path}: cannot be read: {exc.strerror}") from None
     if path.is_dir():
         raise TextInputError(f"{path}: is a folder, not a file")
-    _check_size(size, limit, str(path), key)
+    check_size(size, limit, str(path), key)
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -134,7 +136,7 @@ def _pdf_text(data: bytes, name: str) -> str:
 def read_source_bytes(data: bytes, name: str, limits: TextLimits | None = None) -> SourceText:
     """One uploaded source (.txt, .md or .pdf by its name)."""
     limits = limits or TextLimits.from_config()
-    _check_size(len(data), limits.max_source_bytes, name, "max_source_bytes")
+    check_size(len(data), limits.max_source_bytes, name, "max_source_bytes")
     if Path(name).suffix.lower() == ".pdf" or data[:5] == b"%PDF-":
         return SourceText(Path(name).name, _pdf_text(data, name))
     return SourceText(Path(name).name, _decode(data, name))
@@ -143,16 +145,16 @@ def read_source_bytes(data: bytes, name: str, limits: TextLimits | None = None) 
 def read_source_files(paths: Iterable[str | Path], limits: TextLimits | None = None) -> list[SourceText]:
     """The sources named by ``paths`` (.txt, .md, .pdf); the first bad one stops with its reason."""
     limits = limits or TextLimits.from_config()
+    paths = [Path(raw) for raw in paths]   # walked twice below: a generator would be spent after the first
     out = []
-    for raw in paths:
-        path = Path(raw)
+    for path in paths:
         if path.suffix.lower() not in SOURCE_SUFFIXES:
             raise TextInputError(f"{path}: a source must be .txt, .md or .pdf (got {path.suffix!r})")
         out.append(read_source_bytes(_read_bytes(path, limits.max_source_bytes, "max_source_bytes"), str(path),
                                      limits))
     names = [s.name for s in out]
     if len(set(names)) < len(names):   # two "notes.txt" from different folders stay apart
-        out = [SourceText(str(Path(p)), s.text) for p, s in zip(paths, out)]
+        out = [SourceText(str(p), s.text) for p, s in zip(paths, out)]
     return out
 
 

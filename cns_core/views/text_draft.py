@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from cns_core.sno import SNO
 from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_source_bytes, read_text_bytes
-from cns_core.views.ui_state import FormResult, sno_from_tables
+from cns_core.views.ui_state import FormResult, is_blank, sno_from_tables
 
 __all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
            "read_inputs", "draft_tables", "tables_of", "sno_from_draft"]
@@ -94,13 +94,9 @@ def draft_tables(text: str, sources: Sequence[SourceText] = (), question: str | 
     return tables_of(draft_sno(text, sources=sources, question=question or None))
 
 
-def _blank(value: Any) -> bool:
-    return value is None or value != value or (isinstance(value, str) and not value.strip())
-
-
 def _same(row: Mapping[str, Any], drafted: Mapping[str, Any], keys: Sequence[str]) -> bool:
     def norm(v: Any) -> Any:
-        return None if _blank(v) else (v.strip() if isinstance(v, str) else v)
+        return None if is_blank(v) else (v.strip() if isinstance(v, str) else v)
 
     return all(norm(row.get(k)) == norm(drafted.get(k)) for k in keys)
 

@@ -40,6 +40,7 @@ __all__ = [
     "current_profile",
     "current_weights",
     "FormResult",
+    "is_blank",
     "sno_from_tables",
     "parse_upload",
     "PopulationPipeline",
@@ -172,7 +173,8 @@ class FormResult:
     problems: list[str]
 
 
-def _blank(value: Any) -> bool:
+def is_blank(value: Any) -> bool:
+    """An editor cell left empty: None, NaN (pandas' empty number) or only whitespace."""
     return value is None or (isinstance(value, float) and math.isnan(value)) or (
         isinstance(value, str) and not value.strip())
 
@@ -182,9 +184,9 @@ def _clean_rows(rows: Iterable[Mapping[str, Any]], fields: tuple[str, ...]) -> l
     out = []
     for row in rows:
         cells = {f: row.get(f) for f in fields}
-        if all(_blank(v) for v in cells.values()):
+        if all(is_blank(v) for v in cells.values()):
             continue
-        out.append({f: (v.strip() if isinstance(v, str) else v) for f, v in cells.items() if not _blank(v)})
+        out.append({f: (v.strip() if isinstance(v, str) else v) for f, v in cells.items() if not is_blank(v)})
     return out
 
 
