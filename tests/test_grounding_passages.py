@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cns_core.critics.grounding import split_sentences
+from cns_core.text.segment import split_sentences
 from cns_core.critics.grounding_passages import build_passages, choose_passages, source_units
 
 
