@@ -1,124 +1,51 @@
-"""Drafting SNOs from text against the microtexts' own argument graphs, beside a positional baseline.
+"""Drafting SNOs from text against annotated argument graphs of three genres, beside positional baselines.
 
-    python benchmarks/extract.py [--data ../shared/data] [--split test|dev|all] [--no-trust]
+    python benchmarks/extract.py [--data ../shared/data] [--folds 3] [--rules] [--speed-texts 40]
 
-The 112 English microtexts (Peldszus & Stede): each text goes in as plain text, its
-XML graph (imported by ``cns_core.formats.microtexts``) is the gold. The drafting rules
-were developed on the *dev* half (the texts at even positions in file-name order) and
-are reported on the *test* half (odd positions), which was not looked at while
-developing; ``--split all`` adds the dev half back (then the figures are not held out).
+Genres (``cns_core.text.annotated``): the 112 microtexts, 581 CDCP user comments and 400 AbstRCT
+trial abstracts, each text given as plain text, its annotation the gold. Every figure of the
+learned drafter is on texts its model did not see:
 
-Figures, per method:
+* **in genre**: k-fold by text; each fold's model is trained on the other folds of the genre
+  and on the other two genres whole;
+* **leave one genre out**: trained on the two other genres only. This is the figure that
+  predicts a user's own text, whose genre no model here was trained on.
 
-* main claim: the drafted hypothesis matches the gold central claim;
-* unit P/R/F1: drafted claims against gold ADUs, one-to-one;
-* relation P/R/F1: a drafted relation matches a gold one with the same kind (support or
-  attack) when its source and its target match theirs; relations are read as the SNO's
-  reasoning graph reads them (an undercut counts at the claim it finally attacks);
-* two spans match when they share at least half the word tokens of the longer one;
-* Spearman correlation of the Trust Score (default profile, no population) of drafted
-  vs gold SNOs; both get evidence by the importer's ``leaf_premises`` rule, so they are
-  scored alike;
-* texts/second of drafting alone (all texts in one call, so one NLI pass; models loaded before the
-  clock starts).
+The shipped model (``models/argument-miner``) is trained on all three genres and so is not
+scored here. ``--rules`` adds the rule drafter that preceded the miner (cues, position, NLI).
 
-Baselines (positional, no model): units are sentences; the main claim is the last
-sentence of the introduction (the first paragraph) or the first sentence; each
-paragraph's other sentences support its first sentence, which supports the main claim.
+Figures per method and genre: main claim accuracy (texts whose gold marks one), unit P/R/F1,
+relation P/R/F1 labelled (support/attack must match) and unlabelled. Spans match at half their
+words (``cns_core.text.annotated.align``); relations are read as the SNO's reasoning graph reads
+them (an undercut counts at the claim it finally attacks).
+
+Baselines (positional, no model): units are sentences; the main claim is the first sentence, the
+last sentence of the introduction (the first paragraph), or the last sentence; each paragraph's
+other sentences support its first sentence, which supports the main claim.
+
+Speed: drafting texts of about 250 words with the shipped miner, models loaded before the clock
+starts, and the time loading the miner adds.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from cns_core.config import data_dir  # noqa: E402
-from cns_core.formats.base import leaf_premise_evidence  # noqa: E402
-from cns_core.formats.microtexts import read_microtext  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
-from cns_core.text import draft_sno, draft_snos  # noqa: E402
+from cns_core.text import draft_snos  # noqa: E402
+from cns_core.text.annotated import GENRES, GoldText, GraphScore, read_genre  # noqa: E402
+from cns_core.text.miner_training import build_examples, fit_miner, load_miner_settings  # noqa: E402
 from cns_core.text.segment import segment_units  # noqa: E402
-
-DATA = data_dir()
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-
-
-def tokens(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
-
-
-def overlap(a: str, b: str) -> float:
-    """The share of the longer span's word tokens the two spans share (as a multiset); 0 for an empty one."""
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
-        return 0.0
-    shared = sum(min(ta.count(w), tb.count(w)) for w in set(ta))
-    return shared / max(len(ta), len(tb))
-
-
-def align(drafted: list[str], gold: list[str]) -> dict[int, int]:
-    """One-to-one matching of drafted to gold spans that share at least half their tokens, best overlap first."""
-    scored = []
-    for i, d in enumerate(drafted):
-        for j, g in enumerate(gold):
-            share = overlap(d, g)
-            if share >= 0.5:
-                scored.append((share, i, j))
-    out: dict[int, int] = {}
-    used: set[int] = set()
-    for _, i, j in sorted(scored, reverse=True):
-        if i not in out and j not in used:
-            out[i] = j
-            used.add(j)
-    return out
-
-
-def edges(sno: SNO) -> set[tuple[str, str, str]]:
-    return {(u, v, d["kind"]) for u, v, d in sno.graph.edges(data=True)}
-
-
-@dataclass
-class Tally:
-    main: int = 0
-    texts: int = 0
-    unit_tp: int = 0
-    unit_pred: int = 0
-    unit_gold: int = 0
-    rel_tp: int = 0
-    rel_pred: int = 0
-    rel_gold: int = 0
-
-    def add(self, drafted: SNO, gold: SNO) -> None:
-        d_claims, g_claims = list(drafted.claims), list(gold.claims)
-        match = align([c.text for c in d_claims], [c.text for c in g_claims])
-        to_gold = {d_claims[i].id: g_claims[j].id for i, j in match.items()}
-        self.texts += 1
-        self.main += to_gold.get(drafted.hypothesis) == gold.hypothesis
-        self.unit_tp += len(match)
-        self.unit_pred += len(d_claims)
-        self.unit_gold += len(g_claims)
-        gold_edges = edges(gold)
-        mapped = {(to_gold.get(u), to_gold.get(v), k) for u, v, k in edges(drafted)}
-        self.rel_tp += len(mapped & gold_edges)
-        self.rel_pred += len(edges(drafted))
-        self.rel_gold += len(gold_edges)
-
-    @staticmethod
-    def prf(tp: int, pred: int, gold: int) -> tuple[float, float, float]:
-        p = tp / pred if pred else 0.0
-        r = tp / gold if gold else 0.0
-        return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
 def positional(text: str, sno_id: str, *, main_rule: str) -> SNO:
@@ -128,6 +55,8 @@ def positional(text: str, sno_id: str, *, main_rule: str) -> SNO:
     first_of = [u.index for u in units if u.sentence_in_paragraph == 0]
     if main_rule == "intro_last":
         main = (first_of[1] - 1) if len(first_of) > 1 else len(sentences) - 1
+    elif main_rule == "last":
+        main = len(sentences) - 1
     else:
         main = 0
     ids = [f"s{i + 1}" for i in range(len(sentences))]
@@ -145,78 +74,110 @@ def positional(text: str, sno_id: str, *, main_rule: str) -> SNO:
                                "relations": relations})
 
 
-def with_leaf_evidence(sno: SNO, name: str) -> SNO:
-    data = sno.model_dump(mode="python")
-    data["evidence"] = leaf_premise_evidence(data["claims"], data["relations"], sno.hypothesis, name)
-    return SNO.model_validate(data)
+def score(snos: list[SNO], golds: list[GoldText]) -> GraphScore:
+    tally = GraphScore()
+    for sno, gold in zip(snos, golds):
+        tally.add(sno, gold)
+    return tally
 
 
-def trust_scores(snos: list[SNO]) -> np.ndarray:
-    from cns_core.pipeline import CriticPipeline
+def row(name: str, genre: str, tally: GraphScore) -> str:
+    main = "-" if tally.main_accuracy is None else f"{tally.main_accuracy:.3f}"
+    up, ur, uf = tally.units
+    rp, rr, rf = tally.relations
+    _, _, uf1 = tally.relations_unlabelled
+    return (f"| {name} | {genre} | {tally.texts} | {main} | {up:.3f} / {ur:.3f} / {uf:.3f} | "
+            f"{rp:.3f} / {rr:.3f} / {rf:.3f} | {uf1:.3f} |")
 
-    pipeline = CriticPipeline(timeout_s=120)
-    return np.array([pipeline.evaluate(s, "default").score.trust_score for s in snos])
+
+def folds_of(golds: list[GoldText], k: int) -> list[int]:
+    """A text's fold: its position in name order, modulo k (deterministic, no tuning)."""
+    order = sorted(range(len(golds)), key=lambda i: golds[i].name)
+    fold = [0] * len(golds)
+    for rank, i in enumerate(order):
+        fold[i] = rank % k
+    return fold
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--split", choices=("test", "dev", "all"), default="test")
-    parser.add_argument("--no-trust", action="store_true", help="skip the Trust Score correlation (the slow part)")
-    parser.add_argument("--show", type=int, default=0, help="print the first N drafts beside their gold")
+    parser.add_argument("--data", type=Path, default=data_dir())
+    parser.add_argument("--folds", type=int, default=3, help="in-genre folds by text (default 3)")
+    parser.add_argument("--rules", action="store_true", help="also score the rule drafter (slow: one NLI pass)")
+    parser.add_argument("--speed-texts", type=int, default=40, help="~250-word texts drafted for the speed figure")
     args = parser.parse_args()
-    folder = args.data / "arg_microtexts_en" / "corpus_en"
-    xmls = sorted(folder.glob("micro_*.xml"))
-    if not xmls:
-        sys.exit(f"no microtexts under {folder} (set --data or CNS_DATA_DIR)")
-    chosen = {"dev": xmls[0::2], "test": xmls[1::2], "all": xmls}[args.split]
-    texts = [x.with_suffix(".txt").read_text(encoding="utf-8") for x in chosen]
-    gold = [read_microtext(x).sno for x in chosen]
+    from cns_core.models import get_embedder
+
+    embedder = get_embedder()
+    settings = load_miner_settings()
+    golds = {g: read_genre(g, args.data) for g in GENRES}
+    started = time.perf_counter()
+    examples = {g: build_examples(golds[g], embedder, settings.max_distance) for g in GENRES}
+    print(f"described {sum(len(e) for e in examples.values())} texts in {time.perf_counter() - started:.0f} s "
+          f"(load average {os.getloadavg()[0]:.1f})", flush=True)
+
+    def drafted(miner, texts: list[GoldText]) -> list[SNO]:
+        return [d.sno for d in draft_snos([g.text for g in texts], sno_ids=[g.name for g in texts], miner=miner,
+                                          embedder=embedder)]
+
+    lines = ["| method | genre | texts | main claim | unit P / R / F1 | relation P / R / F1 | unlabelled F1 |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for genre in GENRES:
+        texts = golds[genre]
+        # leave one genre out: the figure that predicts a new genre
+        logo = fit_miner([e for g in GENRES if g != genre for e in examples[g]], settings)
+        lines.append(row("miner, leave-one-genre-out", genre, score(drafted(logo, texts), texts)))
+        # in genre: k folds by text, the other genres always in training
+        fold = folds_of(texts, args.folds)
+        by_name = {e.gold.name: e for e in examples[genre]}
+        predicted: dict[str, SNO] = {}
+        for k in range(args.folds):
+            held = [t for t, f in zip(texts, fold) if f == k]
+            held_names = {t.name for t in held}
+            train = [e for g in GENRES if g != genre for e in examples[g]]
+            train += [e for name, e in by_name.items() if name not in held_names]
+            miner = fit_miner(train, settings)
+            predicted.update({s.id: s for s in drafted(miner, held)})
+        lines.append(row(f"miner, in genre ({args.folds}-fold)", genre,
+                         score([predicted[t.name] for t in texts], texts)))
+        if args.rules:
+            rule_snos = [d.sno for d in draft_snos([t.text for t in texts], sno_ids=[t.name for t in texts],
+                                                   rules=True)]
+            lines.append(row("rule drafter (cues, position, NLI)", genre, score(rule_snos, texts)))
+        for rule, label in (("first", "first sentence"), ("intro_last", "intro's last sentence"),
+                            ("last", "last sentence")):
+            base = [positional(t.text, t.name, main_rule=rule) for t in texts]
+            lines.append(row(f"positional: {label}", genre, score(base, texts)))
+        print(f"{genre} done ({time.perf_counter() - started:.0f} s)", flush=True)
+    print("\n".join(lines))
+    speed(args.speed_texts, embedder)
+
+
+def speed(count: int, embedder) -> None:
+    """Texts of about 250 words with the shipped miner (models loaded first), and the miner's load time."""
+    from cns_core.text.miner import ArgumentMiner, default_miner_path
 
     load_start = time.perf_counter()
-    draft_sno("Warm up, because the models load once. Therefore it is warm.")
+    miner = ArgumentMiner.load(default_miner_path())
     load_s = time.perf_counter() - load_start
-    start, cpu_start = time.perf_counter(), time.process_time()
-    drafted = [d.sno for d in draft_snos(texts, sno_ids=[x.stem for x in chosen])]   # one NLI pass
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-
-    methods: dict[str, list[SNO]] = {
-        "drafted (ours)": drafted,
-        "positional: intro's last sentence": [positional(t, x.stem, main_rule="intro_last")
-                                              for t, x in zip(texts, chosen)],
-        "positional: first sentence": [positional(t, x.stem, main_rule="first") for t, x in zip(texts, chosen)],
-    }
-    gold_trust = None if args.no_trust else trust_scores([with_leaf_evidence(g, g.id) for g in gold])
-    print(f"microtexts, {args.split} split: {len(chosen)} texts "
-          f"({'held out: the rules were developed on the dev half' if args.split == 'test' else 'NOT held out'})")
-    print(f"{'method':<36} {'main':>6} {'unit P':>7} {'unit R':>7} {'unit F1':>7} {'rel P':>6} {'rel R':>6} "
-          f"{'rel F1':>6} {'trust rho':>9}")
-    for name, snos in methods.items():
-        tally = Tally()
-        for d, g in zip(snos, gold):
-            tally.add(d, g)
-        up, ur, uf = Tally.prf(tally.unit_tp, tally.unit_pred, tally.unit_gold)
-        rp, rr, rf = Tally.prf(tally.rel_tp, tally.rel_pred, tally.rel_gold)
-        rho = "-"
-        if gold_trust is not None:
-            scores = trust_scores([with_leaf_evidence(s, s.id) for s in snos])
-            rho = f"{spearmanr(scores, gold_trust).statistic:.3f}"
-        print(f"{name:<36} {tally.main / tally.texts:>6.3f} {up:>7.3f} {ur:>7.3f} {uf:>7.3f} {rp:>6.3f} {rr:>6.3f} "
-              f"{rf:>6.3f} {rho:>9}")
-    print(f"drafting speed: {len(chosen) / seconds:.1f} texts/s wall ({seconds:.1f} s for {len(chosen)} texts; "
-          f"{cpu:.1f} s of CPU, {len(chosen) / cpu:.1f} texts per CPU-second; models loaded before: {load_s:.1f} s; "
-          f"torch threads {__import__('torch').get_num_threads()}, {os.cpu_count()} cores, load average "
-          f"{os.getloadavg()[0]:.1f})")
-    for d, g, t in list(zip(drafted, gold, texts))[:args.show]:
-        print("\n" + d.id, "|", " ".join(t.split()))
-        print("  gold main:", g.hypothesis_text)
-        print("  ours main:", d.hypothesis_text, "|", d.hypothesis_claim.metadata.get("why"))
-        for r in d.relations:
-            print(f"  ours {r.source}->{r.target} {r.kind} {r.attack_type or ''}: {r.metadata.get('why')}")
-        for r in g.relations:
-            print(f"  gold {r.source}->{r.target} {r.kind} {r.attack_type or ''}")
-        print("  ours units:", [c.text for c in d.claims])
-        print("  gold units:", [c.text for c in g.claims])
+    sentences = [t for g in read_genre("microtexts", data_dir()) for t in g.units]
+    texts, k = [], 0
+    for i in range(count):
+        words, parts = 0, []
+        while words < 250:
+            s = sentences[k % len(sentences)]
+            parts.append(s if s.endswith((".", "!", "?")) else s + ".")
+            words += len(s.split())
+            k += 1
+        texts.append(" ".join(parts))
+    draft_snos(texts[:2], miner=miner, embedder=embedder)        # warm
+    start, cpu = time.perf_counter(), time.process_time()
+    for text in texts:
+        draft_snos([text], miner=miner, embedder=embedder)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"\nspeed: {count / wall:.1f} texts/s of ~250 words one at a time ({wall:.1f} s wall, {cpu:.1f} s CPU; "
+          f"the miner loads in {load_s * 1000:.0f} ms; torch threads {__import__('torch').get_num_threads()}, "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

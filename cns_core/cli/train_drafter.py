@@ -1,0 +1,43 @@
+"""``cns train-drafter``: train the argument miner that drafts SNOs from text.
+
+Reads the annotated genres named in ``config/drafter_train.yaml`` from the shared data folder
+(``--data`` or ``CNS_DATA_DIR``), fits the unit-role and pair models with a fixed seed and
+writes ``models/argument-miner`` (``miner.npz`` + ``miner.json``). The same command on the same
+data gives the same weights. Figures: ``python benchmarks/extract.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("train-drafter", help="train the argument miner shipped under models/",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--settings", help="a training YAML instead of config/drafter_train.yaml")
+    parser.add_argument("--data", help="the shared data folder (default: CNS_DATA_DIR or ../shared/data)")
+    parser.add_argument("--output", help="model folder to write (default: output in the settings)")
+    parser.add_argument("--genres", nargs="+", help="train on these genres only (microtexts, cdcp, abstrct)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cns_core.config import PROJECT_ROOT, data_dir
+    from cns_core.models import get_embedder
+    from cns_core.text.miner_training import build_examples, fit_miner, load_miner_settings, training_golds
+
+    settings = load_miner_settings({"output": args.output, "genres": args.genres}, path=args.settings)
+    data = Path(args.data) if args.data else data_dir()
+    golds = training_golds(settings, data)
+    examples = build_examples(golds, get_embedder(), settings.max_distance)
+    miner = fit_miner(examples, settings)
+    output = Path(settings.output)
+    output = output if output.is_absolute() else PROJECT_ROOT / output
+    miner.save(output)
+    info = miner.info
+    print(f"argument miner written to {output}: {info['texts']} texts, {info['units']:,} units, "
+          f"{info['pairs']:,} pairs, fitted in {info['fit_seconds']} s ({miner.identity})")
+    return 0

@@ -1,0 +1,276 @@
+"""The argument miner: a learned unit classifier and pair scorer, decoded into one graph per text.
+
+Trained on annotated argument graphs of three genres (:mod:`cns_core.text.miner_training`):
+
+1. **Unit roles.** A multinomial logistic regression over a unit's named features and its
+   projected embedding (:mod:`cns_core.text.miner_features`) gives each unit
+   p(main claim), p(root: argues about no other unit), p(attached: argues about another unit)
+   and p(not argumentative: background, method, a question, a greeting).
+2. **Pairs.** A second one scores every (unit, candidate target) pair within a window:
+   p(none), p(support), p(attack).
+3. **Decoding.** The main claim is the unit with the highest p(main) (plus its similarity to the
+   question, when there is one); a unit is argumentative when p(not argumentative) is not its
+   largest class. The argumentative units get one parent each, by a maximum spanning
+   arborescence (Edmonds, networkx) over log-probabilities: a unit hangs from another unit with
+   p(attached) x its share of the unit's link probability, or stands alone with
+   p(root) + p(main); the main claim always stands alone. Units that stand alone are then
+   attached to the main claim when the pair scorer reads a link to it as likely
+   (``attach_threshold``), so the SNO stays one graph where the text argues one case.
+
+The weights are plain arrays (``miner.npz``, read with ``allow_pickle=False``) and the
+settings JSON beside them: a model file can never run code on load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from cns_core.text.miner_features import (PAIR_FEATURES, UNIT_FEATURES, TextUnits, candidate_pairs, is_question,
+                                          pair_matrix, unit_rows)
+
+__all__ = ["UNIT_ROLES", "PAIR_LABELS", "LinearModel", "ArgumentMiner", "MinedText", "MinedRelation",
+           "default_miner_path", "load_default_miner", "MinerUnavailable"]
+
+UNIT_ROLES: tuple[str, ...] = ("main", "root", "attached", "none")
+PAIR_LABELS: tuple[str, ...] = ("none", "support", "attack")
+FORMAT_VERSION = 1
+
+
+class MinerUnavailable(RuntimeError):
+    """The shipped argument miner could not be read (missing, corrupt or of another format)."""
+
+
+@dataclass
+class LinearModel:
+    """Standardisation and a multinomial logistic regression, as plain arrays."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray          # (classes, features)
+    intercept: np.ndarray     # (classes,)
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        if x.shape[0] == 0:
+            return np.zeros((0, self.coef.shape[0]))
+        logits = ((x - self.mean) / self.scale) @ self.coef.T + self.intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)
+
+    @classmethod
+    def from_sklearn(cls, scaler: Any, classifier: Any, classes: int) -> "LinearModel":
+        coef, intercept = classifier.coef_, classifier.intercept_
+        if coef.shape[0] != classes:   # a class absent from the training rows: it is never predicted
+            full = np.zeros((classes, coef.shape[1]))
+            bias = np.full(classes, -30.0)
+            for row, label in enumerate(classifier.classes_):
+                full[int(label)], bias[int(label)] = coef[row], intercept[row]
+            coef, intercept = full, bias
+        scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+        return cls(scaler.mean_.copy(), scale, coef.copy(), intercept.copy())
+
+
+@dataclass
+class MinedRelation:
+    """One drafted relation: ``source`` argues about ``target`` (unit indices)."""
+
+    source: int
+    target: int
+    kind: str                       # support | attack
+    probabilities: dict[str, float]
+    why: str
+
+
+@dataclass
+class MinedText:
+    """The miner's reading of one text: roles, the main claim, relations and what it left out."""
+
+    main: int
+    role_probabilities: np.ndarray          # (n, 4) in UNIT_ROLES order
+    argumentative: list[int]
+    relations: list[MinedRelation]
+    left_out: dict[int, str] = field(default_factory=dict)    # unit -> why it is not in the graph
+
+    def role(self, i: int) -> str:
+        """The unit's role for a reader: main claim, claim (something argues about it), premise, or none."""
+        if i == self.main:
+            return "main claim"
+        if i in self.left_out:
+            return "not argumentative"
+        return "claim" if any(r.target == i for r in self.relations) else "premise"
+
+
+@dataclass
+class ArgumentMiner:
+    """The trained model (two linear models and an embedding projection) and its decoding settings."""
+
+    unit_model: LinearModel
+    pair_model: LinearModel
+    projection: np.ndarray        # (components, dim)
+    projection_mean: np.ndarray   # (dim,)
+    max_distance: int = 12
+    question_weight: float = 3.0
+    attach_threshold: float = 0.25
+    info: dict[str, Any] = field(default_factory=dict)
+
+    # ----- inference ----------------------------------------------------------------
+    def read(self, tu: TextUnits) -> MinedText:
+        """Roles, the main claim and one consistent graph for one described text."""
+        named = unit_rows(tu)
+        projected = (tu.vectors - self.projection_mean) @ self.projection.T
+        roles = self.unit_model.probabilities(np.hstack([named, projected]))
+        pairs = candidate_pairs(tu.n, self.max_distance)
+        links = self.pair_model.probabilities(pair_matrix(tu, pairs, named, projected))
+        return decode(tu, roles, pairs, links, self.question_weight, self.attach_threshold)
+
+    # ----- files ----------------------------------------------------------------------
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        arrays = {"projection": self.projection, "projection_mean": self.projection_mean}
+        for name, model in (("unit", self.unit_model), ("pair", self.pair_model)):
+            for part in ("mean", "scale", "coef", "intercept"):
+                arrays[f"{name}_{part}"] = getattr(model, part)
+        np.savez_compressed(folder / "miner.npz", **{k: np.asarray(v, dtype=np.float32) for k, v in arrays.items()})
+        settings = {"format": FORMAT_VERSION, "unit_roles": list(UNIT_ROLES), "pair_labels": list(PAIR_LABELS),
+                    "unit_features": list(UNIT_FEATURES), "pair_features": list(PAIR_FEATURES),
+                    "max_distance": self.max_distance, "question_weight": self.question_weight,
+                    "attach_threshold": self.attach_threshold, "info": self.info}
+        (folder / "miner.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "ArgumentMiner":
+        """Read a saved miner; :class:`MinerUnavailable` names what is wrong with the folder."""
+        folder = Path(folder)
+        try:
+            settings = json.loads((folder / "miner.json").read_text(encoding="utf-8"))
+            with np.load(folder / "miner.npz", allow_pickle=False) as data:
+                arrays = {k: data[k].astype(np.float64) for k in data.files}
+        except (OSError, ValueError, KeyError) as exc:
+            raise MinerUnavailable(f"argument miner at {folder}: {type(exc).__name__}: {exc}") from exc
+        if settings.get("format") != FORMAT_VERSION:
+            raise MinerUnavailable(f"argument miner at {folder}: format {settings.get('format')!r}, "
+                                   f"this code reads {FORMAT_VERSION}")
+        if (settings.get("unit_features") != list(UNIT_FEATURES)
+                or settings.get("pair_features") != list(PAIR_FEATURES)):
+            raise MinerUnavailable(f"argument miner at {folder}: trained on other features than this code "
+                                   "computes; retrain it with `cns train-drafter`")
+        try:
+            models = {name: LinearModel(*(arrays[f"{name}_{p}"] for p in ("mean", "scale", "coef", "intercept")))
+                      for name in ("unit", "pair")}
+            miner = cls(models["unit"], models["pair"], arrays["projection"], arrays["projection_mean"],
+                        int(settings["max_distance"]), float(settings["question_weight"]),
+                        float(settings["attach_threshold"]), dict(settings.get("info", {})))
+        except KeyError as exc:
+            raise MinerUnavailable(f"argument miner at {folder}: missing {exc}") from exc
+        width = len(UNIT_FEATURES) + miner.projection.shape[0]
+        if miner.unit_model.coef.shape != (len(UNIT_ROLES), width):
+            raise MinerUnavailable(f"argument miner at {folder}: unit model has shape {miner.unit_model.coef.shape}, "
+                                   f"expected {(len(UNIT_ROLES), width)}")
+        return miner
+
+    @property
+    def identity(self) -> str:
+        """A short fingerprint of the weights: stored scores drafted by another miner are scored again."""
+        digest = hashlib.blake2b(digest_size=6)
+        for array in (self.unit_model.coef, self.pair_model.coef, self.projection):
+            digest.update(np.ascontiguousarray(array, dtype=np.float32).tobytes())
+        return f"argument-miner:{digest.hexdigest()}"
+
+
+def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links: np.ndarray,
+           question_weight: float, attach_threshold: float) -> MinedText:
+    """One graph per text from the unit and pair probabilities (see the module's docstring)."""
+    n = tu.n
+    questions = {i for i in range(n) if is_question(tu.texts[i])}
+    main_score = np.log(roles[:, 0] + 1e-9)
+    if tu.question_similarity is not None:
+        main_score = main_score + question_weight * tu.question_similarity
+    main_score[list(questions)] = -np.inf
+    main = int(np.argmax(main_score)) if len(questions) < n else 0
+    left_out: dict[int, str] = {}
+    for i in range(n):
+        if i == main:
+            continue
+        if i in questions:
+            left_out[i] = "a question, never a claim"
+        elif int(np.argmax(roles[i])) == 3:
+            left_out[i] = f"not argumentative (p {roles[i, 3]:.2f})"
+    argumentative = [i for i in range(n) if i not in left_out]
+    keep = set(argumentative)
+    link = {pair: row for pair, row in zip(pairs, links) if pair[0] in keep and pair[1] in keep}
+    graph = nx.DiGraph()
+    graph.add_node("root")
+    for i in argumentative:
+        graph.add_node(i)
+        p_arg = max(1e-9, 1.0 - roles[i, 3])
+        alone = (roles[i, 0] + roles[i, 1]) / p_arg
+        if i == main:
+            graph.add_edge("root", i, weight=0.0)
+            continue
+        graph.add_edge("root", i, weight=math.log(max(alone, 1e-9)))
+        mass = sum(1.0 - row[0] for (a, _), row in link.items() if a == i)
+        for (a, j), row in link.items():
+            if a == i:
+                share = (1.0 - row[0]) / mass if mass > 0 else 0.0
+                graph.add_edge(j, i, weight=math.log(max((1.0 - alone) * share, 1e-12)))
+    for j in list(graph.predecessors(main)):
+        if j != "root":
+            graph.remove_edge(j, main)
+    tree = nx.maximum_spanning_arborescence(graph, attr="weight", preserve_attrs=True)
+    relations: list[MinedRelation] = []
+    for parent, child in sorted(tree.edges(), key=lambda e: e[1]):
+        if parent == "root":
+            if child == main:
+                continue
+            row = link.get((child, main))
+            if row is None or 1.0 - row[0] < attach_threshold:
+                continue      # argues about nothing the scorer can name: a claim of its own, with no relation
+            relations.append(_relation(child, main, row, "the main claim (it stood alone; its link to the main "
+                                                         f"claim scores {1.0 - row[0]:.2f})"))
+            continue
+        relations.append(_relation(child, parent, link[(child, parent)], _target_note(child, parent, link)))
+    return MinedText(main, roles, argumentative, relations, left_out)
+
+
+def _relation(source: int, target: int, row: np.ndarray, note: str) -> MinedRelation:
+    kind = "attack" if row[2] > row[1] else "support"
+    probabilities = {label: round(float(p), 3) for label, p in zip(PAIR_LABELS, row)}
+    why = f"{kind} p {row[2 if kind == 'attack' else 1]:.2f} (none {row[0]:.2f}); target: {note}"
+    return MinedRelation(source, target, kind, probabilities, why)
+
+
+def _target_note(source: int, target: int, link: dict[tuple[int, int], np.ndarray]) -> str:
+    others = sorted(((1.0 - row[0], j) for (a, j), row in link.items() if a == source and j != target), reverse=True)
+    chosen = 1.0 - link[(source, target)][0]
+    if not others:
+        return f"the only candidate (link {chosen:.2f})"
+    return f"link {chosen:.2f}, next best c{others[0][1] + 1} ({others[0][0]:.2f})"
+
+
+def default_miner_path() -> Path:
+    """``models/argument-miner`` in the project (``drafter.model`` in config/models.yaml can point elsewhere)."""
+    from cns_core.config import PROJECT_ROOT, load_config
+
+    configured = (load_config("models").get("drafter") or {}).get("model")
+    path = Path(configured) if configured else Path("models/argument-miner")
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
+@lru_cache(maxsize=4)
+def _load_cached(folder: str) -> ArgumentMiner:
+    return ArgumentMiner.load(folder)
+
+
+def load_default_miner() -> ArgumentMiner:
+    """The shipped miner, read once per process; raises :class:`MinerUnavailable`."""
+    return _load_cached(str(default_miner_path()))
