@@ -38,6 +38,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
     """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
     adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
     extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
+    drafted_as = {"drafted_as": st.column_config.TextColumn(
+        "drafted as", disabled=True, help="The role the argument miner read and its confidence")} if why else {}
     st.markdown("**Claims** (the hypothesis is one of them"
                 + ("; each with the reason it was drafted)" if why else ")"))
     claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
@@ -45,7 +47,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                                 "id": st.column_config.TextColumn("id", required=True),
                                 "text": st.column_config.TextColumn("text", width="large"),
                                 "role": st.column_config.SelectboxColumn(
-                                    "role", options=["proponent", "opponent", "none"], default="none"), **extra})
+                                    "role", options=["proponent", "opponent", "none"], default="none"),
+                                **drafted_as, **extra})
     claim_ids = [str(c) for c in claims["id"].tolist() if isinstance(c, str) and c.strip()]
     default_h = default_h if default_h in claim_ids else (claim_ids[0] if claim_ids else None)
     hypothesis = st.selectbox("Hypothesis (root claim)", claim_ids or ["(add a claim)"],
@@ -165,8 +168,15 @@ with text_tab:
     drafted = st.session_state.get(KEY_DRAFT)
     if drafted is not None:
         n = st.session_state.get(KEY_DRAFTS, 0)      # fresh editors for every draft
+        st.caption(f"Drafted by: {drafted.method}")
         for note in drafted.notes:
             st.info(note)
+        if drafted.left_out:
+            st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: not argumentative, or a question)")
+            st.dataframe(pd.DataFrame(drafted.left_out, columns=["text", "why"]), hide_index=True, width="stretch",
+                         key=f"cns_author_left_out_{n}",
+                         column_config={"text": st.column_config.TextColumn("sentence", width="large"),
+                                        "why": st.column_config.TextColumn("why", width="medium")})
         d_ident = st.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
         d_title = st.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
         d_claims, d_hypothesis, d_relations, d_evidence = _editors(

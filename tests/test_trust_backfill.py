@@ -77,3 +77,12 @@ def test_other_settings_score_again(memory):
 def test_a_bad_limit_is_named(memory, capsys):
     assert main(["trust-backfill", "--limit", "0"]) == 1
     assert "cns trust-backfill: error: --limit must be at least 1 (got 0)" in capsys.readouterr().err
+
+
+def test_a_new_drafter_scores_again(memory, monkeypatch):
+    first = AnswerScorer(TrustSettings(profile="verification"))
+    assert backfill(memory, first).scored == 3
+    monkeypatch.setattr("cns_core.text.drafter_identity", lambda: "argument-miner:retrained")
+    retrained = AnswerScorer(TrustSettings(profile="verification"))
+    assert retrained.fingerprint != first.fingerprint
+    assert backfill(memory, retrained, ids=["b0", "b1"]).scored == 2

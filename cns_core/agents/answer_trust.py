@@ -190,11 +190,11 @@ class AnswerScorer:
                 embedder = getattr(pipeline.embedder or get_embedder(), "name", "?")
             except Exception as exc:  # noqa: BLE001
                 embedder = f"unavailable: {type(exc).__name__}"
-            from cns_core.text import DraftSettings
+            from cns_core.text import DraftSettings, drafter_identity
 
             payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
                        "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
-                       "drafting": repr(DraftSettings())}
+                       "drafting": [drafter_identity(), repr(DraftSettings())]}   # a new drafter scores again
             blob = json.dumps(payload, sort_keys=True, default=str)
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint

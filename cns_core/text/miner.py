@@ -120,6 +120,7 @@ class ArgumentMiner:
     max_distance: int = 12
     question_weight: float = 3.0
     attach_threshold: float = 0.25
+    tree: bool = False
     info: dict[str, Any] = field(default_factory=dict)
 
     # ----- inference ----------------------------------------------------------------
@@ -130,7 +131,7 @@ class ArgumentMiner:
         roles = self.unit_model.probabilities(np.hstack([named, projected]))
         pairs = candidate_pairs(tu.n, self.max_distance)
         links = self.pair_model.probabilities(pair_matrix(tu, pairs, named, projected))
-        return decode(tu, roles, pairs, links, self.question_weight, self.attach_threshold)
+        return decode(tu, roles, pairs, links, self.question_weight, self.attach_threshold, self.tree)
 
     # ----- files ----------------------------------------------------------------------
     def save(self, folder: str | Path) -> None:
@@ -144,7 +145,7 @@ class ArgumentMiner:
         settings = {"format": FORMAT_VERSION, "unit_roles": list(UNIT_ROLES), "pair_labels": list(PAIR_LABELS),
                     "unit_features": list(UNIT_FEATURES), "pair_features": list(PAIR_FEATURES),
                     "max_distance": self.max_distance, "question_weight": self.question_weight,
-                    "attach_threshold": self.attach_threshold, "info": self.info}
+                    "attach_threshold": self.attach_threshold, "tree": self.tree, "info": self.info}
         (folder / "miner.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
@@ -169,7 +170,8 @@ class ArgumentMiner:
                       for name in ("unit", "pair")}
             miner = cls(models["unit"], models["pair"], arrays["projection"], arrays["projection_mean"],
                         int(settings["max_distance"]), float(settings["question_weight"]),
-                        float(settings["attach_threshold"]), dict(settings.get("info", {})))
+                        float(settings["attach_threshold"]), bool(settings.get("tree", False)),
+                        dict(settings.get("info", {})))
         except KeyError as exc:
             raise MinerUnavailable(f"argument miner at {folder}: missing {exc}") from exc
         width = len(UNIT_FEATURES) + miner.projection.shape[0]
@@ -188,7 +190,7 @@ class ArgumentMiner:
 
 
 def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links: np.ndarray,
-           question_weight: float, attach_threshold: float) -> MinedText:
+           question_weight: float, attach_threshold: float, tree: bool = False) -> MinedText:
     """One graph per text from the unit and pair probabilities (see the module's docstring)."""
     n = tu.n
     questions = {i for i in range(n) if is_question(tu.texts[i])}
@@ -212,17 +214,21 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
     graph.add_node("root")
     for i in argumentative:
         graph.add_node(i)
-        p_arg = max(1e-9, 1.0 - roles[i, 3])
-        alone = (roles[i, 0] + roles[i, 1]) / p_arg
         if i == main:
             graph.add_edge("root", i, weight=0.0)
             continue
-        graph.add_edge("root", i, weight=math.log(max(alone, 1e-9)))
-        mass = sum(1.0 - row[0] for (a, _), row in link.items() if a == i)
-        for (a, j), row in link.items():
-            if a == i:
-                share = (1.0 - row[0]) / mass if mass > 0 else 0.0
-                graph.add_edge(j, i, weight=math.log(max((1.0 - alone) * share, 1e-12)))
+        p_arg = max(1e-9, 1.0 - roles[i, 3])
+        alone = min(max((roles[i, 0] + roles[i, 1]) / p_arg, 1e-9), 1.0 - 1e-9)
+        if not tree:
+            graph.add_edge("root", i, weight=math.log(alone))
+        candidates = {j: 1.0 - row[0] for (a, j), row in link.items() if a == i}
+        mass = sum(candidates.values())
+        for j, p_link in candidates.items():
+            share = p_link / mass if mass > 0 else 0.0
+            weight = math.log(max(p_link, 1e-12)) if tree else math.log(max((1.0 - alone) * share, 1e-12))
+            graph.add_edge(j, i, weight=weight)
+        if tree and main not in candidates:      # beyond the window of every candidate: the main claim, last resort
+            graph.add_edge(main, i, weight=-50.0)
     for j in list(graph.predecessors(main)):
         if j != "root":
             graph.remove_edge(j, main)
@@ -237,6 +243,10 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
                 continue      # argues about nothing the scorer can name: a claim of its own, with no relation
             relations.append(_relation(child, main, row, "the main claim (it stood alone; its link to the main "
                                                          f"claim scores {1.0 - row[0]:.2f})"))
+            continue
+        if (child, parent) not in link:      # the tree's last resort: no scored candidate
+            relations.append(MinedRelation(child, parent, "support", {}, "support: no candidate target scored; "
+                                                                        "attached to the main claim"))
             continue
         relations.append(_relation(child, parent, link[(child, parent)], _target_note(child, parent, link)))
     return MinedText(main, roles, argumentative, relations, left_out)

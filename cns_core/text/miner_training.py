@@ -5,8 +5,9 @@ are matched to the annotated spans (half their words, as the benchmark matches t
 labels follow from the match:
 
 * unit role: ``main`` (the annotated main claim), ``attached`` (argues about another unit),
-  ``root`` (argumentative, argues about nothing: a conclusion of its own), ``none`` (no
-  annotated span, or in CDCP a proposition linked to nothing);
+  ``root`` (an annotated unit that argues about nothing: a conclusion of its own, or a
+  proposition no other is linked with), ``none`` (no annotated span: background, method,
+  greeting);
 * pair label for every candidate (unit, target) pair: ``support``, ``attack`` or ``none``.
 
 Genres are weighted equally (each contributes the same total sample weight), so the large
@@ -43,6 +44,8 @@ class MinerTrainSettings(BaseModel):
     max_distance: int = Field(12, ge=1)
     question_weight: float = Field(3.0, ge=0)
     attach_threshold: float = Field(0.25, ge=0, le=1)
+    tree: bool = False                                # decode a tree (every argumentative unit attached)
+    negative_share: float = Field(1.0, gt=0, le=1)    # share of unlinked pairs kept for the pair model (reweighted)
     max_iter: int = Field(3000, ge=100)
     output: str = "models/argument-miner"
 
@@ -77,9 +80,18 @@ def _unit_label(gold: GoldText, j: int | None) -> int:
         return UNIT_ROLES.index("main")
     if j in gold.sources:
         return UNIT_ROLES.index("attached")
-    if gold.genre == "cdcp" and j not in gold.linked:
-        return UNIT_ROLES.index("none")
     return UNIT_ROLES.index("root")
+
+
+def labelled(gold: GoldText, tu: TextUnits, max_distance: int) -> Example:
+    """A described text with its unit roles and candidate pairs labelled from the annotation."""
+    match = align(tu.texts, gold.units)
+    labels = np.array([_unit_label(gold, match.get(i)) for i in range(tu.n)], dtype=int)
+    relation = {(s, t): kind for s, t, kind in gold.relations}
+    pairs = candidate_pairs(tu.n, max_distance)
+    pair_labels = np.array([PAIR_LABELS.index(relation.get((match.get(i), match.get(j)), "none"))
+                            for i, j in pairs], dtype=int)
+    return Example(gold, tu, labels, pairs, pair_labels)
 
 
 def build_examples(golds: Sequence[GoldText], embedder: Any, max_distance: int) -> list[Example]:
@@ -92,17 +104,7 @@ def build_examples(golds: Sequence[GoldText], embedder: Any, max_distance: int) 
         if len(units) >= 2:
             segmented.append((units, texts, None))
             kept.append(gold)
-    described = describe_texts(segmented, embedder)
-    examples = []
-    for gold, tu in zip(kept, described):
-        match = align(tu.texts, gold.units)
-        labels = np.array([_unit_label(gold, match.get(i)) for i in range(tu.n)], dtype=int)
-        relation = {(s, t): kind for s, t, kind in gold.relations}
-        pairs = candidate_pairs(tu.n, max_distance)
-        pair_labels = np.array([PAIR_LABELS.index(relation.get((match.get(i), match.get(j)), "none"))
-                                for i, j in pairs], dtype=int)
-        examples.append(Example(gold, tu, labels, pairs, pair_labels))
-    return examples
+    return [labelled(gold, tu, max_distance) for gold, tu in zip(kept, describe_texts(segmented, embedder))]
 
 
 def _genre_weights(genres: list[str]) -> np.ndarray:
@@ -121,6 +123,16 @@ def _fit_linear(x: np.ndarray, y: np.ndarray, weights: np.ndarray, classes: int,
     classifier = LogisticRegression(C=c, max_iter=max_iter, random_state=seed)
     classifier.fit(scaler.transform(x), y, sample_weight=weights)
     return LinearModel.from_sklearn(scaler, classifier, classes)
+
+
+def _thinned(x: np.ndarray, y: np.ndarray, w: np.ndarray, share: float, seed: int
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keep every linked pair and ``share`` of the unlinked ones, whose weight grows to make up for the rest."""
+    if share >= 1.0:
+        return x, y, w
+    keep = (y != 0) | (np.random.default_rng(seed).random(len(y)) < share)
+    w = np.where(y == 0, w / share, w)
+    return x[keep], y[keep], w[keep]
 
 
 def fit_miner(examples: Sequence[Example], settings: MinerTrainSettings) -> ArgumentMiner:
@@ -146,15 +158,17 @@ def fit_miner(examples: Sequence[Example], settings: MinerTrainSettings) -> Argu
         pair_g += [e.gold.genre] * len(e.pairs)
     unit_model = _fit_linear(np.vstack(unit_x), np.concatenate(unit_y), _genre_weights(unit_g), len(UNIT_ROLES),
                              settings.unit_c, settings.seed, settings.max_iter)
-    pair_model = _fit_linear(np.vstack(pair_x), np.concatenate(pair_y), _genre_weights(pair_g), len(PAIR_LABELS),
-                             settings.pair_c, settings.seed, settings.max_iter)
+    pair_x, pair_y, pair_w = _thinned(np.vstack(pair_x), np.concatenate(pair_y), _genre_weights(pair_g),
+                                      settings.negative_share, settings.seed)
+    pair_model = _fit_linear(pair_x, pair_y, pair_w, len(PAIR_LABELS), settings.pair_c, settings.seed,
+                             settings.max_iter)
     counts = {g: sum(e.gold.genre == g for e in examples) for g in dict.fromkeys(e.gold.genre for e in examples)}
     info = {"texts": counts, "units": int(len(unit_g)), "pairs": int(len(pair_g)),
             "unit_labels": {r: int((np.concatenate(unit_y) == k).sum()) for k, r in enumerate(UNIT_ROLES)},
-            "pair_labels": {r: int((np.concatenate(pair_y) == k).sum()) for k, r in enumerate(PAIR_LABELS)},
+            "pair_labels": {r: int((pair_y == k).sum()) for k, r in enumerate(PAIR_LABELS)},
             "settings": settings.model_dump(exclude={"output"}), "fit_seconds": round(time.perf_counter() - started, 1)}
     return ArgumentMiner(unit_model, pair_model, projection, mean, settings.max_distance, settings.question_weight,
-                         settings.attach_threshold, info)
+                         settings.attach_threshold, settings.tree, info)
 
 
 def training_golds(settings: MinerTrainSettings, data: Path) -> list[GoldText]:

@@ -20,9 +20,9 @@ from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_sou
 from cns_core.views.ui_state import FormResult, is_blank, sno_from_tables
 
 __all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
-           "read_inputs", "draft_tables", "tables_of", "sno_from_draft"]
+           "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as"]
 
-CLAIM_COLUMNS = ("id", "text", "role", "why")
+CLAIM_COLUMNS = ("id", "text", "role", "drafted_as", "why")
 RELATION_COLUMNS = ("id", "source", "target", "kind", "attack_type", "why")
 EVIDENCE_COLUMNS = ("id", "text", "source", "validity", "why")
 TEXT_TYPES = ("txt", "md")           # the text to judge
@@ -47,6 +47,14 @@ class DraftTables:
     notes: list[str] = field(default_factory=list)
     drafted: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)   # table -> id -> item as drafted
     sno_metadata: dict[str, Any] = field(default_factory=dict)
+    left_out: list[dict[str, str]] = field(default_factory=list)    # sentences kept out of the graph, with why
+
+    @property
+    def method(self) -> str:
+        """Who drafted: the argument miner, or the rules when it could not load (and why not)."""
+        method = str(self.sno_metadata.get("method", ""))
+        problem = self.sno_metadata.get("drafter_problem")
+        return f"{method} ({problem})" if problem else method
 
 
 def read_inputs(pasted: str, upload: tuple[str, bytes] | None,
@@ -74,10 +82,23 @@ def _why(metadata: Mapping[str, Any]) -> str:
     return "; ".join(p for p in [why, ", ".join(numbers)] if p)
 
 
+def drafted_as(metadata: Mapping[str, Any]) -> str:
+    """A claim's drafted role and how sure the miner was: "main claim 0.82", "premise 0.91" (blank for the rules).
+
+    The confidence is p(main claim) for the main claim, else p(argumentative) = 1 - p(not argumentative).
+    """
+    role, probs = metadata.get("unit_role"), metadata.get("role_p")
+    if not role or not isinstance(probs, Mapping):
+        return ""
+    confidence = probs.get("main", 0.0) if role == "main claim" else 1.0 - probs.get("none", 0.0)
+    return f"{role} {confidence:.2f}"
+
+
 def tables_of(draft: Draft) -> DraftTables:
     """The editors' rows of a draft."""
     sno = draft.sno
-    claims = [{"id": c.id, "text": c.text, "role": c.role, "why": _why(c.metadata)} for c in sno.claims]
+    claims = [{"id": c.id, "text": c.text, "role": c.role, "drafted_as": drafted_as(c.metadata),
+               "why": _why(c.metadata)} for c in sno.claims]
     relations = [{"id": r.id or "", "source": r.source, "target": r.target, "kind": r.kind,
                   "attack_type": r.attack_type or "", "why": _why(r.metadata)} for r in sno.relations]
     evidence = [{"id": e.id, "text": e.text, "source": e.source, "validity": float(e.validity),
@@ -85,8 +106,10 @@ def tables_of(draft: Draft) -> DraftTables:
     drafted = {"claims": {c.id: c.model_dump(mode="json") for c in sno.claims},
                "relations": {r.id: r.model_dump(mode="json") for r in sno.relations if r.id},
                "evidence": {e.id: e.model_dump(mode="json") for e in sno.evidence}}
+    left_out = [{"text": str(item.get("text", "")), "why": str(item.get("why", ""))}
+                for item in sno.metadata.get("left_out", []) if isinstance(item, Mapping)]
     return DraftTables(sno.id, sno.title, sno.hypothesis, claims, relations, evidence, list(draft.notes), drafted,
-                       dict(sno.metadata))
+                       dict(sno.metadata), left_out)
 
 
 def draft_tables(text: str, sources: Sequence[SourceText] = (), question: str | None = None) -> DraftTables:
