@@ -178,7 +178,7 @@ def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
     monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
     at = _page("judge.py").run()
     assert not at.exception
-    assert any("reachable" in m.value for m in at.markdown)
+    assert any("**Judge loop**" in m.value and ">running<" in m.value for m in at.markdown)
     assert not any("not running" in w.value for w in at.warning)
     at.text_area(key="cns_judge_query").input("What pulls the <tides>?")
     at.text_area(key="cns_judge_answer").input("The moon & the sun.")
