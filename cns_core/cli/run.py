@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
 __all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
-           "bus_env"]
+           "bus_env", "STREAMLIT_OPTIONS"]
+
+
+# How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
+# project folder floods the log with "Inotify queue overflowed" and burns CPU while the judge loop writes
+# the state folder; nobody edits the code of a running demo: restart it instead).
+STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", "false",
+                     "--server.fileWatcherType", "none", "--server.runOnSave", "false")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -138,8 +145,7 @@ def run_demo(args: argparse.Namespace) -> int:
         else:
             app = Path(PROJECT_ROOT) / "dashboard.py"
             argv = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-                    "--server.address", args.address, "--server.headless", "true",
-                    "--browser.gatherUsageStats", "false"]
+                    "--server.address", args.address, *STREAMLIT_OPTIONS]
             children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT)))
             where, url = dashboard_url(args.address, args.port, token)
             print(f"dashboard: listening on {where}; open {url}")
