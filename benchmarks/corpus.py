@@ -7,6 +7,13 @@ On a GPU machine (the issue's figure: 16 cores and one H100, against this 2-core
 adds 2,000 generated debate maps (8-24 claims each, seeded) to the corpus and runs GPU actors
 (one GPU each) after the CPU ones; without a CUDA device the GPU runs are reported as skipped.
 
+Where two workers start to pay on this machine (issue 31: ``cns evaluate`` of the 112 microtexts
+took 18.4 s with ``--workers 1`` and 30.6 s with ``--workers 2``):
+``.venv/bin/python benchmarks/corpus.py --sizes 28 112 224 448`` evaluates corpora of those sizes
+(the microtexts, repeated under new ids past 112) in this process and on 2 Ray actors, each run
+paying Ray's start as ``cns evaluate`` does; ``corpus.ray_min_snos`` in config/pipeline.yaml comes
+from where the second column drops below the first.
+
 Imports the corpus once (timed), writes the SNOs to a temporary folder, starts a local
 Ray once (timed, reported apart: a session or a cluster pays it once), then runs
 ``cns_core.engine.batch.evaluate_corpus`` in this process and on Ray with each actor count.
@@ -63,6 +70,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="CPU actor counts to run")
     parser.add_argument("--generated", type=int, default=0, help="generated debate maps added to the corpus")
     parser.add_argument("--gpu-actors", type=int, nargs="*", default=[], help="GPU actor counts (one GPU each)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[],
+                        help="corpus sizes to run in process and on 2 Ray actors, Ray's start included in each")
     args = parser.parse_args()
     if not args.data.is_dir():
         raise SystemExit(f"{args.data}: not found (set CNS_DATA_DIR or pass --data)")
@@ -75,6 +84,10 @@ def main() -> None:
     print(f"imported {len(imported)} of {len(results)} microtexts in {import_s:.2f} s "
           f"({len(results) / import_s:.0f} documents/s), {args.generated} generated SNOs added; "
           f"NLI backend: {nli_settings()[0]}, embeddings: MiniLM; {os.cpu_count()} CPU core(s)")
+
+    if args.sizes:
+        crossover(snos, args.sizes)
+        return
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -107,6 +120,40 @@ def main() -> None:
         print(f"{label:<18}  {r.evaluated:>4}  {r.elapsed_s:>6.1f}  {r.rate:>7.2f}  {r.rate / base:>7.2f}x  | "
               f"{r.first_row_s:>22.1f}  {r.steady_rate:>15.2f}  {r.steady_rate / steady_base:>7.2f}x")
     print("(SNOs/s: end to end; after it: from the first SNO back to the last, i.e. without start-up)")
+
+
+def crossover(snos: list, sizes: list[int]) -> None:
+    """In process vs 2 Ray actors at each corpus size, every figure end to end as ``cns evaluate`` pays it
+    (the Ray runs start and stop their own local Ray; the small-corpus rule is switched off with engine="ray")."""
+    import ray
+
+    from cns_core.engine.batch import evaluate_corpus
+    from cns_core.sno import dump_snos
+
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    table = []
+    for size in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "snos"
+            folder.mkdir()
+            for i in range(size):
+                sno = snos[i % len(snos)]
+                if i >= len(snos):
+                    sno = sno.model_copy(update={"id": f"{sno.id}-copy{i // len(snos)}"})
+                dump_snos(sno, folder / f"{i:05d}.json")
+            times = {}
+            for label, engine, workers in (("in process", "local", 1), ("2 Ray actors", "ray", 2)):
+                assert not ray.is_initialized()
+                report = evaluate_corpus(folder, Path(tmp) / f"r-{engine}.parquet", workers=workers, engine=engine,
+                                         progress=False)
+                times[label] = report.elapsed_s
+                print(f"  {size} SNOs, {label}: {report.elapsed_s:.1f} s (first SNO back after "
+                      f"{report.first_row_s:.1f} s); load {os.getloadavg()[0]:.1f}", flush=True)
+        table.append((size, times["in process"], times["2 Ray actors"]))
+    print("\nSNOs  in process s  2 Ray actors s  2 actors / in process")
+    for size, local, two in table:
+        print(f"{size:>4}  {local:>12.1f}  {two:>14.1f}  {two / local:>20.2f}x")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
