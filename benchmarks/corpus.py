@@ -10,8 +10,9 @@ adds 2,000 generated debate maps (8-24 claims each, seeded) to the corpus and ru
 Where two workers start to pay on this machine (issue 31: ``cns evaluate`` of the 112 microtexts
 took 18.4 s with ``--workers 1`` and 30.6 s with ``--workers 2``):
 ``.venv/bin/python benchmarks/corpus.py --sizes 28 112 224 448`` evaluates corpora of those sizes
-(the microtexts, repeated under new ids past 112) in this process and on 2 Ray actors, each run
-paying Ray's start as ``cns evaluate`` does; ``corpus.ray_min_snos`` in config/pipeline.yaml comes
+(the microtexts, repeated under new ids past 112) with ``cns evaluate --workers 1`` and
+``--workers 2 --engine ray``, each a fresh process timed end to end (imports, model loading and
+Ray's start included, as a user pays them); ``corpus.ray_min_snos`` in config/pipeline.yaml comes
 from where the second column drops below the first.
 
 Imports the corpus once (timed), writes the SNOs to a temporary folder, starts a local
@@ -123,11 +124,11 @@ def main() -> None:
 
 
 def crossover(snos: list, sizes: list[int]) -> None:
-    """In process vs 2 Ray actors at each corpus size, every figure end to end as ``cns evaluate`` pays it
-    (the Ray runs start and stop their own local Ray; the small-corpus rule is switched off with engine="ray")."""
-    import ray
+    """``cns evaluate DIR --out FILE`` with ``--workers 1`` and with ``--workers 2 --engine ray`` at each corpus
+    size, each a fresh process timed end to end as a user pays it: imports, model loading, Ray's start."""
+    import subprocess
+    import sys
 
-    from cns_core.engine.batch import evaluate_corpus
     from cns_core.sno import dump_snos
 
     print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
@@ -142,17 +143,16 @@ def crossover(snos: list, sizes: list[int]) -> None:
                     sno = sno.model_copy(update={"id": f"{sno.id}-copy{i // len(snos)}"})
                 dump_snos(sno, folder / f"{i:05d}.json")
             times = {}
-            for label, engine, workers in (("in process", "local", 1), ("2 Ray actors", "ray", 2)):
-                assert not ray.is_initialized()
-                report = evaluate_corpus(folder, Path(tmp) / f"r-{engine}.parquet", workers=workers, engine=engine,
-                                         progress=False)
-                times[label] = report.elapsed_s
-                print(f"  {size} SNOs, {label}: {report.elapsed_s:.1f} s (first SNO back after "
-                      f"{report.first_row_s:.1f} s); load {os.getloadavg()[0]:.1f}", flush=True)
-        table.append((size, times["in process"], times["2 Ray actors"]))
-    print("\nSNOs  in process s  2 Ray actors s  2 actors / in process")
-    for size, local, two in table:
-        print(f"{size:>4}  {local:>12.1f}  {two:>14.1f}  {two / local:>20.2f}x")
+            for label, extra in (("1 worker", ["--workers", "1"]), ("2 workers", ["--workers", "2", "--engine", "ray"])):
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "cns_core.cli", "evaluate", str(folder), "--out",
+                                str(Path(tmp) / f"r{extra[1]}.parquet"), *extra], check=True, capture_output=True)
+                times[label] = time.perf_counter() - started
+                print(f"  {size} SNOs, {label}: {times[label]:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
+        table.append((size, times["1 worker"], times["2 workers"]))
+    print("\nSNOs  --workers 1 s  --workers 2 s  2 / 1")
+    for size, one, two in table:
+        print(f"{size:>4}  {one:>13.1f}  {two:>13.1f}  {two / one:>5.2f}x")
     print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
