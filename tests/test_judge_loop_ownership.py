@@ -179,3 +179,19 @@ def _listening(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.3)
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_cns_grade_never_sends_a_turn_to_another_folders_loop(tmp_path, monkeypatch, capsys):
+    from cns_core.cli import main
+
+    bus = _bus()
+    other = tmp_path / "other"
+    other.mkdir()
+    for name, port in (("PUB", bus.pub_port), ("SUB", bus.sub_port), ("JOURNAL", bus.journal_port)):
+        monkeypatch.setenv(f"CNS_BUS_{name}_PORT", str(port))
+    with BusProxy(bus, journal=False):
+        write_record(bus, other)                       # the proxy serves another state folder
+        monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path / "ours"))
+        assert main(["grade", "--query", "Q?", "--answer", "A.", "--timeout", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "not a judge loop of this state folder" in err and "this folder's turns are not sent there" in err

@@ -262,12 +262,25 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
 
 # ---------------------------------------------------------------- cns grade
 
+def loop_bus() -> Any:
+    """The bus of this state folder's judge loop (its recorded ports), or the configured one when none runs;
+    never another folder's loop (ValueError: its turns would land in that folder's memory)."""
+    from cns_core.agents.bus import bus_settings
+    from cns_core.agents.loop_record import find_loop
+
+    found = find_loop(bus_settings())
+    if found.state == "stranger":
+        raise ValueError(f"{found.describe()}; this folder's turns are not sent there. Start this folder's judge "
+                         "loop (`cns run` picks free ports when these are taken)")
+    return found.bus
+
+
 def run_grade(args: argparse.Namespace) -> int:
-    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber, bus_settings
+    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
     from cns_core.agents.messages import TurnMessage, describe_errors
     from cns_core.agents.prometheus import critic_settings
 
-    bus = bus_settings()
+    bus = loop_bus()
     timeout = args.timeout if args.timeout is not None else critic_settings().timeout + 15
     try:
         turn = TurnMessage(query=args.query, answer=args.answer, reference=args.reference, session_id=args.session,
@@ -330,12 +343,12 @@ def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int,
 def run_replay(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber, bus_settings
+    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
 
     path = Path(args.file)
     if not path.is_file():
         raise OSError(f"{path}: no such file")
-    bus = bus_settings()
+    bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:
