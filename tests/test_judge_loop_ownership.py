@@ -195,3 +195,28 @@ def test_cns_grade_never_sends_a_turn_to_another_folders_loop(tmp_path, monkeypa
         assert main(["grade", "--query", "Q?", "--answer", "A.", "--timeout", "2"]) == 1
     err = capsys.readouterr().err
     assert "not a judge loop of this state folder" in err and "this folder's turns are not sent there" in err
+
+
+def test_a_judge_loop_started_by_cns_run_stops_by_itself_when_cns_run_is_killed(tmp_path):
+    """cns run starts `cns agents --exit-with-parent`: killed hard, cns run leaves no loop behind."""
+    bus = _bus()
+    env = _env(tmp_path / "state", bus)
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, "--no-critic", "--exit-with-parent", "--grace", "3"],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        child = psutil.Process(int(parent.stdout.readline()))
+        while "press Ctrl-C" not in (line := parent.stdout.readline()):
+            assert line, "cns agents ended early"
+        parent.kill()
+        parent.wait(timeout=10)
+        try:
+            child.wait(timeout=3.0 + 4.0)
+        except psutil.TimeoutExpired:
+            pytest.fail("cns agents --exit-with-parent outlived its parent")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        if child is not None and child.is_running():
+            child.kill()
+    assert not _listening(bus.pub_port) and read_record(tmp_path / "state") is None
