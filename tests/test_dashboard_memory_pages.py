@@ -361,7 +361,7 @@ def test_judge_page_never_uses_a_stranger_on_the_bus_ports_and_says_so_once(stat
         assert not any("Bus proxy" in m.value for m in at.markdown)
         warnings = [w.value for w in at.warning]
         assert any(f"Something else holds the bus ports {pub}/{sub}" in w and
-                   f"not a judge loop of this state folder ({state_dir.resolve()})" in w and
+                   f"not a judge loop of this state folder (`{state_dir.resolve()}`)" in w and
                    "Turns are never sent to it" in w for w in warnings), warnings
         assert "cns run" in [c.value for c in at.code]
         at.text_area(key="cns_judge_query").input("What is the capital of Australia?")

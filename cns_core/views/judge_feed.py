@@ -140,12 +140,14 @@ def loop_view(loop: LoopFinding, feed_error: str | None = None) -> LoopView:
                         f"does not answer{why}. {stored} Stop pid {loop.record.pid} and start the loop again:",
                         RUN_COMMAND)
     if loop.state == "stranger":
+        holder = f" (`{loop.holder}`)" if loop.holder else ""
         return LoopView(False, "not this folder's", AMBER, loop.bus.pub_address,
-                        f"{loop.describe()[0].upper()}{loop.describe()[1:]}. Turns are never sent to it. {stored} "
+                        f"Something else holds the bus ports {loop.bus.pub_port}/{loop.bus.sub_port}{holder}: not a "
+                        f"judge loop of this state folder (`{loop.folder}`). Turns are never sent to it. {stored} "
                         "`cns run` starts a judge loop for this folder on free ports (or stop that process):",
                         RUN_COMMAND)
     return LoopView(False, "not running", RED, loop.bus.pub_address,
-                    f"The judge loop is not running for this state folder ({loop.folder}). {stored} Start the loop "
+                    f"The judge loop is not running for this state folder (`{loop.folder}`). {stored} Start the loop "
                     "(`make run` starts it with the dashboard):", AGENTS_COMMAND)
 
 
