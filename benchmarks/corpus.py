@@ -10,7 +10,8 @@ adds 2,000 generated debate maps (8-24 claims each, seeded) to the corpus and ru
 Where two workers start to pay on this machine (issue 31: ``cns evaluate`` of the 112 microtexts
 took 18.4 s with ``--workers 1`` and 30.6 s with ``--workers 2``):
 ``.venv/bin/python benchmarks/corpus.py --sizes 28 112 224 448`` evaluates corpora of those sizes
-(the microtexts, repeated under new ids past 112) with ``cns evaluate --workers 1`` and
+(the microtexts, then copies of them whose every text is changed a little, so that no cache
+keyed by content has seen them) with ``cns evaluate --workers 1`` and
 ``--workers 2 --engine ray``, each a fresh process timed end to end (imports, model loading and
 Ray's start included, as a user pays them); ``corpus.ray_min_snos`` in config/pipeline.yaml comes
 from where the second column drops below the first.
@@ -123,6 +124,17 @@ def main() -> None:
     print("(SNOs/s: end to end; after it: from the first SNO back to the last, i.e. without start-up)")
 
 
+def _distinct_copy(sno, k: int):
+    """``sno`` under a new id with every text changed a little: a copy that no cache keyed by content
+    (the pipeline's, the NLI's) has seen, so a bigger corpus costs what new SNOs cost."""
+    data = sno.model_dump(mode="json")
+    data["id"] = f"{sno.id}-copy{k}"
+    data["hypothesis"] = f"{data['hypothesis']} (variant {k})"
+    for item in (*data["claims"], *data["evidence"]):
+        item["text"] = f"{item['text']} (variant {k})"
+    return type(sno).model_validate(data)
+
+
 def crossover(snos: list, sizes: list[int]) -> None:
     """``cns evaluate DIR --out FILE`` with ``--workers 1`` and with ``--workers 2 --engine ray`` at each corpus
     size, each a fresh process timed end to end as a user pays it: imports, model loading, Ray's start."""
@@ -140,7 +152,7 @@ def crossover(snos: list, sizes: list[int]) -> None:
             for i in range(size):
                 sno = snos[i % len(snos)]
                 if i >= len(snos):
-                    sno = sno.model_copy(update={"id": f"{sno.id}-copy{i // len(snos)}"})
+                    sno = _distinct_copy(sno, i // len(snos))
                 dump_snos(sno, folder / f"{i:05d}.json")
             times = {}
             for label, extra in (("1 worker", ["--workers", "1"]), ("2 workers", ["--workers", "2", "--engine", "ray"])):
