@@ -129,7 +129,6 @@ def _distinct_copy(sno, k: int):
     (the pipeline's, the NLI's) has seen, so a bigger corpus costs what new SNOs cost."""
     data = sno.model_dump(mode="json")
     data["id"] = f"{sno.id}-copy{k}"
-    data["hypothesis"] = f"{data['hypothesis']} (variant {k})"
     for item in (*data["claims"], *data["evidence"]):
         item["text"] = f"{item['text']} (variant {k})"
     return type(sno).model_validate(data)
