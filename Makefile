@@ -38,7 +38,8 @@ demo-memory: $(STAMP)
 	$(PY) -m cns_core.cli.demo_corpus
 
 # The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
-# `cns run`: one Ctrl-C stops them all. A judge loop already running is used as it is.
+# `cns run`: one Ctrl-C stops them all. A judge loop of the same state folder already running is used as it is;
+# one of another folder on the bus ports is left alone and ours starts on free ports.
 # The dashboard listens on 127.0.0.1 (cns run's default); ADDRESS=0.0.0.0 RUN_ARGS=--new-token make run shares
 # it behind a new access token.
 run: $(STAMP) demo-memory

@@ -18,7 +18,7 @@ import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ConfigError", "config_dir", "load_config", "load_yaml_file", "data_dir", "state_dir", "env_override",
+__all__ = ["ConfigError", "config_dir", "load_config", "load_yaml_file", "yaml_problem", "data_dir", "state_dir", "env_override",
            "config_number", "config_mapping", "replace_atomically"]
 
 
@@ -61,12 +61,33 @@ def _read_yaml(path: Path, mtime_ns: int) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"{path.name}: cannot be read ({exc})") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path.name}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path.name}: not valid YAML: {yaml_problem(exc)}") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path.name}: expected a mapping at the top level, got {type(data).__name__}")
     return data
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML syntax error in one line that points at its cause.
+
+    PyYAML notices an unclosed quote or bracket only where the file ends (``problem_mark``);
+    the quote itself is at ``context_mark``, so that is the line named first.
+    """
+    problem = str(getattr(exc, "problem", None) or exc).strip()
+    at = _mark(getattr(exc, "problem_mark", None))
+    context, start = getattr(exc, "context", None), _mark(getattr(exc, "context_mark", None))
+    if not (context and start):
+        return f"{problem}{' at ' + at if at else ''}"
+    thing = context.removeprefix("while scanning ").removeprefix("while parsing ")
+    if "end of stream" in problem or "<stream end>" in problem:
+        return f"{thing} that starts at {start} is never closed (the file ends first)"
+    return f"{problem}{' at ' + at if at else ''}, in {thing} that starts at {start}"
+
+
+def _mark(mark: Any) -> str:
+    return f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
 
 
 def load_config(name: str) -> dict[str, Any]:

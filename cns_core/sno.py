@@ -32,6 +32,8 @@ import networkx as nx
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cns_core.config import yaml_problem
+
 __all__ = [
     "Claim",
     "Evidence",
@@ -402,10 +404,7 @@ def _decode(text: str, name: str, fmt: str | None) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SNOValidationError([f"file: not valid JSON or YAML: {problem}{where}"], name)
+        raise SNOValidationError([f"file: not valid JSON or YAML: {yaml_problem(exc)}"], name)
 
 
 def _validate_one(raw: Any, prefix: str, limits: SNOLimits) -> tuple[SNO | None, list[str]]:

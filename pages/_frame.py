@@ -76,15 +76,19 @@ def coherence_hook():
 
 
 @st.cache_resource(show_spinner=False)
-def judge_feed(pub_address: str, sub_address: str):
-    """The bus feed of the Judge page (one listener per bus address; see cns_core.views.judge_feed)."""
-    from cns_core.agents.bus import bus_settings
+def judge_feed(host: str, pub_port: int, sub_port: int):
+    """The bus feed of the Judge page (one listener per bus address; see cns_core.views.judge_feed).
+
+    A feed whose subscription could not be proven raises BusError, so it is never cached: the next
+    run tries again and sees a judge loop started meanwhile."""
+    from cns_core.agents.bus import BusError, bus_settings
     from cns_core.views.judge_feed import JudgeFeed
 
-    bus = bus_settings()
-    if (bus.pub_address, bus.sub_address) != (pub_address, sub_address):
-        raise RuntimeError("the bus settings changed while the feed was being opened; reload the page")
-    return JudgeFeed(bus)
+    feed = JudgeFeed(bus_settings(host=host, pub_port=pub_port, sub_port=sub_port))
+    if feed.error:
+        feed.close()
+        raise BusError(feed.error)
+    return feed
 
 
 @st.cache_data(show_spinner=False, ttl=60)

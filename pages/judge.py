@@ -6,9 +6,9 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display, ui_state
-from cns_core.agents.bus import bus_settings
+from cns_core.agents.bus import BusError, bus_settings
 from cns_core.agents.pending import request_grades
-from cns_core.views.judge_feed import AGENTS_COMMAND, apply_updates, judge_status, new_turn, store_ungraded
+from cns_core.views.judge_feed import apply_updates, judge_status, loop_view, new_turn, store_ungraded
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
            "bus; the answer shows at once and its badge appears when the grade arrives.")
@@ -18,38 +18,40 @@ feed = None
 status = None
 
 with frame.guard("Could not read the bus and judge settings"):
-    bus = bus_settings()
-    status = judge_status(bus)
+    status = judge_status(bus_settings())
+    feed_error = None
+    if status.loop.ours:      # this folder's loop holds the ports: the feed proves that it answers
+        loop_bus = status.loop.bus
+        try:
+            feed = frame.judge_feed(loop_bus.host, loop_bus.pub_port, loop_bus.sub_port)
+        except BusError as exc:
+            feed_error = str(exc)
+        if feed is not None and not feed.alive:
+            frame.judge_feed.clear()
+            feed, feed_error = None, "the page's bus listener stopped; reload the page"
+    loop = loop_view(status.loop, feed_error)
     c1, c2, c3 = st.columns(3)
-    c1.markdown("**Bus proxy** " + frame.badge("reachable" if status.proxy else "not running",
-                                               display.GREEN if status.proxy else display.RED), unsafe_allow_html=True)
-    c1.caption(status.bus_address)
+    c1.markdown("**Judge loop** " + frame.badge(loop.badge, loop.colour), unsafe_allow_html=True)
+    c1.caption(loop.caption)
     c2.markdown(f"**{status.server_label}** " + frame.badge("reachable" if status.judge_server else "not reachable",
                                                           display.GREEN if status.judge_server else display.RED),
                 unsafe_allow_html=True)
     c2.caption(f"{status.backend} backend · {status.judge_url}")
-    c3.markdown("**Judge model** " + frame.badge("present" if status.judge_model_present else "missing",
-                                                 display.GREEN if status.judge_model_present else display.AMBER),
-                unsafe_allow_html=True)
+    model_badge = (("present", display.GREEN) if status.judge_model_present else ("missing", display.AMBER)
+                   if status.judge_server else ("unknown: server unreachable", display.GREY))
+    c3.markdown("**Judge model** " + frame.badge(*model_badge), unsafe_allow_html=True)
     c3.caption(frame.md(status.judge_model))
-    if not status.proxy:
-        st.warning("The judge loop is not running (no bus proxy answers). A turn you send is stored ungraded in "
-                   "the memory and graded when the loop and a judge run. Start the loop (`make run` starts it "
-                   "with the dashboard):")
-        st.code(AGENTS_COMMAND, language="bash")
+    if loop.message:
+        st.warning(loop.message)
+        st.code(loop.command, language="bash")
     if not status.judge_server or not status.judge_model_present:
         tried = (f"no judge answers: tried the **{status.backend}** backend at `{status.judge_url}`"
                  if not status.judge_server else
                  f"the judge model `{status.judge_model}` is not served at `{status.judge_url}` ({status.backend})")
-        st.warning(f"Grading is paused: {tried}. Turns are still stored; their grade stays empty until "
-                   "a judge answers, then pending turns are graded (at once by the agents, or with the button "
-                   "below). Start a judge with:")
+        button = " (or at once with **Grade pending turns** below)" if feed is not None else ""
+        st.warning(f"Grading is paused: {tried}. Turns are still stored; their grade stays empty until a judge "
+                   f"answers, then the judge loop grades the pending turns{button}. Start a judge with:")
         st.code(status.start_command, language="bash")
-    if status.proxy:
-        feed = frame.judge_feed(bus.pub_address, bus.sub_address)
-        if feed.error:
-            st.error(f"Bus listener: {feed.error}")
-            feed = None
 
 with st.form("cns_judge_form", clear_on_submit=True):
     modes = ["Paste a query and an answer", "Ask a question (GeneratorAgent answers)"]
@@ -83,9 +85,9 @@ if sent:
             store_ungraded(frame.memory(), turn)
             turns.append(turn)
 
-if status is not None and status.proxy and feed is not None:
+if feed is not None:
     with frame.guard("Could not request the pending grades"):
-        if st.button("Grade pending turns", key="cns_judge_pending", disabled=not status.can_grade,
+        if st.button("Grade pending turns", key="cns_judge_pending", disabled=status is None or not status.can_grade,
                      help="Send every stored turn without a grade to the judge (each once; graded turns are "
                           "never graded again)."):
             count = request_grades(feed.publisher, frame.memory())
@@ -103,7 +105,8 @@ def _turns() -> None:
             st.markdown(f"**Q:** {display.escape(turn['query'])}", unsafe_allow_html=True)
             if turn["mode"] == "stored":
                 st.markdown(f"<div>{display.escape(turn['answer'])}</div>", unsafe_allow_html=True)
-                st.caption("Stored ungraded (the judge loop was not running); it is graded when a judge answers.")
+                st.caption("Stored ungraded (no judge loop of this state folder answered); it is graded when one "
+                           "runs and a judge answers.")
                 continue
             if turn["answer"] is None:
                 st.caption("Waiting for GeneratorAgent's answer…")

@@ -72,11 +72,15 @@ def bus_config():
 
 @pytest.fixture
 def proxy(bus_config, state_dir):
-    """A running bus proxy (and journal, under the test's state dir)."""
+    """A running bus proxy (and journal, under the test's state dir), recorded as the state dir's judge loop
+    the way `cns agents` records itself (cns_core.agents.loop_record)."""
     from cns_core.agents.bus import BusProxy
+    from cns_core.agents.loop_record import clear_record, write_record
 
     with BusProxy(bus_config) as running:
+        write_record(bus_config)
         yield running
+        clear_record()
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import os
+import socket
 import time
 
 import pytest
@@ -178,7 +179,7 @@ def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
     monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
     at = _page("judge.py").run()
     assert not at.exception
-    assert any("reachable" in m.value for m in at.markdown)
+    assert any("**Judge loop**" in m.value and ">running<" in m.value for m in at.markdown)
     assert not any("not running" in w.value for w in at.warning)
     at.text_area(key="cns_judge_query").input("What pulls the <tides>?")
     at.text_area(key="cns_judge_answer").input("The moon & the sun.")
@@ -340,3 +341,59 @@ def test_coherence_says_who_judged_and_checks_again_without_a_time_limit(memory_
         assert not [b for b in at.button if b.key == "cns_coherence_unlimited"]
     finally:
         _fresh_coherence_hook()
+
+
+# ----- issue 31: one check for the judge loop; no promise of a button that is not there -------------
+def test_judge_page_never_uses_a_stranger_on_the_bus_ports_and_says_so_once(state_dir, monkeypatch):
+    """Something that is not this folder's judge loop holds the bus ports (here: bare listening sockets that
+    accept connections and answer nothing). The page shows one status for it, stores a turn ungraded, and
+    does not call the ports "reachable" while a listener below says nothing answers."""
+    holders = [socket.create_server(("127.0.0.1", 0)) for _ in range(2)]
+    try:
+        pub, sub = (h.getsockname()[1] for h in holders)
+        monkeypatch.setenv("CNS_BUS_PUB_PORT", str(pub))
+        monkeypatch.setenv("CNS_BUS_SUB_PORT", str(sub))
+        monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+        at = _page("judge.py").run()
+        assert not at.exception and not at.error
+        loop = [m.value for m in at.markdown if "**Judge loop**" in m.value]
+        assert len(loop) == 1 and ">not this folder" in loop[0], loop
+        assert not any("Bus proxy" in m.value for m in at.markdown)
+        warnings = [w.value for w in at.warning]
+        assert any(f"Something else holds the bus ports {pub}/{sub}" in w and
+                   f"not a judge loop of this state folder (`{state_dir.resolve()}`)" in w and
+                   "Turns are never sent to it" in w for w in warnings), warnings
+        assert "cns run" in [c.value for c in at.code]
+        at.text_area(key="cns_judge_query").input("What is the capital of Australia?")
+        at.text_area(key="cns_judge_answer").input("Canberra.")
+        at.button[0].click().run(timeout=240)
+        assert not at.exception and not at.error
+        assert any("Stored ungraded (no judge loop of this state folder answered)" in c.value for c in at.caption)
+    finally:
+        for h in holders:
+            h.close()
+
+
+def test_judge_page_promises_the_pending_button_only_where_it_is(state_dir, monkeypatch):
+    monkeypatch.setenv("CNS_BUS_PUB_PORT", str(free_port()))
+    monkeypatch.setenv("CNS_BUS_SUB_PORT", str(free_port()))
+    monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    at = _page("judge.py").run()
+    assert not at.exception
+    buttons = [b.label for b in at.button]
+    assert "Grade pending turns" not in buttons
+    assert not any("button below" in w.value or "Grade pending turns" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    # Ollama cannot be reached, so whether it has the judge model is unknown, never "missing"
+    model = [m.value for m in at.markdown if "**Judge model**" in m.value]
+    assert len(model) == 1 and ">unknown: server unreachable<" in model[0] and "missing" not in model[0]
+
+
+def test_judge_page_with_the_loop_up_and_no_judge_points_at_the_button_it_shows(bus_config, proxy, monkeypatch):
+    monkeypatch.setenv("CNS_BUS_PUB_PORT", str(bus_config.pub_port))
+    monkeypatch.setenv("CNS_BUS_SUB_PORT", str(bus_config.sub_port))
+    monkeypatch.setenv("CNS_OLLAMA_URL", f"http://127.0.0.1:{free_port()}")
+    at = _page("judge.py").run()
+    assert not at.exception
+    assert "Grade pending turns" in [b.label for b in at.button]
+    assert any("**Grade pending turns** below" in w.value for w in at.warning)

@@ -163,7 +163,10 @@ def test_unnamed_relations_get_ids_that_do_not_clash():
 # ----- bad input: one error, every problem, each with its path --------------------------
 
 @pytest.mark.parametrize("text, name, expected", [
-    ("key: [unclosed", "x.sno", "file: not valid JSON or YAML: expected ',' or ']', but got '<stream end>' at line 1 column 15"),
+    ("key: [unclosed", "x.sno", "file: not valid JSON or YAML: a flow sequence that starts at line 1 column 6 is never "
+                               "closed (the file ends first)"),
+    ('hypothesis: "unclosed\nclaims: []\nevidence: []\n', "x.yaml", "file: not valid JSON or YAML: a quoted scalar "
+     "that starts at line 1 column 13 is never closed (the file ends first)"),
     ("{not json", "x.json", "file: not valid JSON: Expecting property name enclosed in double quotes at line 1 column 2"),
     ("just some prose", "x.txt", "file: expected a mapping (one SNO) or a list of SNOs, got plain text"),
     ("", "x.yaml", "file: is empty"),

@@ -55,6 +55,10 @@ class Agent:
                 raise BusError(f"{self.name}: could not start: {self.startup_error}") from self.startup_error
         return self
 
+    def request_stop(self) -> None:
+        """Ask the loop to stop after the batch in hand, without waiting (stop() waits)."""
+        self._stop.set()
+
     def stop(self, timeout: float = 10.0) -> None:
         if self._thread is None:
             return

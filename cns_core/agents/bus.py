@@ -62,7 +62,7 @@ def bus_settings(**overrides: Any) -> BusConfig:
         "sub_port": env_override(cfg.get("sub_port", 5582), "CNS_BUS_SUB_PORT", int),
         "journal_port": env_override(cfg.get("journal_port", 5583), "CNS_BUS_JOURNAL_PORT", int),
         "hwm": cfg.get("hwm", 100_000), "send_timeout_s": cfg.get("send_timeout_s", 5.0),
-        "ready_timeout_s": cfg.get("ready_timeout_s", 5.0),
+        "ready_timeout_s": cfg.get("ready_timeout_s", 5.0), "stop_grace_s": cfg.get("stop_grace_s", 8.0),
         "journal_enabled": journal.get("enabled", True), "journal_path": journal.get("path"),
         "journal_keep": journal.get("keep", 200_000), "replay_batch": journal.get("replay_batch", 2000),
     }

@@ -86,6 +86,6 @@ class PendingGrader:
                     log.warning("pending grades: %s", exc)
                 self._stop.wait(self.every_s)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        self._thread.join(5.0)
+        self._thread.join(timeout)

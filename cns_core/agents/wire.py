@@ -75,6 +75,7 @@ class BusConfig(BaseModel):
     hwm: int = Field(100_000, ge=1)
     send_timeout_s: float = Field(5.0, gt=0)
     ready_timeout_s: float = Field(5.0, gt=0)
+    stop_grace_s: float = Field(8.0, gt=0)
     journal_enabled: bool = True
     journal_path: str | None = None
     journal_keep: int = Field(200_000, ge=100)

@@ -1,7 +1,10 @@
 """The judge loop from the command line.
 
 * ``cns agents`` starts the bus proxy (with its journal) and the Memory, Critic and
-  Generator agents, and runs until Ctrl-C or SIGTERM, then stops them cleanly.
+  Generator agents, and runs until Ctrl-C or SIGTERM, then stops them cleanly, within
+  ``stop_grace_s`` (config/bus.yaml) whatever they are doing. While it runs,
+  ``<state dir>/judge_loop.json`` says which state folder it serves and on which ports
+  (:mod:`cns_core.agents.loop_record`); it refuses to start beside a loop on its ports.
 * ``cns grade --query Q --answer A [--reference R]`` publishes one turn and prints
   the critique when it arrives (exit 1 when it does not, or carries no score).
 * ``cns replay FILE.jsonl [--wait]`` publishes many turns with a progress bar. A line
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -39,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-trust", action="store_true",
                    help="store answers without the critics' Trust Score (cns trust-backfill adds it later)")
     p.add_argument("--no-proxy", action="store_true", help="join a proxy started elsewhere")
+    p.add_argument("--grace", type=float, default=None,
+                   help="seconds to stop in after SIGTERM/SIGINT before exiting anyway (default: "
+                        "stop_grace_s in config/bus.yaml)")
+    p.add_argument("--exit-with-parent", action="store_true",
+                   help="stop when the process that started it is gone (cns run asks for this)")
     p.set_defaults(func=run_agents)
 
     p = subparsers.add_parser("grade", help="publish one turn and print its critique")
@@ -66,56 +75,141 @@ def run_agents(args: argparse.Namespace) -> int:
     from cns_core.agents.critic import CriticAgent
     from cns_core.agents.generator import GeneratorAgent
     from cns_core.agents.chat import ChatError
+    from cns_core.agents.loop_record import clear_record, find_loop, write_record
     from cns_core.agents.prometheus import chat_client, critic_settings
 
     bus = bus_settings()
+    grace = args.grace if args.grace is not None else bus.stop_grace_s
     judge = critic_settings()
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    proxy = None if args.no_proxy else BusProxy(bus)
+    stop = _Stopper(grace)
+    previous = {sig: signal.signal(sig, stop.on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    parent = os.getppid()
+    proxy = None
+    if not args.no_proxy:
+        found = find_loop(bus)
+        if found.state in ("ours", "stranger"):
+            _say(f"cns agents: {found.describe()}; not starting a second one. "
+                 + ("Use it, or stop it first." if found.ours else
+                    "Stop that process, or give this loop free ports (CNS_BUS_PUB_PORT, CNS_BUS_SUB_PORT, "
+                    "CNS_BUS_JOURNAL_PORT), or use `cns run`, which picks free ports itself."), err=True)
+            return 2
+        proxy = BusProxy(bus)
     started: list[Any] = []
     grader = None
+    record = None
     try:
         if proxy is not None:
             proxy.start()
-            print(f"bus: publishers -> {bus.pub_address}, subscribers -> {bus.sub_address}"
-                  + (f", journal -> {bus.journal_address}" if bus.journal_enabled else ""))
-        if not args.no_critic:
+            record = write_record(bus)     # says which state folder this loop serves (loop_record)
+            _say(f"bus: publishers -> {bus.pub_address}, subscribers -> {bus.sub_address}"
+                 + (f", journal -> {bus.journal_address}" if bus.journal_enabled else "")
+                 + f"; serving the state folder {_state_folder()}")
+        if not args.no_critic and not stop.requested:
             try:
                 if not chat_client(judge, timeout=3).has_model(judge.model, timeout=3):
-                    print(f"warning: judge model {judge.model!r} is not served by {judge.backend} at {judge.url}; "
-                          "critiques will carry score null", file=sys.stderr)
+                    _say(f"warning: judge model {judge.model!r} is not served by {judge.backend} at {judge.url}; "
+                         "critiques will carry score null", err=True)
             except ChatError as exc:
-                print(f"warning: {exc}; critiques will carry score null until the judge answers", file=sys.stderr)
+                _say(f"warning: {exc}; critiques will carry score null until the judge answers", err=True)
         for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence,
                                                                 trust=not args.no_trust)),
                            (args.no_critic, lambda: CriticAgent(bus, settings=judge)),
                            (args.no_generator, lambda: GeneratorAgent(bus))):
-            if not skip:
+            if not skip and not stop.requested:
                 agent = make()
                 agent.start()
                 started.append(agent)
-                print(f"{agent.name}: running")
-        if not args.no_critic:
+                _say(f"{agent.name}: running")
+        if not args.no_critic and not stop.requested:
             grader = _pending_grader(bus, judge, started)
-            print(f"pending grades: requested whenever the judge at {judge.url} answers")
-        print("press Ctrl-C to stop")
-        while not stop.wait(0.5):
+            _say(f"pending grades: requested whenever the judge at {judge.url} answers")
+        if not stop.requested:
+            _say("press Ctrl-C to stop")
+        while not stop.event.wait(0.5):
+            if args.exit_with_parent and os.getppid() != parent:
+                _say("cns agents: the process that started it is gone; stopping", err=True)
+                stop.request()
+                break
             dead = [a.name for a in started if not a.running]
             if dead or (proxy is not None and not proxy.running):
-                print(f"error: stopped unexpectedly: {', '.join(dead) or 'bus proxy'}", file=sys.stderr)
+                _say(f"error: stopped unexpectedly: {', '.join(dead) or 'bus proxy'}", err=True)
                 return 1
         return 0
     finally:
+        stop.request()          # from here on the watchdog ends the process at the grace period's end
+        for agent in started:   # all at once: each finishes the batch in hand meanwhile
+            agent.request_stop()
         if grader is not None:
-            grader.stop()
+            grader.stop(timeout=stop.left())
         for agent in reversed(started):
-            agent.stop()
+            agent.stop(timeout=stop.left())
         if proxy is not None:
             proxy.stop()
+        if record is not None:
+            clear_record()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        print("stopped", file=sys.stderr)
+        _say("stopped", err=True)
+
+
+def _state_folder() -> str:
+    from cns_core.config import state_dir
+
+    return str(state_dir().resolve())
+
+
+def _say(text: str, err: bool = False) -> None:
+    """Print, and keep going when the reader is gone (a parent killed hard leaves a broken pipe)."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        print(text, file=stream, flush=True)
+    except (BrokenPipeError, OSError, ValueError):
+        devnull = open(os.devnull, "w")
+        if err:
+            sys.stderr = devnull
+        else:
+            sys.stdout = devnull
+
+
+class _Stopper:
+    """SIGTERM/SIGINT: stop cleanly, but never take longer than ``grace_s`` (a second signal: at once).
+
+    A watchdog thread starts with the first request and ends the process when the grace period
+    is over, whatever the main thread is doing (loading a model, waiting for a judge call), so the
+    loop stops in time even when no parent is left to kill it.
+    """
+
+    def __init__(self, grace_s: float):
+        self.grace_s = grace_s
+        self.event = threading.Event()
+        self.deadline: float | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def requested(self) -> bool:
+        return self.event.is_set()
+
+    def on_signal(self, signum: int, _frame: object) -> None:
+        if self.event.is_set():
+            _say(f"cns agents: {signal.Signals(signum).name} again; exiting now", err=True)
+            os._exit(1)
+        self.request()
+
+    def request(self) -> None:
+        with self._lock:
+            if self.deadline is not None:
+                return
+            self.deadline = time.monotonic() + self.grace_s
+            self.event.set()
+        threading.Thread(target=self._watchdog, name="cns-stop-watchdog", daemon=True).start()
+
+    def left(self) -> float:
+        return max(0.1, (self.deadline or time.monotonic()) - time.monotonic())
+
+    def _watchdog(self) -> None:
+        time.sleep(self.grace_s)
+        _say(f"cns agents: not stopped within {self.grace_s:g} s; exiting anyway", err=True)
+        os._exit(1)
 
 
 def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
@@ -168,12 +262,25 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
 
 # ---------------------------------------------------------------- cns grade
 
+def loop_bus() -> Any:
+    """The bus of this state folder's judge loop (its recorded ports), or the configured one when none runs;
+    never another folder's loop (ValueError: its turns would land in that folder's memory)."""
+    from cns_core.agents.bus import bus_settings
+    from cns_core.agents.loop_record import find_loop
+
+    found = find_loop(bus_settings())
+    if found.state == "stranger":
+        raise ValueError(f"{found.describe()}; this folder's turns are not sent there. Start this folder's judge "
+                         "loop (`cns run` picks free ports when these are taken)")
+    return found.bus
+
+
 def run_grade(args: argparse.Namespace) -> int:
-    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber, bus_settings
+    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
     from cns_core.agents.messages import TurnMessage, describe_errors
     from cns_core.agents.prometheus import critic_settings
 
-    bus = bus_settings()
+    bus = loop_bus()
     timeout = args.timeout if args.timeout is not None else critic_settings().timeout + 15
     try:
         turn = TurnMessage(query=args.query, answer=args.answer, reference=args.reference, session_id=args.session,
@@ -236,12 +343,12 @@ def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int,
 def run_replay(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber, bus_settings
+    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
 
     path = Path(args.file)
     if not path.is_file():
         raise OSError(f"{path}: no such file")
-    bus = bus_settings()
+    bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:

@@ -223,12 +223,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds the critics may take per SNO (default: sized to the SNO, config/pipeline.yaml)")
     parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.engine.batch); "
-                                                                   "1 runs in this process")
+                                                                   "1, or a corpus below corpus.ray_min_snos "
+                                                                   "(config/pipeline.yaml), runs in this process")
     parser.add_argument("--address", help="join the Ray cluster at host:port, ray://host:port or auto "
                                           "(default: RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--gpus-per-worker", type=float, default=0.0, help="GPUs each Ray actor reserves")
     parser.add_argument("--engine", choices=("auto", "local", "ray"), default="auto",
-                        help="auto: in this process for one worker without --address, Ray otherwise")
+                        help="auto: in this process for one worker without --address or a corpus too "
+                             "small to pay for starting Ray, Ray otherwise; ray: Ray in any case")
     parser.add_argument("--out", metavar="FILE", help="results table (.parquet or .csv); resumes from it if present")
     parser.set_defaults(func=run)
     return parser

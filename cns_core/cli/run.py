@@ -3,8 +3,11 @@
 Starts the judge loop (``cns agents``: bus proxy, CriticAgent, MemoryAgent and
 GeneratorAgent; restarted if it dies) and the dashboard (``streamlit run``) as
 supervised children; Ctrl-C stops both and leaves no process or port behind.
-A judge loop that already answers on the bus ports (another ``cns run`` or
-``cns agents``) is used as it is, and so is a dashboard already serving the port.
+A judge loop is used as it is only when it serves the same state folder (its record,
+``<state dir>/judge_loop.json``, names a live process and its ports answer: see
+:mod:`cns_core.agents.loop_record`); when the bus ports are held by anything else (a
+loop of another state folder, say), ours starts on free ports and the dashboard is
+told them. A dashboard already serving the port is used as it is.
 
 The dashboard listens on 127.0.0.1 unless ``--address`` says otherwise; any other
 address shares it with whoever reaches the machine, so it needs an access token
@@ -19,8 +22,20 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for"]
+if TYPE_CHECKING:
+    from cns_core.agents.wire import BusConfig
+
+__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
+           "bus_env", "STREAMLIT_OPTIONS"]
+
+
+# How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
+# project folder floods the log with "Inotify queue overflowed" and burns CPU while the judge loop writes
+# the state folder; nobody edits the code of a running demo: restart it instead).
+STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", "false",
+                     "--server.fileWatcherType", "none", "--server.runOnSave", "false")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,9 +90,34 @@ def dashboard_token_for(address: str, new: bool) -> str | None:
     return token
 
 
+def bus_env(bus: "BusConfig") -> dict[str, str]:
+    """The ``CNS_BUS_*`` variables that point a child at ``bus``'s host and ports."""
+    return {"CNS_BUS_HOST": bus.host, "CNS_BUS_PUB_PORT": str(bus.pub_port), "CNS_BUS_SUB_PORT": str(bus.sub_port),
+            "CNS_BUS_JOURNAL_PORT": str(bus.journal_port)}
+
+
+def judge_loop_plan(bus: "BusConfig") -> tuple["BusConfig", list[str] | None]:
+    """(the bus to use, the command that starts our judge loop or None to use the running one); says which."""
+    from cns_core.agents.loop_record import find_loop, free_bus_ports
+
+    found = find_loop(bus)
+    if found.ours:
+        assert found.record is not None
+        print(f"judge loop: already running for this state folder (pid {found.record.pid}, bus "
+              f"{found.bus.pub_address}); using it")
+        return found.bus, None
+    if found.state == "stranger" or any(port_in_use(p, bus.host) for p in (bus.pub_port, bus.sub_port,
+                                                                           bus.journal_port)):
+        why = found.describe() if found.state == "stranger" else f"bus port {bus.journal_port} is in use"
+        bus = free_bus_ports(bus)
+        print(f"judge loop: {why}; starting ours on free ports {bus.pub_port}/{bus.sub_port}/{bus.journal_port} "
+              "(the dashboard uses them too)")
+    return bus, [sys.executable, "-m", "cns_core.cli", "agents", "--exit-with-parent"]
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from cns_core.access import AccessError
-    from cns_core.agents.bus import bus_settings, proxy_reachable
+    from cns_core.agents.bus import bus_settings
     from cns_core.config import PROJECT_ROOT
     from cns_core.cli.quiet import quiet_model_loading
     from cns_core.cli.supervisor import ChildSpec, Supervisor
@@ -94,11 +134,10 @@ def run_demo(args: argparse.Namespace) -> int:
     bus = bus_settings()
     children: list[ChildSpec] = []
     if not args.no_agents:
-        if proxy_reachable(bus):
-            print(f"judge loop: already running (bus proxy answers on {bus.pub_address}); using it")
-        else:
-            children.append(ChildSpec("agents", [sys.executable, "-m", "cns_core.cli", "agents"], env=env,
-                                      restart=True))
+        bus, agents = judge_loop_plan(bus)
+        env = {**env, **bus_env(bus)}           # the agents and the dashboard use the same ports
+        if agents is not None:
+            children.append(ChildSpec("agents", agents, env=env, restart=True))
     if not args.no_dashboard:
         if port_in_use(args.port):
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
@@ -106,8 +145,7 @@ def run_demo(args: argparse.Namespace) -> int:
         else:
             app = Path(PROJECT_ROOT) / "dashboard.py"
             argv = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-                    "--server.address", args.address, "--server.headless", "true",
-                    "--browser.gatherUsageStats", "false"]
+                    "--server.address", args.address, *STREAMLIT_OPTIONS]
             children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT)))
             where, url = dashboard_url(args.address, args.port, token)
             print(f"dashboard: listening on {where}; open {url}")

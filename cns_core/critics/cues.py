@@ -19,7 +19,7 @@ from typing import Iterable
 
 import yaml
 
-from cns_core.config import ConfigError
+from cns_core.config import ConfigError, yaml_problem
 
 __all__ = ["CueLexicon", "load_cues"]
 
@@ -79,5 +79,5 @@ def load_cues(filename: str) -> CueLexicon:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
     return _compile(source, data)

@@ -3,7 +3,8 @@
 Why Ray actors: the critics are Python and numpy bound, so threads share one core; each
 actor (:class:`cns_core.engine.ray_actors.CorpusScorer`) builds its pipeline and models once, on
 this machine (local Ray) or on a cluster (``address``). One worker without an address runs
-the same scorer in this process, without starting Ray.
+the same scorer in this process, without starting Ray, and so does a corpus too small to pay
+for starting a local Ray (``corpus.ray_min_snos`` in pipeline.yaml; the run says so).
 
 The table has one row per SNO (``file``, ``sno_id``, ``title``, ``content_hash``,
 ``config_fingerprint``, ``trust_<profile>`` for every weight profile,
@@ -49,6 +50,8 @@ __all__ = [
     "read_results",
     "write_results",
     "run_batch",
+    "ray_min_snos",
+    "too_small_for_ray",
 ]
 
 SNO_SUFFIXES: tuple[str, ...] = (".json", ".yaml", ".yml")
@@ -72,6 +75,7 @@ class BatchReport:
     fingerprint: str = ""
     first_row_s: float = 0.0     # from the start until the first SNO came back: start-up and model loading
     last_row_s: float = 0.0      # ... until the last one came back
+    note: str = ""               # why the run went where it did, when that differs from what was asked
 
     @property
     def steady_rate(self) -> float:
@@ -235,7 +239,8 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
                     progress: bool = True, save_every: int = 25, engine: str = "auto", address: str | None = None,
                     gpus_per_worker: float = 0.0, batch_size: int = 4,
                     critics: Callable[[], Sequence[Critic]] | None = None,
-                    on_progress: Callable[[int, int], None] | None = None) -> BatchReport:
+                    on_progress: Callable[[int, int], None] | None = None,
+                    say: Callable[[str], None] | None = None) -> BatchReport:
     """Evaluate every SNO under ``paths`` (files or folders), resuming from ``out`` when it exists.
 
     ``workers`` is the number of Ray actors; ``engine`` ``auto`` runs one worker without an address
@@ -245,6 +250,8 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     ``profiles`` picks the weight profiles to report (default: all in profiles.yaml);
     ``critics`` builds the critics in each worker (default: the five critics).
     ``on_progress(done, total)`` is called before the first SNO and as each one finishes (the Corpus page's bar).
+    A corpus too small to pay for a local Ray (``corpus.ray_min_snos`` in pipeline.yaml) runs in this
+    process with ``engine`` ``auto``; ``say`` gets the one line that says so (also ``report.note``).
     """
     started = time.perf_counter()
     if workers < 1:
@@ -312,6 +319,15 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
         if out_path is not None:
             write_results(_ordered(kept + list(rows.values()), chosen), out_path)
 
+    note = ""
+    if use_ray and engine == "auto" and too_small_for_ray(len(todo), workers, address, gpus_per_worker):
+        note = (f"--workers {workers}: {len(todo)} SNO(s) to evaluate is below corpus.ray_min_snos "
+                f"({ray_min_snos()}, config/pipeline.yaml), too few to pay for starting Ray and loading the models "
+                "in each worker; evaluating in this process (--engine ray to use Ray anyway)")
+        use_ray, workers = False, 1
+        if say is not None:
+            say(note)
+
     from cns_core.engine.ray_actors import ScorerSettings, connect
 
     # Connect before anything is written: an unreachable cluster leaves the output as it was.
@@ -339,7 +355,27 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     frame = _ordered(kept + list(rows.values()), chosen)
     return BatchReport(frame=frame, out=out_path, evaluated=len(todo), skipped=skipped,
                        bad_files=sorted(load_errors), elapsed_s=time.perf_counter() - started, fingerprint=fingerprint,
-                       first_row_s=times[0] if times else 0.0, last_row_s=times[-1] if times else 0.0)
+                       first_row_s=times[0] if times else 0.0, last_row_s=times[-1] if times else 0.0, note=note)
+
+
+def ray_min_snos() -> int:
+    """``corpus.ray_min_snos`` of pipeline.yaml: the smallest corpus a local Ray is started for."""
+    from cns_core.config import config_mapping, config_number
+
+    section = config_mapping(load_config("pipeline"), "corpus", file="pipeline.yaml")
+    return config_number(section, "ray_min_snos", file="pipeline.yaml", path="corpus", default=0, low=0,
+                         integer=True)
+
+
+def too_small_for_ray(count: int, workers: int, address: str | None, gpus_per_worker: float) -> bool:
+    """True when ``count`` SNOs would start a local Ray that costs more than its second worker saves.
+
+    Only a run that would *start* a local Ray: a cluster (``address``), GPUs, or a Ray already
+    running in this process (its start is paid) are used as asked."""
+    ray = sys.modules.get("ray")
+    running = ray is not None and getattr(ray, "is_initialized", lambda: False)()
+    return (workers > 1 and address is None and gpus_per_worker == 0 and not running
+            and 0 < count < ray_min_snos())
 
 
 def _run(todo: list[tuple[str, SNO]], snos: list[SNO], rows: dict[tuple[str, str], dict[str, Any]],
@@ -385,7 +421,8 @@ def run_batch(args: Any) -> int:
                              population=getattr(args, "population", "batch"),
                              timeout_s=getattr(args, "timeout", None), progress=sys.stderr.isatty(),
                              engine=getattr(args, "engine", "auto"), address=getattr(args, "address", None),
-                             gpus_per_worker=getattr(args, "gpus_per_worker", 0.0))
+                             gpus_per_worker=getattr(args, "gpus_per_worker", 0.0),
+                             say=lambda line: print(line, file=sys.stderr, flush=True))
     frame = report.frame
     for file in report.bad_files:
         error = frame.loc[(frame["file"] == file) & (frame["sno_id"] == ""), "error"].iloc[0]

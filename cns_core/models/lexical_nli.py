@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import yaml
 
-from cns_core.config import ConfigError, config_dir
+from cns_core.config import ConfigError, config_dir, yaml_problem
 from cns_core.models import textcues as tc
 from cns_core.models.embeddings import EmbeddingBackend, get_embedder
 from cns_core.models.errors import ModelUnavailableError
@@ -184,7 +184,7 @@ def load_params(path: str | Path) -> LexicalParams:
         raise ConfigError(f"{path}: cannot read lexical NLI parameters ({exc.strerror}); "
                           "run scripts/calibrate_lexical_nli.py") from exc
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
     return LexicalParams.from_data(data, str(path.name))
 
 

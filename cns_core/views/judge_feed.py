@@ -1,8 +1,10 @@
 """What the Judge page needs from the bus and the judge, without Streamlit.
 
-:func:`judge_status` tells whether the bus proxy and the judge server (Ollama or
-OpenAI-compatible) answer and whether the judge model is there, so the page can say
-what is missing and the command that would start it, instead of failing.
+:func:`judge_status` tells whether this state folder's judge loop answers (one check,
+:func:`cns_core.agents.loop_record.find_loop`, then the feed's own subscription proof,
+summed up by :func:`loop_view`), whether the judge server (Ollama or OpenAI-compatible)
+answers and whether the judge model is there, so the page can say what is missing and
+the command that would start it, instead of failing.
 :class:`JudgeFeed` holds one publisher and one subscriber thread per server
 process: it publishes turns (or questions for GeneratorAgent) and keeps every
 ``response.generation`` and ``critique.result`` it hears by ``query_id``, so a
@@ -19,23 +21,22 @@ from dataclasses import dataclass, field
 from typing import Any, MutableMapping, Sequence
 from urllib.parse import urlsplit
 
-from cns_core.agents.bus import (
-    CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber, proxy_reachable,
-)
+from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber
+from cns_core.agents.loop_record import LoopFinding, find_loop
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
-__all__ = ["AGENTS_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "JudgeFeed", "new_turn",
-           "apply_updates", "store_ungraded"]
+__all__ = ["AGENTS_COMMAND", "RUN_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "LoopView",
+           "loop_view", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded"]
 
 AGENTS_COMMAND = "cns agents"
+RUN_COMMAND = "cns run"
 
 
 @dataclass(frozen=True)
 class JudgeStatus:
     """What answers right now: the bus proxy, the judge server (its model list) and the judge and generator models."""
 
-    bus_address: str
-    proxy: bool
+    loop: LoopFinding         # this state folder's judge loop: ours, stale, stranger or none
     backend: str              # "ollama" or "openai"
     judge_url: str
     judge_server: bool        # the server answered its model list
@@ -46,6 +47,15 @@ class JudgeStatus:
     start_command: str        # what would start a judge there
     models: tuple[str, ...] = ()
     problems: tuple[str, ...] = field(default=())
+
+    @property
+    def proxy(self) -> bool:
+        """This state folder's judge loop holds its bus ports (the feed then proves it answers)."""
+        return self.loop.ours
+
+    @property
+    def bus_address(self) -> str:
+        return self.loop.bus.pub_address
 
     @property
     def server_label(self) -> str:
@@ -74,16 +84,16 @@ def judge_start_command(settings: Any) -> str:
 
 
 def judge_status(bus: BusConfig | None = None, timeout: float = 0.5) -> JudgeStatus:
-    """Probe the proxy and the judge server once (a refused connection returns at once; ``timeout`` caps a hang)."""
+    """Probe this folder's judge loop and the judge server once (a refused connection returns at once;
+    ``timeout`` caps a hang)."""
     from cns_core.agents.bus import bus_settings
     from cns_core.agents.chat import ChatError
     from cns_core.agents.prometheus import chat_client, critic_settings, generator_settings
 
     problems: list[str] = []
-    bus = bus or bus_settings()
-    proxy = proxy_reachable(bus, timeout)
-    if not proxy:
-        problems.append(f"no bus proxy on {bus.pub_address} / {bus.sub_address}")
+    loop = find_loop(bus or bus_settings(), timeout)
+    if not loop.ours:
+        problems.append(loop.describe())
     judge, gen = critic_settings(), generator_settings()
     label = "Ollama" if judge.backend == "ollama" else "the OpenAI-compatible server"
     models: list[str] = []
@@ -96,9 +106,49 @@ def judge_status(bus: BusConfig | None = None, timeout: float = 0.5) -> JudgeSta
     present = lambda m: m in models or f"{m}:latest" in models  # noqa: E731
     if up and not present(judge.model):
         problems.append(f"judge model {judge.model!r} is not served by {label} at {judge.url}")
-    return JudgeStatus(bus.pub_address, proxy, judge.backend, judge.url, up, judge.model, up and present(judge.model),
+    return JudgeStatus(loop, judge.backend, judge.url, up, judge.model, up and present(judge.model),
                        gen.model, up and present(gen.model), judge_start_command(judge), tuple(models),
                        tuple(problems))
+
+
+@dataclass(frozen=True)
+class LoopView:
+    """How the page shows the judge loop: one badge and at most one message, from one check."""
+
+    answering: bool
+    badge: str
+    colour: str
+    caption: str
+    message: str = ""
+    command: str = ""
+
+
+def loop_view(loop: LoopFinding, feed_error: str | None = None) -> LoopView:
+    """The judge loop's badge and message from :func:`find_loop`'s finding and the feed's subscription proof
+    (``feed_error``: why the feed could not prove its subscription, None when it did or was not tried)."""
+    from cns_core.views.display import AMBER, GREEN, RED
+
+    stored = "A turn you send is stored ungraded in this folder's memory and graded when its loop and a judge run."
+    if loop.ours and feed_error is None:
+        assert loop.record is not None
+        return LoopView(True, "running", GREEN, f"pid {loop.record.pid} · {loop.bus.pub_address}")
+    if loop.state in ("ours", "stale"):
+        assert loop.record is not None
+        why = f": {feed_error}" if feed_error else ""
+        return LoopView(False, "not answering", RED, f"pid {loop.record.pid} · {loop.bus.pub_address}",
+                        f"This state folder's judge loop (pid {loop.record.pid}) holds {loop.bus.pub_address} but "
+                        f"does not answer{why}. {stored} Stop pid {loop.record.pid} and start the loop again:",
+                        RUN_COMMAND)
+    if loop.state == "stranger":
+        holder = f" (`{loop.holder}`)" if loop.holder else ""
+        return LoopView(False, "not this folder's", AMBER, loop.bus.pub_address,
+                        f"Something else holds the bus ports {loop.bus.pub_port}/{loop.bus.sub_port}{holder}: not a "
+                        f"judge loop of this state folder (`{loop.folder}`). Turns are never sent to it. {stored} "
+                        "`cns run` starts a judge loop for this folder on free ports (or stop that process):",
+                        RUN_COMMAND)
+    return LoopView(False, "not running", RED, loop.bus.pub_address,
+                    f"The judge loop is not running for this state folder (`{loop.folder}`). {stored} Start the loop "
+                    "(`make run` starts it with the dashboard):", AGENTS_COMMAND)
 
 
 def new_turn(query: str, answer: str | None, session_id: str, mode: str) -> dict[str, Any]:
