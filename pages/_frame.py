@@ -33,7 +33,7 @@ from cns_core.sno import SNO
 
 __all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
            "memory", "coherence_hook", "judge_feed", "current", "results", "population", "profiles", "in_force",
-           "weights", "gate", "badge"]
+           "weights", "quality_gate", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -254,7 +254,7 @@ def weights() -> tuple[dict[str, float], str]:
     return force.weights, force.label
 
 
-def gate(evaluation, threshold: float | None = None):
+def quality_gate(evaluation, threshold: float | None = None):
     """The quality gate on the evaluation a page shows (its weights, its population)."""
     from cns_core.meta.critic import gate_decision
 

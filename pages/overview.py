@@ -46,7 +46,7 @@ with frame.guard("Could not evaluate the current SNO"):
                    ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")
     lo, hi = ev.confidence_band
     m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
-    gate = frame.gate(ev)
+    gate = frame.quality_gate(ev)
     with m4:
         frame.stat("Quality gate", frame.badge("passes" if gate.passed else "fails",
                                                display.GREEN if gate.passed else display.RED),
