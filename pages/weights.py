@@ -27,19 +27,14 @@ def _blend_reset(profile: str) -> float:
     return {BLEND_FROM: 0.0, BLEND_TO: 1.0}.get(profile, 0.5)
 
 
-def _choose(name: str) -> None:
-    ui_state.choose_profile(st.session_state, name)
-    st.session_state[BLEND] = _blend_reset(name)          # a preset resets the blend
-
-
 def _on_preset() -> None:
     name = st.session_state[PRESET]
     if name in frame.profiles():          # the custom entry itself changes nothing
-        _choose(name)
+        ui_state.choose_profile(st.session_state, name)     # custom weights and the blend are dropped
 
 
 def _on_reset() -> None:
-    _choose(frame.in_force().profile)
+    ui_state.choose_profile(st.session_state, frame.in_force().profile)
 
 
 def _on_blend() -> None:
@@ -59,10 +54,12 @@ with frame.guard("Could not tune the weights"):
     for name, key in SLIDERS.items():
         if not set_to_zero and st.session_state.get(key) != round(force.weights[name], 2):
             st.session_state[key] = round(force.weights[name], 2)
-    if BLEND not in st.session_state:
-        st.session_state[BLEND] = force.blend if force.blend is not None else _blend_reset(profile)
-    elif force.blend is not None and st.session_state[BLEND] != force.blend:
+    if not force.custom:                      # a profile in force (chosen here or in the sidebar): blend reset
+        st.session_state[BLEND] = _blend_reset(profile)
+    elif force.blend is not None:
         st.session_state[BLEND] = force.blend
+    else:
+        st.session_state.setdefault(BLEND, _blend_reset(profile))   # hand-tuned: the blend is not in force
     if st.session_state.get(PRESET) != force.label:
         st.session_state[PRESET] = force.label
 

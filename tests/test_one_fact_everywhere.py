@@ -156,10 +156,13 @@ def test_weights_in_force_are_one_fact_named_the_same_everywhere():
     assert any("weights: custom \\(blend 0\\.0\\)" in c.value for c in at.caption)
     assert any("(weights: custom \\(blend 0\\.0\\))" in c.value for c in at.caption)    # the gate's weights
 
+    at.switch_page("pages/weights.py").run()
+    at.slider(key="cns_w_blend").set_value(0.25).run()
+    assert at.selectbox(key="cns_w_preset").value == "custom (blend 0.25)"
     at.sidebar.selectbox(key="cns_sidebar_profile").select("verification").run()   # a profile replaces them
     assert at.session_state[ui_state.KEY_WEIGHTS] is None and at.session_state[ui_state.KEY_BLEND] is None
-    at.switch_page("pages/weights.py").run()
     assert at.selectbox(key="cns_w_preset").value == "verification"
+    assert at.slider(key="cns_w_blend").value == 1.0                  # the sidebar's choice reset the blend too
     assert {n: at.slider(key=f"cns_w_{n}").value for n in profiles["verification"]} == pytest.approx(
         profiles["verification"])
     at.selectbox(key="cns_w_preset").select("exploration").run()
