@@ -21,7 +21,12 @@ its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
   "the default example" (:func:`cns_core.views.ui_state.current_sno` is the one fallback);
 * ``cns_profile``  (``KEY_PROFILE``)  str: the chosen weight profile;
 * ``cns_weights``  (``KEY_WEIGHTS``)  dict[str, float] | None: custom weights set on the
-  Weights page (None: the profile's weights are in force);
+  Weights page (None: the profile's weights are in force); ``cns_blend`` (``KEY_BLEND``) the
+  blend position they came from. Read them only as ``ui_state.weights_in_force`` (its ``label``
+  names them the same way everywhere: ``verification``, ``custom (blend 0.0)``); set them with
+  ``ui_state.choose_profile`` / ``ui_state.set_custom_weights``;
+* ``cns_population`` (``KEY_POPULATION``) str: what novelty is measured against (examples,
+  session, none; ``ui_state.current_population``);
 * ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge.
 
 To open an SNO on every page from another page (the Corpus page does this):
@@ -80,9 +85,17 @@ def _on_sno_change() -> None:
     ui_state.select_sno(st.session_state, st.session_state[_SNO_WIDGET])
 
 
+_POPULATION_WIDGET = "cns_sidebar_population"
+
+
 def _on_profile_change() -> None:
-    st.session_state[ui_state.KEY_PROFILE] = st.session_state[_PROFILE_WIDGET]
-    st.session_state[ui_state.KEY_WEIGHTS] = None  # a chosen profile replaces custom weights
+    chosen = st.session_state[_PROFILE_WIDGET]
+    if chosen in frame.profiles():       # the custom entry itself changes nothing
+        ui_state.choose_profile(st.session_state, chosen)  # a chosen profile replaces custom weights and blend
+
+
+def _on_population_change() -> None:
+    st.session_state[ui_state.KEY_POPULATION] = st.session_state[_POPULATION_WIDGET]
 
 
 def _sidebar() -> None:
@@ -100,14 +113,24 @@ def _sidebar() -> None:
                          help="Every page shows this SNO. Load or build more on Author / Load.")
         with frame.guard("Could not read the weight profiles"):
             profiles = frame.profiles()
-            chosen = ui_state.current_profile(st.session_state, profiles)
-            if st.session_state.get(_PROFILE_WIDGET) != chosen:
-                st.session_state[_PROFILE_WIDGET] = chosen
-            st.selectbox("Weight profile", list(profiles), key=_PROFILE_WIDGET, on_change=_on_profile_change,
-                         help="Weights of the Trust Score (config/profiles.yaml). Tune them on Weights.")
-            _, origin = frame.weights()
-            if origin == "custom":
-                st.caption("Custom weights from the Weights page are in force.")
+            force = frame.in_force()
+            if st.session_state.get(_PROFILE_WIDGET) != force.label:
+                st.session_state[_PROFILE_WIDGET] = force.label
+            st.selectbox("Weights", ui_state.profile_options(force, profiles), key=_PROFILE_WIDGET,
+                         on_change=_on_profile_change,
+                         help="The weights in force on every page: a profile (config/profiles.yaml) or the custom "
+                              "weights tuned on Weights. Choosing a profile replaces custom weights.")
+            if force.custom:
+                st.caption(f"Custom weights from the Weights page are in force (compared with {force.profile}).")
+        with frame.guard("Could not read the novelty population"):
+            choice = st.session_state.get(ui_state.KEY_POPULATION, "examples")
+            if st.session_state.get(_POPULATION_WIDGET) != choice:
+                st.session_state[_POPULATION_WIDGET] = choice
+            st.selectbox("Novelty population", list(ui_state.POPULATION_CHOICES), key=_POPULATION_WIDGET,
+                         format_func=ui_state.POPULATION_CHOICES.get, on_change=_on_population_change,
+                         help="What Novelty measures each hypothesis against. The bundled examples are the same "
+                              "as `cns evaluate FILE --population examples`, so the CLI gives the same score.")
+            st.caption(frame.md(frame.population().describe(frame.current()[1])))
         with frame.guard("Could not read the model settings"):
             backend = get_nli_backend()
             st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")

@@ -38,7 +38,7 @@ from cns_core.critics.grounding import evidence_windows, fusion_of, top_k_window
 from cns_core.critics.grounding_fit import (auc_figures, cross_validated, dev_features, load_scifact,  # noqa: E402
                                             load_wice, predict_dev, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import VERDICTS  # noqa: E402
+from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402
 
 OLD = {"max_window_chars": 400, "window_sentences": 2, "window_stride": 2, "top_k": 4, "weak_entailment": 0.5}
 
@@ -114,11 +114,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cross-validation not possible: {exc}")
         cv = np.full_like(dev, np.nan)
 
+    rule = VerdictRule.from_settings(settings)     # the critic's own labelling of the probabilities
     rows = {"old": (auc_figures(claims, old_s), verdict_accuracy(claims, old_verdicts)),
             "new, dev (fitted here)": (auc_figures(claims, dev[:, 0]),
-                                       verdict_accuracy(claims, [VERDICTS[i] for i in dev.argmax(1)])),
+                                       verdict_accuracy(claims, [rule.decide(p) for p in dev])),
             f"new, {args.folds}-fold CV": (auc_figures(claims, cv[:, 0]),
-                                          verdict_accuracy(claims, [VERDICTS[i] for i in cv.argmax(1)])
+                                          verdict_accuracy(claims, [rule.decide(p) for p in cv])
                                           if np.isfinite(cv).all() else {})}
     names = list(next(iter(rows.values()))[0])
     width = max(len("AUC " + n) for n in names) + 2

@@ -32,7 +32,8 @@ from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
 __all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
-           "memory", "coherence_hook", "judge_feed", "current", "results", "profiles", "weights", "badge"]
+           "memory", "coherence_hook", "judge_feed", "current", "results", "population", "profiles", "in_force",
+           "weights", "quality_gate", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -235,15 +236,33 @@ def current() -> tuple[str, SNO]:
     return ui_state.current_sno(st.session_state, ui_state.load_examples())
 
 
+def population():
+    """What novelty is measured against on every page (the sidebar's choice; default the examples)."""
+    return ui_state.current_population(st.session_state, ui_state.load_examples())
+
+
 def results(sno: SNO) -> dict[str, CriticResult]:
     """All five critics' results, from the pipeline's cache after the first run."""
     with st.spinner("Running the five critics…"):
-        return pipeline().run_critics(sno)
+        return pipeline().run_critics(sno, population=population())
+
+
+def in_force() -> ui_state.WeightsInForce:
+    """The weights in force: the one source the sidebar and every page read."""
+    return ui_state.weights_in_force(st.session_state, profiles())
 
 
 def weights() -> tuple[dict[str, float], str]:
-    """The weights in force and their origin (profile name or ``custom``)."""
-    return ui_state.current_weights(st.session_state, profiles())
+    """The weights in force and their label (profile name, ``custom`` or ``custom (blend 0.35)``)."""
+    force = in_force()
+    return force.weights, force.label
+
+
+def quality_gate(evaluation, threshold: float | None = None):
+    """The quality gate on the evaluation a page shows (its weights, its population)."""
+    from cns_core.meta.critic import gate_decision
+
+    return gate_decision(evaluation, meta_critic().config.gate_threshold if threshold is None else threshold)
 
 
 def state() -> Any:

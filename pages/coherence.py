@@ -8,10 +8,12 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import coherence_view, display
+from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
 from cns_core.coherence.log_view import default_log_path, filter_log, load_log, summarise
 
-_STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "neutral": display.GREY}
+_STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "not_enough_info": display.AMBER,
+                   "neutral": display.GREY}
 
 frame.page("Coherence", "Which claims of the current SNO contradict each other or their evidence, and how "
            "coherent the engram stream has been (from the coherence hook's log).")
@@ -20,8 +22,9 @@ with frame.guard("Could not check the current SNO"):
     label, sno = frame.current()
     st.subheader(frame.md(sno.title or sno.id))
     hook = frame.coherence_hook()
+    verdicts = claim_verdicts(frame.results(sno))     # the Grounding critic's verdicts, as on Reasoning graph
     with st.spinner("Checking the claims against each other and the evidence…"):
-        report = hook.check_sno(sno)     # kept by the hook per SNO hash and settings
+        report = hook.check_sno(sno, grounding=verdicts)     # kept by the hook per SNO hash, settings, verdicts
     m = report.metrics
     c1, c2, c3 = st.columns(3)
     c1.metric("Coherence", f"{m.coherence_chain:.2f}", help="Support minus contradiction over the claims (0-1).")
@@ -34,26 +37,37 @@ with frame.guard("Could not check the current SNO"):
     if coherence_view.offers_unlimited(report):
         if st.button("Check again without a time limit", key="cns_coherence_unlimited"):
             with st.spinner("Checking every claim with the model, without a time limit…"):
-                hook.check_sno(sno, unlimited=True)
+                hook.check_sno(sno, unlimited=True, grounding=verdicts)
             st.rerun()
 
-    st.markdown("**Proposition tags**")
+    st.markdown("**Claims: grounding verdict and conflicts**")
     texts = {c.id: c.text for c in sno.claims}
     tags_html = []
     for claim_id, cc in report.claims.items():
         t = cc.tag
-        tip = (f"entail {t.entail:.2f} · contradict {t.contradict:.2f} · uncertainty {t.uncertainty:.2f}"
+        tip = (f"hook tag: entail {t.entail:.2f} · contradict {t.contradict:.2f} · uncertainty {t.uncertainty:.2f}"
                + (f" · types: {', '.join(t.contradiction_types)}" if t.contradiction_types else ""))
+        word = cc.verdict.label if cc.verdict is not None else cc.status
+        conflicts = (" " + frame.badge("conflicts with " + ", ".join(cc.conflicts), display.RED)
+                     if cc.conflicts else "")
         tags_html.append(
-            f'<div style="margin:0.2rem 0">{frame.badge(cc.status, _STATUS_COLOURS.get(cc.status, display.GREY))}'
-            f' <b>{display.escape(claim_id)}</b> <span title="{display.escape(tip)}">'
+            f'<div style="margin:0.2rem 0">{frame.badge(word, _STATUS_COLOURS.get(cc.status, display.GREY))}'
+            f'{conflicts} <b>{display.escape(claim_id)}</b> <span title="{display.escape(tip)}">'
             f'{display.escape(texts.get(claim_id, t.text))}</span></div>')
     st.markdown("".join(tags_html) or "No claims.", unsafe_allow_html=True)
-    st.dataframe(pd.DataFrame([{"Claim": cid, "Status": cc.status, "Entail": cc.tag.entail,
-                                "Contradict": cc.tag.contradict, "Uncertainty": cc.tag.uncertainty,
-                                "Types": ", ".join(cc.tag.contradiction_types)}
-                               for cid, cc in report.claims.items()]),
-                 hide_index=True, width="stretch", key="cns_coherence_tags")
+    st.dataframe(pd.DataFrame([{
+        "Claim": cid, "Verdict": cc.verdict.label if cc.verdict is not None else cc.status,
+        "p(supported)": cc.verdict.p_supported if cc.verdict is not None else None,
+        "p(contradicted)": cc.verdict.p_contradicted if cc.verdict is not None else None,
+        "Conflicts with": ", ".join(cc.conflicts), "Hook entail": cc.tag.entail,
+        "Hook contradict": cc.tag.contradict, "Uncertainty": cc.tag.uncertainty,
+        "Types": ", ".join(cc.tag.contradiction_types)} for cid, cc in report.claims.items()]),
+        hide_index=True, width="stretch", key="cns_coherence_tags",
+        column_config={c: st.column_config.NumberColumn(c, format="%.2f")
+                       for c in ("p(supported)", "p(contradicted)", "Hook entail", "Hook contradict", "Uncertainty")})
+    st.caption("Verdict and its probabilities: the Grounding critic's, the same as on Reasoning graph. Conflicts: "
+               "other claims this one contradicts. Hook columns: the coherence hook's tag of the claim against "
+               "the claims and evidence most like it, behind the Coherence metric above.")
 
     st.markdown("**Contradiction pairs**")
     if not report.pairs:

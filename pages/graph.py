@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views.graph_html import (claim_grounding, claim_passage_rows, claim_verdict_rows, graph_findings,
-                                      sno_graph_html)
+from cns_core.critics.grounding_verdict import claim_verdicts
+from cns_core.views.graph_html import claim_passage_rows, claim_verdict_rows, graph_findings, sno_graph_html
 
 frame.page("Reasoning graph", "Claims coloured by their grounding verdict's p(supported) (red → amber → green, "
            "grey: not scored). Solid arrows support, dashed arrows rebut, dotted arrows with a bar undercut. "
@@ -24,9 +24,7 @@ with frame.guard("Could not draw the reasoning graph"):
     label, sno = frame.current()
     results = frame.results(sno)
     grounding_result = results.get("grounding")
-    per_claim_raw = (grounding_result.evidence.get("claims") if grounding_result is not None and grounding_result.ok
-                     else None) or {}
-    grounding = claim_grounding(per_claim_raw)
+    grounding = claim_verdicts(results)          # the one verdict per claim, as every page reads it
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
     height = st.select_slider("Height", options=[420, 560, 720, 900], value=560, key="cns_graph_height")

@@ -79,7 +79,7 @@ with frame.guard("Could not run the Meta-Critic"):
 
         st.markdown("**Quality gate**")
         threshold = st.slider("Gate threshold", 0.0, 1.0, float(config.gate_threshold), 0.05, key="cns_meta_gate")
-        decision = meta.quality_gate(sno, threshold=threshold, context=weights)
+        decision = frame.quality_gate(ev, threshold)
         (st.success if decision.passed else st.error)(
             f"{'Passes' if decision.passed else 'Fails'}: {decision.reason}. Band: "
             f"{display.band_label(decision.band)} ({decision.band.action}).")

@@ -35,7 +35,7 @@ with frame.guard("Could not evaluate the current SNO"):
     st.subheader(frame.md(sno.title or sno.id))
     st.markdown(f"**Hypothesis** ({frame.md(sno.hypothesis)}): {frame.md(sno.hypothesis_text)}")
     st.caption(f"{len(sno.claims)} claims · {len(sno.relations)} relations · {len(sno.evidence)} evidence · "
-               f"weights: {origin}")
+               f"weights: {frame.md(origin)} · {frame.md(frame.population().describe(sno))}")
 
     m1, m2, m3, m4 = st.columns(4)
     with m1:
@@ -46,11 +46,11 @@ with frame.guard("Could not evaluate the current SNO"):
                    ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")
     lo, hi = ev.confidence_band
     m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
-    gate = frame.meta_critic().quality_gate(sno, context=weights)
+    gate = frame.quality_gate(ev)
     with m4:
         frame.stat("Quality gate", frame.badge("passes" if gate.passed else "fails",
                                                display.GREEN if gate.passed else display.RED),
-                   gate.reason, "Tune the threshold on the Meta-Critic page.")
+                   f"{gate.reason} (weights: {frame.md(origin)})", "Tune the threshold on the Meta-Critic page.")
     if ev.failed:
         st.warning("Failed critics (left out, weight redistributed): "
                    + "; ".join(f"{display.critic_label(n)}: {why}" for n, why in ev.failed.items()))

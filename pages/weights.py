@@ -9,86 +9,101 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.critics.base import CRITIC_NAMES
-from cns_core.scoring import blend
 
 frame.page("Weights", "Move a weight and the Trust Score, quality band and contributions follow at once: the "
            "critics' cached results are only re-weighted. Compare with the chosen profile below.")
 
 SLIDERS = {name: f"cns_w_{name}" for name in CRITIC_NAMES}
 PRESET, BLEND = "cns_w_preset", "cns_w_blend"
-BLEND_FROM, BLEND_TO = "exploration", "verification"
-
-
-def _sliders_to(weights: dict[str, float]) -> None:
-    for name, key in SLIDERS.items():
-        st.session_state[key] = round(float(weights.get(name, 0.0)), 2)
+BLEND_FROM, BLEND_TO = ui_state.BLEND_FROM, ui_state.BLEND_TO
 
 
 def _slider_weights() -> dict[str, float]:
     return {name: float(st.session_state.get(key, 0.0)) for name, key in SLIDERS.items()}
 
 
+def _blend_reset(profile: str) -> float:
+    """Where the blend slider rests after a preset: that profile's own end, else the middle."""
+    return {BLEND_FROM: 0.0, BLEND_TO: 1.0}.get(profile, 0.5)
+
+
 def _on_preset() -> None:
     name = st.session_state[PRESET]
-    st.session_state[ui_state.KEY_PROFILE] = name
-    st.session_state[ui_state.KEY_WEIGHTS] = None
-    _sliders_to(frame.profiles()[name])
+    if name in frame.profiles():          # the custom entry itself changes nothing
+        ui_state.choose_profile(st.session_state, name)     # custom weights and the blend are dropped
+
+
+def _on_reset() -> None:
+    ui_state.choose_profile(st.session_state, frame.in_force().profile)
 
 
 def _on_blend() -> None:
-    profiles = frame.profiles()
-    mixed = blend(profiles[BLEND_FROM], profiles[BLEND_TO], float(st.session_state[BLEND]))
-    _sliders_to(mixed)
-    st.session_state[ui_state.KEY_WEIGHTS] = _slider_weights()
+    t = float(st.session_state[BLEND])
+    ui_state.set_custom_weights(st.session_state, ui_state.blend_weights(frame.profiles(), t), blend_at=t)
 
 
 def _on_slider() -> None:
-    st.session_state[ui_state.KEY_WEIGHTS] = _slider_weights()
+    ui_state.set_custom_weights(st.session_state, _slider_weights())
 
 
 with frame.guard("Could not tune the weights"):
     profiles = frame.profiles()
-    profile = ui_state.current_profile(st.session_state, profiles)
-    weights, origin = frame.weights()
+    force = frame.in_force()                  # the one source of truth; every widget below mirrors it
+    profile = force.profile
+    set_to_zero = isinstance(st.session_state.get(ui_state.KEY_WEIGHTS), dict) and not force.custom
     for name, key in SLIDERS.items():
-        if key not in st.session_state:
-            st.session_state[key] = round(weights[name], 2)
-    st.session_state.setdefault(BLEND, 0.5)
-    if st.session_state.get(PRESET) != profile:
-        st.session_state[PRESET] = profile
+        if not set_to_zero and st.session_state.get(key) != round(force.weights[name], 2):
+            st.session_state[key] = round(force.weights[name], 2)
+    if not force.custom:                      # a profile in force (chosen here or in the sidebar): blend reset
+        st.session_state[BLEND] = _blend_reset(profile)
+    elif force.blend is not None:
+        st.session_state[BLEND] = force.blend
+    else:
+        st.session_state.setdefault(BLEND, _blend_reset(profile))   # hand-tuned: the blend is not in force
+    if st.session_state.get(PRESET) != force.label:
+        st.session_state[PRESET] = force.label
 
     label, sno = frame.current()
     results = frame.results(sno)
 
     controls, view = st.columns([2, 3], gap="large")
     with controls:
-        st.selectbox("Profile preset", list(profiles), key=PRESET, on_change=_on_preset,
-                     help="Loads a profile's weights into the sliders; it is the 'before' of the comparison.")
+        st.selectbox("Profile preset", ui_state.profile_options(force, profiles), key=PRESET, on_change=_on_preset,
+                     help="Loads a profile's weights (and resets the blend); the last profile chosen is the "
+                          "'before' of the comparison.")
         if BLEND_FROM in profiles and BLEND_TO in profiles:
             st.slider(f"Blend: {BLEND_FROM} → {BLEND_TO}", 0.0, 1.0, step=0.05, key=BLEND, on_change=_on_blend,
-                      help="0 is the exploration profile, 1 the verification profile; in between a linear mix.")
+                      help="0 is the exploration profile, 1 the verification profile; in between a linear mix. "
+                           "Moving it puts custom weights in force.")
         st.markdown("**Weight per critic** (normalised when used)")
         for name, key in SLIDERS.items():
             st.slider(display.critic_label(name), 0.0, 1.0, step=0.01, key=key, on_change=_on_slider)
-        st.button("Back to the profile's weights", on_click=_on_preset, key="cns_w_reset")
+        st.button("Back to the profile's weights", on_click=_on_reset, key="cns_w_reset")
+        st.caption(f"In force on every page: **{frame.md(force.label)}**"
+                   + ("" if force.custom else " (the blend is not in force)"))
 
-    chosen = _slider_weights()
+    chosen = force.weights
     with view:
         st.markdown(f"**{frame.md(sno.title or sno.id)}**")
-        if sum(chosen.values()) <= 0:
-            st.warning("All weights are zero: set at least one weight above zero to get a Trust Score.")
+        if set_to_zero:
+            st.warning("All weights are zero: set at least one weight above zero to get a Trust Score. Until "
+                       f"then the {profile} profile's weights stay in force on every page.")
             st.stop()
         before = frame.assess(sno, results, profiles[profile], profile)
-        after = frame.assess(sno, results, chosen, "custom")
+        after = frame.assess(sno, results, chosen, force.label)
         m1, m2 = st.columns(2)
         changed = f"{after.score:.3f}" != f"{before.score:.3f}"
         with m1:
             st.metric("Trust Score", f"{after.score:.3f}",
-                      delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None)
+                      delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None,
+                      help=f"With the weights in force: {force.label}.")
             frame.incomplete_badge(after.failed)
+            st.caption(f"weights: {frame.md(force.label)}")
         with m2:
             frame.stat("Quality band", frame.badge(display.band_label(after.band), display.band_colour(after.band)),
-                       f"{display.band_label(before.band)} with the {profile} profile")
+                       f"{display.band_label(after.band)} with {frame.md(force.label)}"
+                       + ("" if not force.custom else
+                          f"; {display.band_label(before.band)} with the {profile} profile"))
         if after.failed:
             st.warning("Left out (failed): " + ", ".join(display.critic_label(n) for n in after.failed))
 

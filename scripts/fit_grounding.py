@@ -27,7 +27,7 @@ from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.critics.grounding_fit import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
                                             fit_fusion, fitted_record, load_scifact, load_wice, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import VERDICTS  # noqa: E402
+from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402
 
 # The features the shipped fusion uses (chosen by cross-validated AUC on the dev sets; README).
 DEFAULT_FEATURES = ("entailment", "contradiction", "similarity", "top_entailment", "top_contradiction", "bm25",
@@ -60,9 +60,10 @@ def main(argv: list[str] | None = None) -> int:
                             cache)
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]
+    rule = VerdictRule.from_settings(settings)        # labelled as the critic labels them
     cv = cross_validated(x, verdicts, groups, args.features, args.folds, args.c)
     cv_figures = {"auc": _rounded(auc_figures(claims, cv[:, 0])),
-                  "verdict_accuracy": _rounded(verdict_accuracy(claims, [VERDICTS[i] for i in cv.argmax(1)]))}
+                  "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in cv]))}
     record = fitted_record(claims, args.folds, cv_figures, args.c, retrieval)
     fusion = fit_fusion(x, verdicts, args.features, args.c, record)
     header = ("# Grounding fusion: p(verdict) = softmax(coef . features + intercept), written by\n"

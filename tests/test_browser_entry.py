@@ -57,7 +57,7 @@ def assert_in_the_app(page, stem: str, title: str) -> None:
     assert hrefs == {"" if s == "overview" else s for s, _ in dashboard_pages()}
     sidebar = page.locator('[data-testid="stSidebar"]')
     assert [x.inner_text() for x in sidebar.locator('[data-testid="stSelectbox"] label').all()] == [
-        "Current SNO", "Weight profile"]
+        "Current SNO", "Weights", "Novelty population"]
     assert sidebar.get_by_text("NLI:", exact=False).count() == 1
     width = page.locator('[data-testid="stMainBlockContainer"]').bounding_box()["width"]
     assert width > 900, f"main column {width:.0f} px wide: not the wide layout"

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from critic_doubles import TableEmbedder, TableNLI, build_sno
 
+from cns_core.config import ConfigError
 from cns_core.critics.base import CriticContext
 from cns_core.critics.grounding import GroundingCritic, evidence_windows
 from cns_core.text import split_sentences
@@ -31,8 +32,9 @@ FUSION = {"features": ["entailment", "contradiction"],
                    "contradicted": {"entailment": 0.0, "contradiction": 1.0},
                    "not_enough_info": {"entailment": 0.0, "contradiction": 0.0}},
           "intercept": {"supported": 0.0, "contradicted": 0.0, "not_enough_info": 0.0}}
+# c1's p(contradicted) is 0.48: labelled "contradicted" here at a 0.45 threshold (the shipped 0.5 would not)
 SETTINGS = {"fusion": FUSION, "top_k": 0, "margin": 2.0, "unsupported": 0.2, "low_validity": 0.5,
-            "low_relevance": 0.3}
+            "low_relevance": 0.3, "verdict": {"supported": 0.45, "contradicted": 0.45}}
 
 
 def _verdict(ent: float, con: float) -> np.ndarray:
@@ -71,6 +73,22 @@ def test_score_is_mean_p_supported_of_each_claims_fused_verdict(critic):
     passages = {p["evidence"]: p for p in claims["h"]["passages"]}
     assert set(passages) == {"e1", "e2"} and passages["e1"]["entailment"] == pytest.approx(0.9)
     assert passages["e1"]["text"] == E1 and passages["e1"]["sentences"] == [0, 1]
+
+
+def test_a_label_never_sits_below_the_probability_that_defines_it():
+    """The most probable verdict is not enough: c1's p(contradicted) 0.48 is below the shipped 0.5."""
+    shipped = GroundingCritic({k: v for k, v in SETTINGS.items() if k != "verdict"})
+    claims = shipped.evaluate(_sno(), _ctx(_nli())).evidence["claims"]
+    c1 = _verdict(0.6, 0.7)
+    assert c1.argmax() == 1 and c1[1] == pytest.approx(0.483, abs=1e-3)
+    assert claims["c1"]["verdict"] == "not_enough_info" and claims["h"]["verdict"] == "supported"
+    for info in claims.values():
+        if info["verdict"] == "supported":
+            assert info["p_supported"] >= 0.5
+        if info["verdict"] == "contradicted":
+            assert info["p_contradicted"] >= 0.5
+    with pytest.raises(ConfigError, match="grounding.verdict.supported"):
+        GroundingCritic({**SETTINGS, "verdict": {"supported": 1.5}})
 
 
 def test_validity_weighted_and_shares(critic):

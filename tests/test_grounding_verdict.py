@@ -103,3 +103,30 @@ def test_the_shipped_fusion_loads_and_records_how_it_was_fitted():
 def test_bm25_features_come_from_the_lexical_match():
     f = claim_features(np.array([[0.5, 0.4, 0.1]]), np.array([0.3]), ["bm25", "bm25_per_token"], (3.0, 0.75))
     assert f == pytest.approx([np.log1p(3.0), 0.75])
+
+
+def test_the_verdict_rule_labels_only_at_its_thresholds():
+    from cns_core.critics.grounding_verdict import VerdictRule
+
+    rule = VerdictRule()
+    assert rule.decide((0.37, 0.30, 0.33)) == "not_enough_info"      # most probable, but below 0.5
+    assert rule.decide((0.30, 0.37, 0.33)) == "not_enough_info"
+    assert rule.decide((0.50, 0.30, 0.20)) == "supported"
+    assert rule.decide((0.10, 0.60, 0.30)) == "contradicted"
+    low = VerdictRule(supported=0.3, contradicted=0.3)
+    assert low.decide((0.35, 0.40, 0.25)) == "contradicted"            # both earned: the larger wins
+    assert VerdictRule.from_settings({"verdict": {"contradicted": 0.7}}) == VerdictRule(0.5, 0.7)
+    for bad, field in (({"verdict": {"supported": 0}}, "grounding.verdict.supported"),
+                       ({"verdict": {"contradicted": "high"}}, "grounding.verdict.contradicted"),
+                       ({"verdict": {"maybe": 0.5}}, "unknown key"), ({"verdict": [0.5]}, "grounding.verdict")):
+        with pytest.raises(ConfigError, match=field):
+            VerdictRule.from_settings(bad)
+
+
+def test_claim_grounding_reads_the_critics_record_and_names_its_label():
+    from cns_core.critics.grounding_verdict import claim_grounding
+
+    g = claim_grounding({"c1": {"verdict": "not_enough_info", "p_supported": 0.23, "p_contradicted": 0.1,
+                                "max_contradiction": 0.4, "contradicted_by": "e2"}, "c2": {}})
+    assert g["c1"].label == "not enough information" and g["c1"].contradicted_by == "e2"
+    assert g["c1"].to_dict()["p_supported"] == 0.23 and g["c2"].label == "not scored"

@@ -3,7 +3,11 @@
 Each file holds one SNO or a list. Bad files print every validation problem and make
 the exit status 1, while the other files are still evaluated. Novelty is measured
 against the other SNOs of the same command (``--population batch``, the default), so
-``cns evaluate examples/*`` shows which example stands apart.
+``cns evaluate examples/*`` shows which example stands apart; ``--population examples``
+(the dashboard's default), ``none`` or FILES pins it, so a score can be reproduced, and
+each SNO's output says what it was measured against ("novelty against 5 SNOs ...").
+Each claim's grounding verdict is listed with ``--claims`` and always in the JSON
+(``claims``), read from the Grounding critic's result like every page reads it.
 
 The building blocks (:func:`load_file`, :func:`evaluate_snos`, :func:`evaluate_file`,
 :func:`evaluation_to_dict`, :func:`format_table`) are public so that batch commands
@@ -23,7 +27,8 @@ import numpy as np
 
 from cns_core.cli.extract import add_text_options, evaluate_text
 from cns_core.critics.base import CriticContext, in_critic_order
-from cns_core.engine.population import population_context
+from cns_core.critics.grounding_verdict import claim_verdicts
+from cns_core.engine.population import Population
 from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
 from cns_core.scoring import incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
@@ -93,8 +98,10 @@ def nli_used(evaluation: Evaluation) -> str | None:
     return None
 
 
-def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None) -> dict[str, Any]:
-    """Plain JSON-ready data: trust score, weights, and every critic's verdict with its issues."""
+def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None,
+                       population: Population | None = None) -> dict[str, Any]:
+    """Plain JSON-ready data: trust score, weights, each claim's grounding verdict, the novelty
+    population, and every critic's verdict with its issues."""
     score = evaluation.score
     critics = {}
     for name, r in evaluation.results.items():
@@ -109,7 +116,9 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
             "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
             "left_out": list(score.left_out), "complete": evaluation.complete, "nli": nli_used(evaluation),
-            "incomplete_critics": in_critic_order(evaluation.failed), "critics": critics}
+            "incomplete_critics": in_critic_order(evaluation.failed),
+            "claims": {cid: g.to_dict() for cid, g in claim_verdicts(evaluation.results).items()},
+            "population": population.to_dict(sno) if population is not None else None, "critics": critics}
     return json.loads(json.dumps(data, default=_plain))
 
 
@@ -120,8 +129,10 @@ def _issue_summary(codes: Sequence[str]) -> str:
     return ", ".join(f"{c}({n})" if n > 1 else c for c, n in counts.items()) or "-"
 
 
-def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None) -> str:
-    """A readable block: one row per critic, then the Trust Score and anything left out."""
+def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | None = None,
+                 population: Population | None = None, claims: bool = False) -> str:
+    """A readable block: one row per critic, the Trust Score and anything left out, the novelty
+    population, and (``claims``) one line per claim with its grounding verdict."""
     title = f'  "{sno.title}"' if sno is not None and sno.title else ""
     lines = [f"{path + '  ' if path else ''}{evaluation.sno_id}{title}",
              f"  {'critic':<10} {'score':>6} {'conf':>5} {'weight':>6} {'contrib':>7}  issues"]
@@ -141,6 +152,18 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
     nli = nli_used(evaluation)
     if nli:
         lines.append(f"  NLI: {nli}")
+    if population is not None:
+        lines.append(f"  {population.describe(sno)}")
+    verdicts = claim_verdicts(evaluation.results)
+    if verdicts:
+        counts = {w: sum(1 for g in verdicts.values() if g.label == w)
+                  for w in ("supported", "contradicted", "not enough information")}
+        lines.append("  claims: " + ", ".join(f"{n} {w}" for w, n in counts.items())
+                     + ("" if claims else " (--claims lists them)"))
+    if claims:
+        for cid, g in verdicts.items():
+            lines.append(f"    {cid:<8} {g.label:<23} p(supported) {g.p_supported or 0.0:.2f}  "
+                         f"p(contradicted) {g.p_contradicted or 0.0:.2f}")
     return "\n".join(lines)
 
 
@@ -183,9 +206,10 @@ def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weight
         for problem in report.problems:
             print(f"  - {problem}", file=sys.stderr)
 
-    pipeline = CriticPipeline(timeout_s=args.timeout)
     snos = [s for r in reports for s in r.snos]
-    context = population_context(snos) if args.population == "batch" else None
+    population = Population.resolve(args.population, snos)
+    pipeline = CriticPipeline(timeout_s=args.timeout)
+    context = population.context() if population.snos else None
     with tqdm(total=len(snos), desc="evaluating", unit="SNO", file=sys.stderr,
               disable=None if len(snos) > 1 else True) as bar:
         for report in reports:
@@ -193,12 +217,14 @@ def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weight
 
     if args.json:
         payload = {
-            "results": [evaluation_to_dict(ev, sno, r.path) for r in reports for sno, ev in zip(r.snos, r.evaluations)],
+            "results": [evaluation_to_dict(ev, sno, r.path, population)
+                        for r in reports for sno, ev in zip(r.snos, r.evaluations)],
             "errors": [{"file": r.path, "problems": r.problems} for r in bad],
         }
         print(json.dumps(payload, indent=2))
     else:
-        blocks = [format_table(ev, sno, r.path) for r in reports for sno, ev in zip(r.snos, r.evaluations)]
+        blocks = [format_table(ev, sno, r.path, population, getattr(args, "claims", False))
+                  for r in reports for sno, ev in zip(r.snos, r.evaluations)]
         if blocks:
             print("\n\n".join(blocks))
     return 1 if bad else 0
@@ -218,8 +244,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
                                           "get weight 0")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--population", choices=("batch", "none"), default="batch",
-                        help="novelty against the other SNOs given (batch) or against none")
+    parser.add_argument("--population", default="batch", metavar="batch|none|examples|FILES",
+                        help="what novelty is measured against: the other SNOs given (batch, the default), none, "
+                             "the bundled examples (examples, as the dashboard), or SNO files, folders or globs "
+                             "separated by commas; pin it to reproduce a score")
+    parser.add_argument("--claims", action="store_true",
+                        help="list each claim's grounding verdict under its table (JSON always has them)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds the critics may take per SNO (default: sized to the SNO, config/pipeline.yaml)")
     parser.add_argument("--workers", type=int, default=1, help="Ray actors for a corpus (cns_core.engine.batch); "

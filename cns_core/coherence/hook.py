@@ -756,23 +756,25 @@ class CoherenceHook:
         text = repr((self.effective_settings(), state.method, state.temperature, state.bias, state.isotonic))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
-    def check_sno(self, sno: Any, *, unlimited: bool = False) -> "SNOCoherence":
+    def check_sno(self, sno: Any, *, unlimited: bool = False, grounding: Any = None) -> "SNOCoherence":
         """Claims against each other and against the SNO's evidence, for the dashboard, within
-        ``budgets.sno_check_ms`` unless ``unlimited`` (see :func:`cns_core.coherence.sno_check.check_sno`).
+        ``budgets.sno_check_ms`` unless ``unlimited`` (see :func:`cns_core.coherence.sno_check.check_sno`);
+        ``grounding``: the claims' verdicts from a critic run the caller has (else computed here).
 
-        Results are kept by SNO content hash and :meth:`settings_key` (a page re-run or a second
-        visit costs nothing); a degraded one is replaced when checked again ``unlimited``.
+        Results are kept by SNO content hash, :meth:`settings_key` and the verdicts given (a page
+        re-run or a second visit costs nothing); a degraded one is replaced when checked again ``unlimited``.
         """
         from cns_core.coherence.sno_check import check_sno
 
-        key = (sno.content_hash(), self.settings_key())
+        given = None if grounding is None else tuple(sorted(grounding.items()))
+        key = (sno.content_hash(), self.settings_key(), given)
         with self._lock:
             hit = self._sno_checks.get(key)
             if hit is not None:
                 self._sno_checks.move_to_end(key)
         if hit is not None and not (unlimited and hit.degraded):
             return hit
-        result = check_sno(self, sno, unlimited=unlimited)
+        result = check_sno(self, sno, unlimited=unlimited, grounding=grounding)
         with self._lock:
             self._sno_checks[key] = result
             while len(self._sno_checks) > _SNO_CHECKS_KEPT:

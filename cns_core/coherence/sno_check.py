@@ -14,10 +14,13 @@ the result counts both and says how long it took. ``unlimited=True`` is the
 page's "check again without a time limit". Loading the models is done before the
 clock starts (:meth:`CoherenceHook.warm_up`).
 
-Claims against evidence take the Grounding critic's verdict when the hook has an NLI
-model (:func:`grounding_evidence_verdicts`): the same retrieval, passages and fitted
-fusion, so the Coherence view and the grounding score never disagree about whether
-evidence contradicts a claim. Heuristics-only hooks keep their own claim-evidence check.
+Claims against evidence are the Grounding critic's verdict, the one verdict every surface
+shows: the dashboard passes the verdicts of the critic run it already has (``grounding``);
+without them the hook computes them with the same function when it has an NLI model
+(:func:`grounding_evidence_verdicts`). A claim's ``status`` is then that verdict
+(supported, contradicted, not_enough_info; "not scored" where the critic gave none), and
+claims that contradict each other are listed apart (``conflicts``), not folded into it.
+Heuristics-only hooks with no verdict keep their own check (supported / contradicted / neutral).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -41,8 +44,10 @@ __all__ = ["ClaimCoherence", "ContradictionPair", "SNOCoherence", "check_sno"]
 @dataclass(frozen=True)
 class ClaimCoherence:
     claim_id: str
-    status: str            # contradicted | supported | neutral
-    tag: PropTag
+    status: str            # the grounding verdict (supported | contradicted | not_enough_info | not scored);
+    tag: PropTag           # heuristics only, without a verdict: contradicted | supported | neutral
+    verdict: Any = None    # the claim's ClaimGrounding when there is one
+    conflicts: tuple[str, ...] = ()      # other claims it contradicts above tau_c
 
 
 @dataclass(frozen=True)
@@ -77,8 +82,10 @@ def _attacks(sno: Any) -> set[frozenset]:
     return out
 
 
-def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
-    """Per-claim tags and contradiction pairs of one SNO (see the module docstring)."""
+def check_sno(hook: Any, sno: Any, *, unlimited: bool = False,
+              grounding: Mapping[str, Any] | None = None) -> SNOCoherence:
+    """Per-claim tags and contradiction pairs of one SNO (see the module docstring); ``grounding``:
+    the claims' verdicts (claim id -> ClaimGrounding) of a critic run the caller already has."""
     settings = hook.effective_settings()
     budget_ms = None if unlimited else settings.latency.budget("sno_check")
     hook.warm_up()
@@ -119,16 +126,19 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False) -> SNOCoherence:
                                           kind="claim-claim" if p.evidence.id in claim_ids else "claim-evidence",
                                           declared=key in attacks)
     statuses = {t.p_id: ClaimCoherence(t.p_id, "contradicted" if t.contradict >= tau_c else
-                                       "supported" if t.entail >= settings.thresholds.tau_support else "neutral", t)
+                                       "supported" if t.entail >= settings.thresholds.tau_support else "neutral", t,
+                                       conflicts=_conflicts(t.p_id, seen))
                 for t in tags}
-    # The grounding verdicts are one more model pass: started only while the budget lasts (the claims
-    # then keep the hook's own claim-evidence findings, and the result says the budget cut it short).
-    out_of_time = hook.clock() >= deadline
-    verdicts = None if out_of_time else grounding_evidence_verdicts(hook, sno)
-    if out_of_time and evidence and hook.model is not None:
-        degraded.append("model_budget")
+    # Without the caller's verdicts they are one more model pass: started only while the budget lasts
+    # (the claims then keep the hook's own claim-evidence findings, and the result says so).
+    verdicts = dict(grounding) if grounding is not None else None
+    if verdicts is None:
+        out_of_time = hook.clock() >= deadline
+        verdicts = None if out_of_time else grounding_evidence_verdicts(hook, sno)
+        if out_of_time and evidence and hook.model is not None:
+            degraded.append("model_budget")
     if verdicts is not None:
-        statuses = _with_grounding_verdicts(statuses, seen, verdicts, sno, tau_c)
+        statuses = _with_grounding_verdicts(statuses, seen, verdicts, sno)
     return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
                         chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0),
                         tuple(dict.fromkeys(degraded)),
@@ -143,48 +153,50 @@ def _coverage(pair_scores: list[list[Any]], elapsed_ms: float, budget_ms: float 
 
 
 def grounding_evidence_verdicts(hook: Any, sno: Any) -> dict[str, Any] | None:
-    """Each claim's Grounding verdict against the SNO's evidence (claim id -> ClaimVerdict), or
-    None when the hook has no NLI model (heuristics only) or the SNO has no evidence."""
+    """Each claim's Grounding verdict against the SNO's evidence (claim id -> ClaimGrounding), as the
+    critic records it (none without evidence), or None when the hook has no NLI model (heuristics only)."""
     backend = hook.model.backend if hook.model is not None else None
-    if backend is None or not sno.evidence:
+    if backend is None:
         return None
-    from cns_core.critics.common import critic_settings
-    from cns_core.critics.grounding import grounding_verdicts
+    if not sno.evidence:
+        return {}             # the critic judges no claim without evidence: none has a verdict
+    from cns_core.critics.grounding import GroundingCritic
+    from cns_core.critics.base import CriticContext
+    from cns_core.critics.grounding_verdict import claim_grounding
 
-    verdicts = grounding_verdicts(sno, backend, hook.embedder, critic_settings("grounding"))
-    return {c.id: v for c, v in zip(sno.claims, verdicts)}
+    result = GroundingCritic().evaluate(sno, CriticContext(nli=backend, embedder=hook.embedder))
+    return claim_grounding(result.evidence.get("claims"))
 
 
 def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[frozenset, ContradictionPair],
-                             verdicts: dict[str, Any], sno: Any, tau_c: float) -> dict[str, ClaimCoherence]:
+                             verdicts: Mapping[str, Any], sno: Any) -> dict[str, ClaimCoherence]:
     """Replace the hook's claim-evidence findings by the Grounding verdicts (in place for ``seen``).
 
-    A claim-evidence contradiction is kept only where the verdict is "contradicted" (score:
-    p(contradicted) times the evidence's validity, types as the hook found them plus "grounding");
-    a claim's status is contradicted by such a pair (at ``tau_c``, so a weak "contradicted" verdict
-    does not mark a claim the page lists no contradiction for) or by another claim, supported by a
-    "supported" verdict or as the hook found it.
+    Each "contradicted" verdict is one claim-evidence pair (score: p(contradicted) times the
+    validity of the evidence that contradicts the claim most, types as the hook found them plus
+    "grounding"); a claim's status is its verdict ("not scored" without one) and the claims it
+    contradicts are its ``conflicts``.
     """
-    evidence = list(sno.evidence)
+    validity = {e.id: e.validity for e in sno.evidence}
     hook_pairs = {k: seen.pop(k) for k in [k for k, p in seen.items() if p.kind == "claim-evidence"]}
-    out = dict(statuses)
     for claim_id, verdict in verdicts.items():
-        worst = verdict.strongest("contradiction")
-        contradicted = False        # only by a pair that reaches tau_c, like every contradiction the page lists
-        if verdict.verdict == "contradicted" and worst is not None:
-            item = evidence[worst.passage.source]
-            key = frozenset((claim_id, item.id))
-            hook_pair = hook_pairs.get(key)
-            types = tuple(dict.fromkeys((*(hook_pair.types if hook_pair else ()), "grounding")))
-            score = verdict.p_contradicted * item.validity
-            if score >= tau_c:
-                seen[key] = ContradictionPair(claim_id, item.id, float(score), types, "claim-evidence", False)
-                contradicted = True
-        old = out.get(claim_id)
-        if old is None:
+        by = verdict.contradicted_by or verdict.best_evidence
+        if verdict.verdict != "contradicted" or by not in validity:
             continue
-        by_claims = any(p.kind == "claim-claim" and claim_id in (p.a, p.b) for p in seen.values())
-        status = ("contradicted" if contradicted or by_claims else
-                  "supported" if verdict.verdict == "supported" or old.status == "supported" else "neutral")
-        out[claim_id] = ClaimCoherence(claim_id, status, old.tag)
+        key = frozenset((claim_id, by))
+        hook_pair = hook_pairs.get(key)
+        types = tuple(dict.fromkeys((*(hook_pair.types if hook_pair else ()), "grounding")))
+        score = (verdict.p_contradicted or 0.0) * validity[by]
+        seen[key] = ContradictionPair(claim_id, by, float(score), types, "claim-evidence", False)
+    out = {}
+    for claim_id, old in statuses.items():
+        verdict = verdicts.get(claim_id)
+        out[claim_id] = ClaimCoherence(claim_id, (verdict.verdict or "not scored") if verdict else "not scored",
+                                       old.tag, verdict, old.conflicts)
     return out
+
+
+def _conflicts(claim_id: str, seen: Mapping[frozenset, ContradictionPair]) -> tuple[str, ...]:
+    """The other claims ``claim_id`` contradicts (claim-claim pairs above tau_c)."""
+    return tuple(sorted({(p.b if p.a == claim_id else p.a) for p in seen.values()
+                         if p.kind == "claim-claim" and claim_id in (p.a, p.b)}))

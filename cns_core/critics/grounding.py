@@ -24,7 +24,7 @@ from cns_core.critics.base import CriticContext, CriticResult, Issue
 from cns_core.critics.common import ConfiguredCritic, embedder_of, nli_of
 from cns_core.critics.grounding_judge import ClaimVerdict, GroundingProblem, RetrievalSettings, judge_problems
 from cns_core.critics.grounding_passages import source_units
-from cns_core.critics.grounding_verdict import Fusion, fusion_from_mapping, load_fusion
+from cns_core.critics.grounding_verdict import Fusion, VerdictRule, fusion_from_mapping, load_fusion
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 from cns_core.text.segment import split_sentences
@@ -89,7 +89,8 @@ def grounding_verdicts(sno: SNO, nli: Any, embedder: Any, settings: Mapping[str,
         return []
     problem = text_problem([c.text for c in sno.claims], [e.text for e in sno.evidence],
                            int(settings["max_window_chars"]))
-    return judge_problems([problem], nli, embedder, fusion_of(settings), RetrievalSettings.from_settings(settings))[0]
+    return judge_problems([problem], nli, embedder, fusion_of(settings), RetrievalSettings.from_settings(settings),
+                          VerdictRule.from_settings(settings))[0]
 
 
 def _passage_rows(verdict: ClaimVerdict, evidence: list[Any]) -> list[dict[str, Any]]:
@@ -109,6 +110,7 @@ class GroundingCritic(ConfiguredCritic):
         super().__init__(config)
         # The fusion's weights join the settings, so a refit changes config_key() (no stale cache).
         self.settings["fusion"] = fusion_of(self.settings).to_mapping()
+        VerdictRule.from_settings(self.settings)       # a bad threshold is refused here, naming the field
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         claims, evidence = list(sno.claims), list(sno.evidence)

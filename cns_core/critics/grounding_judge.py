@@ -19,7 +19,7 @@ import numpy as np
 
 from cns_core.critics.grounding_passages import (Passage, build_passages, choose_passages, lexical_match, runs,
                                                  units_worth_embedding)
-from cns_core.critics.grounding_verdict import VERDICTS, Fusion, claim_features
+from cns_core.critics.grounding_verdict import Fusion, VerdictRule, claim_features
 
 __all__ = ["GroundingProblem", "JudgedPassage", "ClaimVerdict", "RetrievalSettings", "judge_problems"]
 
@@ -86,8 +86,9 @@ class ClaimVerdict:
 
 
 def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any, fusion: Fusion,
-                   settings: RetrievalSettings = RetrievalSettings()) -> list[list[ClaimVerdict]]:
-    """Every claim's verdict, per problem (see the module docstring)."""
+                   settings: RetrievalSettings = RetrievalSettings(),
+                   rule: VerdictRule = VerdictRule()) -> list[list[ClaimVerdict]]:
+    """Every claim's verdict, per problem (see the module docstring); ``rule`` labels the probabilities."""
     keeps = [units_worth_embedding(p.units, p.claims, settings.embed_top, settings.max_run) for p in problems]
     texts = list(dict.fromkeys([c for p in problems for c in p.claims] +
                                [u for p, keep in zip(problems, keeps) for source, mask in zip(p.units, keep)
@@ -131,6 +132,6 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
             judged.append(tuple(JudgedPassage(passages[j], float(s), float(r[0]), float(r[1]), float(r[2]))
                                 for j, s, r in zip(idx, sim, rows)))
         probs = fusion.predict(np.array(feature_rows)) if feature_rows else np.zeros((0, 3))
-        out.append([ClaimVerdict(VERDICTS[int(np.argmax(p))], tuple(float(x) for x in p), tuple(f), j)
+        out.append([ClaimVerdict(rule.decide(p), tuple(float(x) for x in p), tuple(f), j)
                     for p, f, j in zip(probs, feature_rows, judged)])
     return out

@@ -6,6 +6,13 @@ strongly the best passages entail or contradict the claim, and how relevant the 
 passage is, by embedding and by BM25) with a multinomial logistic regression fitted on the development sets
 (``scripts/fit_grounding.py``). Its weights live in ``config/grounding_fusion.yaml`` together
 with how they were fitted; :func:`load_fusion` validates them and names any bad field.
+
+A label is given by :class:`VerdictRule`: "supported" or "contradicted" only when that
+probability reaches its threshold (``grounding.verdict`` in ``config/critics.yaml``), otherwise
+"not enough information", so no label ever sits beside a probability below the one that
+defines it. :class:`ClaimGrounding` is how every surface (the Reasoning graph and Coherence
+pages, ``cns evaluate``, ``cns coherence-check``, JSON) reads that one verdict back from the
+Grounding critic's result: nothing else labels a claim.
 """
 
 from __future__ import annotations
@@ -17,9 +24,13 @@ import numpy as np
 
 from cns_core.config import ConfigError, load_config
 
-__all__ = ["VERDICTS", "FEATURES", "Fusion", "claim_features", "load_fusion", "fusion_from_mapping"]
+__all__ = ["VERDICTS", "VERDICT_WORDS", "FEATURES", "Fusion", "VerdictRule", "ClaimGrounding", "GroundingPassage",
+           "claim_features", "load_fusion", "fusion_from_mapping", "claim_grounding", "claim_verdicts"]
 
 VERDICTS: tuple[str, str, str] = ("supported", "contradicted", "not_enough_info")
+VERDICT_WORDS: dict[str, str] = {"supported": "supported", "contradicted": "contradicted",
+                                 "not_enough_info": "not enough information"}
+NOT_SCORED = "not scored"
 
 # Feature name -> what it is. Probabilities enter as log-odds so the linear fusion sees
 # the difference between 0.9 and 0.99.
@@ -131,3 +142,138 @@ def fusion_from_mapping(data: Any, where: str = "grounding_fusion.yaml") -> Fusi
 def load_fusion(name: str = "grounding_fusion") -> Fusion:
     """The fitted fusion from ``config/<name>.yaml`` (validated)."""
     return fusion_from_mapping(load_config(name), f"{name}.yaml")
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """When a claim's verdict probabilities earn a label (the one rule every surface shows).
+
+    "supported" needs p(supported) >= ``supported`` and "contradicted" p(contradicted) >=
+    ``contradicted``; when both do (thresholds below 0.5), the larger wins; otherwise the claim
+    has "not enough information". A most-probable label at p(supported) 0.37 is therefore not
+    "supported".
+    """
+
+    supported: float = 0.5
+    contradicted: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("supported", "contradicted"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 1.0:
+                raise ConfigError(f"critics.yaml: grounding.verdict.{name}: must be a number in (0, 1] "
+                                  f"(got {value!r})")
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> "VerdictRule":
+        """From the Grounding critic's settings (``verdict: {supported, contradicted}``; defaults 0.5)."""
+        raw = settings.get("verdict") or {}
+        if not isinstance(raw, Mapping):
+            raise ConfigError("critics.yaml: grounding.verdict: must map supported / contradicted to a threshold")
+        unknown = sorted(set(raw) - {"supported", "contradicted"})
+        if unknown:
+            raise ConfigError(f"critics.yaml: grounding.verdict: unknown key(s) {unknown}")
+        return cls(**{k: raw[k] for k in ("supported", "contradicted") if k in raw})
+
+    def decide(self, probabilities: Sequence[float]) -> str:
+        """The label of one claim's (p(supported), p(contradicted), p(not enough information))."""
+        p_s, p_c = float(probabilities[0]), float(probabilities[1])
+        earned = [(p, v) for p, v, t in ((p_s, "supported", self.supported), (p_c, "contradicted", self.contradicted))
+                  if p >= t]
+        return max(earned)[1] if earned else "not_enough_info"
+
+
+# ----- the verdict as every surface reads it -------------------------------------------
+@dataclass(frozen=True)
+class GroundingPassage:
+    """A passage the Grounding critic judged a claim against (a run of an evidence item's sentences)."""
+
+    evidence: str
+    text: str
+    similarity: float | None = None
+    entailment: float | None = None
+    contradiction: float | None = None
+
+
+@dataclass(frozen=True)
+class ClaimGrounding:
+    """One claim's verdict and numbers as the Grounding critic recorded them (``None``: not computed).
+
+    ``entailment`` / ``contradiction`` belong to the passage that entails the claim most
+    (``best_evidence``); ``max_contradiction`` is the strongest contradiction over the judged
+    passages (``contradicted_by``).
+    """
+
+    best_evidence: str | None = None
+    entailment: float | None = None
+    contradiction: float | None = None
+    verdict: str | None = None               # supported | contradicted | not_enough_info
+    p_supported: float | None = None
+    p_contradicted: float | None = None
+    passages: tuple[GroundingPassage, ...] = ()
+    p_not_enough_info: float | None = None
+    max_contradiction: float | None = None
+    contradicted_by: str | None = None
+
+    @property
+    def support(self) -> float | None:
+        """What the node colour shows: p(supported) of the verdict, else the best entailment."""
+        return self.p_supported if self.p_supported is not None else self.entailment
+
+    @property
+    def label(self) -> str:
+        """The verdict in words (``not scored`` when the critic gave none)."""
+        return VERDICT_WORDS.get(self.verdict or "", NOT_SCORED)
+
+    def best_passage(self, evidence: str | None = None) -> GroundingPassage | None:
+        """The passage that entails the claim most (of evidence item ``evidence`` if given)."""
+        return max((p for p in self.passages if evidence is None or p.evidence == evidence),
+                   key=lambda p: p.entailment or 0.0, default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict's plain fields (no passages), as the CLI's JSON lists each claim."""
+        return {"verdict": self.verdict, "label": self.label, "p_supported": self.p_supported,
+                "p_contradicted": self.p_contradicted, "p_not_enough_info": self.p_not_enough_info,
+                "best_evidence": self.best_evidence, "contradicted_by": self.contradicted_by}
+
+
+def _num(value: Any) -> float | None:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        return None
+    return out if out == out else None  # drop NaN
+
+
+def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGrounding]:
+    """Read the Grounding critic's ``evidence["claims"]`` mapping, tolerating missing fields."""
+    out: dict[str, ClaimGrounding] = {}
+    for claim_id, info in (per_claim or {}).items():
+        if not isinstance(info, Mapping):
+            continue
+        verdict = info.get("verdict")
+        contradicted_by = info.get("contradicted_by")
+        out[str(claim_id)] = ClaimGrounding(
+            best_evidence=info.get("best_evidence"),
+            entailment=_num(info.get("entailment")),
+            contradiction=_num(info.get("contradiction")),
+            verdict=verdict if verdict in VERDICT_WORDS else None,
+            p_supported=_num(info.get("p_supported")),
+            p_contradicted=_num(info.get("p_contradicted")),
+            passages=tuple(GroundingPassage(str(p.get("evidence", "")), str(p.get("text", "")),
+                                            _num(p.get("similarity")), _num(p.get("entailment")),
+                                            _num(p.get("contradiction")))
+                           for p in (info.get("passages") or ()) if isinstance(p, Mapping)),
+            p_not_enough_info=_num(info.get("p_not_enough_info")),
+            max_contradiction=_num(info.get("max_contradiction")),
+            contradicted_by=None if contradicted_by is None else str(contradicted_by),
+        )
+    return out
+
+
+def claim_verdicts(results: Mapping[str, Any]) -> dict[str, ClaimGrounding]:
+    """Each claim's verdict from a run's critic results (empty when grounding failed or did not run)."""
+    result = results.get("grounding")
+    if result is None or not getattr(result, "ok", False):
+        return {}
+    return claim_grounding((result.evidence or {}).get("claims"))

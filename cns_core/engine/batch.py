@@ -267,7 +267,8 @@ def evaluate_corpus(paths: str | Path | Iterable[str | Path], out: str | Path | 
     if engine == "local" and (workers > 1 or address or gpus_per_worker > 0):
         raise ValueError("engine 'local' runs one worker in this process: no --workers > 1, --address or GPUs")
     if population not in ("batch", "none"):
-        raise ValueError(f"population must be 'batch' or 'none' (got {population!r})")
+        raise ValueError(f"--population: a corpus run measures novelty against its own SNOs (batch) or none "
+                         f"(got {population!r}; examples and FILES apply to single files)")
     out_path = Path(out) if out is not None else None
     if out_path is not None:
         _check_suffix(out_path)

@@ -34,7 +34,7 @@ from cns_core.meta.settings import MetaConfig, QualityBand
 from cns_core.scoring import incomplete_note, load_profiles, normalise
 from cns_core.sno import SNO
 
-__all__ = ["MetaCritic", "GateDecision"]
+__all__ = ["MetaCritic", "GateDecision", "gate_decision"]
 
 Context = str | Mapping[str, float] | None
 
@@ -48,6 +48,21 @@ class GateDecision:
     threshold: float
     band: QualityBand
     reason: str
+
+
+def gate_decision(evaluation: MetaEvaluation, threshold: float) -> GateDecision:
+    """The quality gate on an evaluation already made (a page's, with its weights and population)."""
+    threshold = float(threshold)
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold: must be between 0 and 1 (got {threshold!r})")
+    if not evaluation.complete:
+        passed, reason = False, (f"score {evaluation.score:.2f} is {incomplete_note(evaluation.failed)}; "
+                                 f"the gate never passes an incomplete score")
+    elif evaluation.score >= threshold:
+        passed, reason = True, f"score {evaluation.score:.2f} reaches the threshold {threshold:.2f}"
+    else:
+        passed, reason = False, f"score {evaluation.score:.2f} is below the threshold {threshold:.2f}"
+    return GateDecision(passed, evaluation.score, threshold, evaluation.band, reason)
 
 
 class _TTLCache:
@@ -196,18 +211,8 @@ class MetaCritic:
         An incomplete score never passes: the gate cannot vouch for what was not measured,
         however little weight the failed critic carried.
         """
-        threshold = self.config.gate_threshold if threshold is None else float(threshold)
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold: must be between 0 and 1 (got {threshold!r})")
-        evaluation = self.evaluate(sno, context)
-        if not evaluation.complete:
-            passed, reason = False, (f"score {evaluation.score:.2f} is {incomplete_note(evaluation.failed)}; "
-                                     f"the gate never passes an incomplete score")
-        elif evaluation.score >= threshold:
-            passed, reason = True, f"score {evaluation.score:.2f} reaches the threshold {threshold:.2f}"
-        else:
-            passed, reason = False, f"score {evaluation.score:.2f} is below the threshold {threshold:.2f}"
-        return GateDecision(passed, evaluation.score, threshold, evaluation.band, reason)
+        return gate_decision(self.evaluate(sno, context), self.config.gate_threshold if threshold is None
+                             else threshold)
 
     def passes_quality_gate(self, sno: SNO, threshold: float | None = None, context: Context = None) -> bool:
         return self.quality_gate(sno, threshold, context).passed

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
+from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding
 from cns_core.views.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
 from cns_core.sno import SNO
 
@@ -33,40 +34,6 @@ __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_groundi
 
 _TOOLTIP_WIDTH = 64
 _LABEL_WIDTH = 26
-
-
-@dataclass(frozen=True)
-class GroundingPassage:
-    """A passage the Grounding critic judged a claim against (a run of an evidence item's sentences)."""
-
-    evidence: str
-    text: str
-    similarity: float | None = None
-    entailment: float | None = None
-    contradiction: float | None = None
-
-
-@dataclass(frozen=True)
-class ClaimGrounding:
-    """Per-claim verdict and numbers of the Grounding critic (``None`` where not computed)."""
-
-    best_evidence: str | None = None
-    entailment: float | None = None
-    contradiction: float | None = None
-    verdict: str | None = None               # supported | contradicted | not_enough_info
-    p_supported: float | None = None
-    p_contradicted: float | None = None
-    passages: tuple[GroundingPassage, ...] = ()
-
-    @property
-    def support(self) -> float | None:
-        """What the node colour shows: p(supported) of the verdict, else the best entailment."""
-        return self.p_supported if self.p_supported is not None else self.entailment
-
-    def best_passage(self, evidence: str | None = None) -> GroundingPassage | None:
-        """The passage that entails the claim most (of evidence item ``evidence`` if given)."""
-        return max((p for p in self.passages if evidence is None or p.evidence == evidence),
-                   key=lambda p: p.entailment or 0.0, default=None)
 
 
 @dataclass(frozen=True)
@@ -96,32 +63,6 @@ class GraphFindings:
         return self.orphans | self.detached
 
 
-def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGrounding]:
-    """Read the Grounding critic's ``evidence["claims"]`` mapping, tolerating missing fields."""
-    out: dict[str, ClaimGrounding] = {}
-    for claim_id, info in (per_claim or {}).items():
-        if not isinstance(info, Mapping):
-            continue
-        verdict = info.get("verdict")
-        out[str(claim_id)] = ClaimGrounding(
-            best_evidence=info.get("best_evidence"),
-            entailment=_num(info.get("entailment")),
-            contradiction=_num(info.get("contradiction")),
-            verdict=verdict if verdict in _VERDICT_WORDS else None,
-            p_supported=_num(info.get("p_supported")),
-            p_contradicted=_num(info.get("p_contradicted")),
-            passages=tuple(GroundingPassage(str(p.get("evidence", "")), str(p.get("text", "")),
-                                            _num(p.get("similarity")), _num(p.get("entailment")),
-                                            _num(p.get("contradiction")))
-                           for p in (info.get("passages") or ()) if isinstance(p, Mapping)),
-        )
-    return out
-
-
-_VERDICT_WORDS = {"supported": "supported", "contradicted": "contradicted",
-                  "not_enough_info": "not enough information"}
-
-
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
     """One table row per claim: its verdict, p(supported), p(contradicted) and the passage that
     entails it most (the Reasoning graph page's table)."""
@@ -130,7 +71,7 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
         g = grounding.get(claim.id, ClaimGrounding())
         best = g.best_passage()
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
-                     "Verdict": _VERDICT_WORDS.get(g.verdict or "", "not scored"),
+                     "Verdict": g.label,
                      "p(supported)": g.support, "p(contradicted)": g.p_contradicted,
                      "Best passage": f"{best.evidence}: {best.text}" if best else ""})
     return rows
@@ -309,14 +250,6 @@ def remote_resources(page: str) -> list[str]:
 
 
 # ----- helpers --------------------------------------------------------------------
-def _num(value: Any) -> float | None:
-    try:
-        out = float(value)
-    except (TypeError, ValueError):
-        return None
-    return out if out == out else None  # drop NaN
-
-
 def _tint(colour: str, amount: float = 0.55) -> str:
     """Blend ``colour`` toward white so dark label text stays readable."""
     rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
@@ -350,9 +283,12 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
     role = "" if claim.role == "none" else f" · {claim.role}"
     lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
     if g.verdict:
-        lines.append(f"Verdict: {_VERDICT_WORDS[g.verdict]} · p(supported) {_fmt(g.p_supported)} · "
+        lines.append(f"Verdict: {g.label} · p(supported) {_fmt(g.p_supported)} · "
                      f"p(contradicted) {_fmt(g.p_contradicted)}")
-    lines.append(f"Grounding: entailment {_fmt(g.entailment)} · contradiction {_fmt(g.contradiction)}")
+    strongest = (f" · strongest contradiction {_fmt(g.max_contradiction)}"
+                 f"{f' ({g.contradicted_by})' if g.contradicted_by else ''}" if g.max_contradiction is not None
+                 else f" · contradiction {_fmt(g.contradiction)}")
+    lines.append(f"Passages (NLI): best entailment {_fmt(g.entailment)}{strongest}")
     if g.best_evidence and g.best_evidence in evidence:
         ev = evidence[g.best_evidence]
         source = f" ({ev.source})" if ev.source else ""

@@ -3,7 +3,8 @@
 Pages only arrange widgets; everything they compute goes through here so it can
 be tested without a browser: the bundled examples, the session's SNO library
 and current SNO (with the one fallback to a default example every page uses),
-the weights in force, and turning the Author form's tables into a validated SNO.
+the weights in force (:class:`WeightsInForce`, the one source every page and the sidebar
+read), the novelty population, and turning the Author form's tables into a validated SNO.
 
 Session state is passed in as a plain mutable mapping (Streamlit's
 ``st.session_state`` is one); the key names are the ``KEY_*`` constants below.
@@ -21,7 +22,8 @@ from typing import Any, Iterable, Mapping, MutableMapping
 
 from cns_core.config import PROJECT_ROOT
 from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
-from cns_core.scoring import load_profiles
+from cns_core.engine.population import Population
+from cns_core.scoring import blend, load_profiles
 from cns_core.sno import SNO, SNOValidationError, load_snos, parse_snos
 
 __all__ = [
@@ -29,7 +31,11 @@ __all__ = [
     "KEY_CURRENT",
     "KEY_PROFILE",
     "KEY_WEIGHTS",
+    "KEY_BLEND",
+    "KEY_POPULATION",
     "KEY_JUDGE_TURNS",
+    "BLEND_FROM",
+    "BLEND_TO",
     "DEFAULT_PROFILE",
     "examples_dir",
     "load_examples",
@@ -39,6 +45,14 @@ __all__ = [
     "add_snos",
     "current_profile",
     "current_weights",
+    "WeightsInForce",
+    "weights_in_force",
+    "choose_profile",
+    "set_custom_weights",
+    "blend_weights",
+    "profile_options",
+    "POPULATION_CHOICES",
+    "current_population",
     "FormResult",
     "is_blank",
     "sno_from_tables",
@@ -51,9 +65,12 @@ KEY_LIBRARY = "cns_library"        # dict[str, SNO]: every SNO this session know
 KEY_CURRENT = "cns_current"        # str: label of the current SNO in the library
 KEY_PROFILE = "cns_profile"        # str: the chosen weight profile (config/profiles.yaml)
 KEY_WEIGHTS = "cns_weights"        # dict[str, float] | None: custom weights from the Weights page
+KEY_BLEND = "cns_blend"            # float | None: the blend position the custom weights came from
+KEY_POPULATION = "cns_population"  # str: what novelty is measured against (POPULATION_CHOICES)
 KEY_JUDGE_TURNS = "cns_judge_turns"  # list[dict]: turns sent to the judge in this session
 
 DEFAULT_PROFILE = "default"
+BLEND_FROM, BLEND_TO = "exploration", "verification"     # the Weights page's blend runs between these
 
 
 def examples_dir() -> Path:
@@ -152,15 +169,89 @@ def current_profile(state: Mapping[str, Any], profiles: Mapping[str, Mapping[str
         DEFAULT_PROFILE if DEFAULT_PROFILE in profiles else next(iter(profiles)))
 
 
-def current_weights(state: Mapping[str, Any], profiles: Mapping[str, Mapping[str, float]] | None = None
-                    ) -> tuple[dict[str, float], str]:
-    """The weights in force and where they come from (a profile name or ``"custom"``)."""
+@dataclass(frozen=True)
+class WeightsInForce:
+    """The weights every page scores with, and how every page names them.
+
+    ``profile`` is the profile last chosen (what the Weights page compares with); ``custom``
+    weights replace it until a profile is chosen again; ``blend`` is the blend position
+    they came from (None when set by hand).
+    """
+
+    weights: dict[str, float]
+    profile: str
+    custom: bool = False
+    blend: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``verification``, ``custom (blend 0.0)`` or ``custom``: the same words on every page."""
+        if not self.custom:
+            return self.profile
+        return f"custom (blend {round(self.blend, 2)})" if self.blend is not None else "custom"
+
+
+def weights_in_force(state: Mapping[str, Any], profiles: Mapping[str, Mapping[str, float]] | None = None
+                     ) -> WeightsInForce:
+    """The one source of truth for the weights in force (profile, or custom weights from the Weights page)."""
     profiles = profiles if profiles is not None else load_profiles()
+    name = current_profile(state, profiles)
     custom = state.get(KEY_WEIGHTS)
     if isinstance(custom, dict) and custom and sum(custom.values()) > 0:
-        return {c: float(custom.get(c, 0.0)) for c in CRITIC_NAMES}, "custom"
-    name = current_profile(state, profiles)
-    return dict(profiles[name]), name
+        t = state.get(KEY_BLEND)
+        return WeightsInForce({c: float(custom.get(c, 0.0)) for c in CRITIC_NAMES}, name, True,
+                              float(t) if isinstance(t, (int, float)) else None)
+    return WeightsInForce(dict(profiles[name]), name)
+
+
+def current_weights(state: Mapping[str, Any], profiles: Mapping[str, Mapping[str, float]] | None = None
+                    ) -> tuple[dict[str, float], str]:
+    """The weights in force and their label (a profile name, ``custom`` or ``custom (blend 0.35)``)."""
+    force = weights_in_force(state, profiles)
+    return force.weights, force.label
+
+
+def choose_profile(state: MutableMapping[str, Any], name: str) -> None:
+    """Make profile ``name`` the weights in force: custom weights and their blend are dropped."""
+    state[KEY_PROFILE] = name
+    state[KEY_WEIGHTS] = None
+    state[KEY_BLEND] = None
+
+
+def set_custom_weights(state: MutableMapping[str, Any], weights: Mapping[str, float],
+                       blend_at: float | None = None) -> None:
+    """Custom weights (rounded to the sliders' 0.01) in force; ``blend_at``: the blend position they came from."""
+    state[KEY_WEIGHTS] = {c: round(float(weights.get(c, 0.0)), 2) for c in CRITIC_NAMES}
+    state[KEY_BLEND] = None if blend_at is None else float(blend_at)
+
+
+def blend_weights(profiles: Mapping[str, Mapping[str, float]], t: float) -> dict[str, float]:
+    """The blend of ``BLEND_FROM`` and ``BLEND_TO`` at ``t`` (0: the first, 1: the second)."""
+    return blend(profiles[BLEND_FROM], profiles[BLEND_TO], t)
+
+
+def profile_options(force: WeightsInForce, profiles: Mapping[str, Any]) -> list[str]:
+    """What a profile picker offers: the profiles, and the custom weights' label while they are in force."""
+    return [*profiles, force.label] if force.custom else list(profiles)
+
+
+# ----- the novelty population --------------------------------------------------------
+POPULATION_CHOICES = {"examples": "the bundled examples", "session": "every SNO of this session",
+                      "none": "none (every SNO maximally novel)"}
+
+
+def current_population(state: Mapping[str, Any], examples: Mapping[str, SNO]) -> Population:
+    """What novelty is measured against on every page: the examples (the default, as
+    ``cns evaluate --population examples``), every SNO of the session, or none."""
+    choice = state.get(KEY_POPULATION)
+    if choice == "none":
+        return Population.of((), "none")
+    if choice == "session":
+        library = state.get(KEY_LIBRARY)
+        snos = list((library if isinstance(library, dict) else examples).values())
+        unique = list({s.content_hash(): s for s in snos}.values())
+        return Population.of(unique, "session")
+    return Population.of(examples.values(), "examples")
 
 
 # ----- the Author page ------------------------------------------------------------
@@ -225,45 +316,51 @@ def parse_upload(name: str, content: bytes) -> tuple[list[SNO], list[str]]:
 
 # ----- the dashboard's pipeline ------------------------------------------------------
 class PopulationPipeline:
-    """A critic pipeline whose default context compares novelty with a reference set of SNOs.
+    """A critic pipeline that measures novelty against a named :class:`Population`.
 
-    Without a population the Novelty critic calls every SNO maximally novel, which
-    tells a demo audience nothing; the dashboard uses the bundled examples as the
-    reference (an example leaves its own row out through ``population_ids``). An
-    explicit context passed by the caller wins. Everything else is the wrapped
+    Without a population the Novelty critic calls every SNO maximally novel, which tells a
+    demo audience nothing; the dashboard's default is the bundled examples (an example leaves
+    its own row out by id), the same as ``cns evaluate --population examples``. Each
+    population is embedded once (kept by its :attr:`Population.key`). An explicit context
+    passed by the caller wins. Everything else is the wrapped
     :class:`cns_core.pipeline.CriticPipeline`, so its cache serves every page.
     """
 
-    def __init__(self, pipeline: Any, reference: Mapping[str, SNO]):
+    def __init__(self, pipeline: Any, reference: Mapping[str, SNO] | Population):
         self._pipeline = pipeline
-        self._reference = list(reference.values())
-        self._context: CriticContext | None = None
+        self._default = reference if isinstance(reference, Population) else Population.of(reference.values(),
+                                                                                            "examples")
+        self._contexts: dict[str, CriticContext] = {}
         self._lock = threading.Lock()
 
     @property
     def pipeline(self) -> Any:
         return self._pipeline
 
-    def default_context(self) -> CriticContext:
+    def context_for(self, population: Population | None = None) -> CriticContext:
+        """The critics' context for ``population`` (default: the one this pipeline was made with)."""
+        population = population if population is not None else self._default
         with self._lock:
-            if self._context is None:
-                import numpy as np
-
-                from cns_core.critics.novelty import sno_embedding
+            ctx = self._contexts.get(population.key)
+            if ctx is None:
                 from cns_core.models import get_embedder
 
-                ctx = CriticContext(embedder=self._pipeline.embedder or get_embedder())
-                rows = [sno_embedding(s, ctx)[0] for s in self._reference]
-                population = np.vstack(rows).astype(np.float32) if rows else None
-                self._context = CriticContext(population=population, embedder=ctx.embedder,
-                                              extra={"population_ids": [s.id for s in self._reference]})
-            return self._context
+                ctx = population.context(self._pipeline.embedder or get_embedder())
+                while len(self._contexts) >= 8:
+                    self._contexts.pop(next(iter(self._contexts)))
+                self._contexts[population.key] = ctx
+            return ctx
 
-    def run_critics(self, sno: SNO, context: CriticContext | None = None) -> dict[str, CriticResult]:
-        return self._pipeline.run_critics(sno, context if context is not None else self.default_context())
+    def default_context(self) -> CriticContext:
+        return self.context_for(None)
 
-    def evaluate(self, sno: SNO, weights: Any = "default", context: CriticContext | None = None) -> Any:
-        return self._pipeline.evaluate(sno, weights, context if context is not None else self.default_context())
+    def run_critics(self, sno: SNO, context: CriticContext | None = None,
+                    population: Population | None = None) -> dict[str, CriticResult]:
+        return self._pipeline.run_critics(sno, context if context is not None else self.context_for(population))
+
+    def evaluate(self, sno: SNO, weights: Any = "default", context: CriticContext | None = None,
+                 population: Population | None = None) -> Any:
+        return self._pipeline.evaluate(sno, weights, context if context is not None else self.context_for(population))
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pipeline, name)
