@@ -97,4 +97,6 @@ with frame.guard("Could not evaluate the current SNO"):
         if not ev.suggestions:
             st.info("No suggestions: every critic is above the suggestion threshold.")
         for s in ev.suggestions[:5]:
-            st.markdown(f"- {s}")
+            st.markdown(f"- **{frame.md(s.advice)}**: {frame.md(s.where)}")
+        if len(ev.suggestions) > 5:
+            st.caption(f"{len(ev.suggestions) - 5} more on the Meta-Critic page.")
