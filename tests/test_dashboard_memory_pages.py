@@ -254,6 +254,34 @@ def test_coherence_tags_the_default_example_and_reads_the_log(memory_env):
     assert any(c.value.startswith("0 of 8 lines") for c in at.caption)
 
 
+def test_coherence_splits_sno_and_stream_and_leaves_uncompared_chains_out(state_dir):
+    """Issue 31 item 8: tabs apart; chains with nothing to compare are n/a (not 0); a share says its count."""
+    lines = []
+    for i in range(24):
+        compared = i >= 2                                   # the first two turns met an empty memory
+        lines.append({"tick": i + 1, "chain_id": f"t{i}", "p_id": "p0", "entail": 0.8 if compared else 0.0,
+                      "contradict": 0.0, "uncertainty": 0.2, "types": [],
+                      "drift_facets": ["self_trait"] if i in (12, 13) else [],
+                      "coherence_chain": (0.1 if i == 14 else 0.8) if compared else 0.0,
+                      "contradiction_density": 0.0, "blocked": False, "latency_ms": 5.0,
+                      "evidence_pairs": 2 if compared else 0, "model_pairs": 2 if compared else 0})
+    (state_dir / "coherence.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), "utf-8")
+    at = _page("coherence.py").run()
+    assert not at.exception
+    assert [t.label for t in at.tabs] == ["Current SNO: claim check", "Engram stream: the hook's log"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Chains checked"] == "24"
+    assert metrics["Mean coherence"] == f"{(21 * 0.8 + 0.1) / 22:.2f}"
+    assert metrics["Drift chains followed by a spike"] == "100%"
+    captions = [c.value for c in at.caption]
+    assert "2 of 2 drift chains; too few to read" in captions
+    assert any(c.startswith("2 chain(s) had nothing to compare") for c in captions)
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if "Chain metrics" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    coherence = next(d for d in chart["data"] if d["name"] == "coherence")
+    assert len(coherence["y"]) == 22 and 0.0 not in coherence["y"]
+
+
 def test_coherence_without_a_log_says_so(state_dir):
     at = _page("coherence.py").run()
     assert not at.exception
