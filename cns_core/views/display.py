@@ -187,6 +187,13 @@ def trust_badge_html(trust: float | None, *, complete: bool = True, note: str = 
     return _pill(label, unit_colour(trust), tip, f'class="cns-trust" data-trust="{trust:.4f}"')
 
 
+def outlined_cards_css(key_prefix: str) -> str:
+    """A style that outlines, in the disagreement red, every card whose Streamlit key starts with
+    ``key_prefix`` (the whole card, as the legend promises, not only its badge)."""
+    return (f"<style>div[class*=\"st-key-{escape(key_prefix)}\"]{{border:2px solid {RED} !important;"
+            f"box-shadow:0 0 0 1px {RED};border-radius:0.5rem}}</style>")
+
+
 def disagreement_html(verdict: str, rule: str) -> str:
     """A mark where the judge and the critics disagree (``verdict``: "judge higher" | "critics higher")."""
     return _pill(f"⚠ {verdict}", RED, f"the judge and the critics disagree ({rule})",
