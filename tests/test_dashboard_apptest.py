@@ -113,6 +113,12 @@ def test_overview_shows_score_band_and_critics_and_switches_examples():
     from cns_core.views.display import critic_label
 
     assert _score_table(at) == pytest.approx({critic_label(n): results[n].score for n in CRITIC_NAMES})
+    # issue 31 item 9: each explanation is shown whole, not cut off in a table cell
+    assert "Explanation" not in at.dataframe[0].value.columns
+    from pages._frame import md
+
+    listed = "\n".join(m.value for m in at.markdown)
+    assert all(f"**{critic_label(n)}**: {md(results[n].explanation)}" in listed for n in CRITIC_NAMES)
 
     examples = ui_state.load_examples()
     other_i, other = next((i, lab) for i, lab in enumerate(examples)

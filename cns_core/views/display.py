@@ -101,6 +101,30 @@ def critic_label(name: str) -> str:
     return CRITIC_LABELS.get(name, name.replace("_", " ").title())
 
 
+# ----- table columns ----------------------------------------------------------------
+_COLUMN_LABELS = {"sno_id": "SNO", "title": "Title", "complete": "Complete", "n_conflicts": "Conflicts",
+                  "failures": "Failed critics", "file": "File", "error": "Error", "pair": "Critics",
+                  "count": "SNOs", "share": "Share of SNOs", "mean_delta": "Mean gap"}
+_COLUMN_WIDTHS = {"title": "large", "error": "large", "file": "medium", "failures": "medium", "pair": "medium"}
+
+
+def column_label(name: str) -> str:
+    """What a results column is called on the page (``trust_default`` -> "Trust (default)",
+    ``score_logic`` -> "Logic"), never its raw name."""
+    if name in _COLUMN_LABELS:
+        return _COLUMN_LABELS[name]
+    if name.startswith("trust_"):
+        return f"Trust ({name[len('trust_'):].replace('_', ' ')})"
+    if name.startswith("score_"):
+        return critic_label(name[len("score_"):])
+    return name.replace("_", " ").capitalize()
+
+
+def column_width(name: str) -> str:
+    """Streamlit column width for a results column: text gets room, numbers stay narrow."""
+    return _COLUMN_WIDTHS.get(name, "small")
+
+
 def band_colour(band: Any) -> str:
     """Colour of a quality band, given its name or an object with a ``name``."""
     name = getattr(band, "name", band)
