@@ -122,7 +122,8 @@ with stream_tab, frame.guard("Could not read the coherence log"):
                         mode="lines+markers", line=dict(color=display.GREEN))
         fig.add_scatter(x=ticks, y=[p["contradiction_density"] for p in series], name="contradiction density",
                         mode="lines+markers", line=dict(color=display.RED))
-        fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10), yaxis=dict(range=[0, 1]),
+        low = min(0.0, *(p["coherence_chain"] for p in series))    # support minus contradiction can go below 0
+        fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10), yaxis=dict(range=[low - 0.05, 1.02]),
                           xaxis=dict(title="tick"), title=dict(text="Chain metrics over time (compared chains)", x=0),
                           legend=dict(orientation="h", y=1.15, x=1, xanchor="right"))
         st.plotly_chart(fig, width="stretch", key="cns_coherence_series")
@@ -134,4 +135,7 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     blocked = f3.selectbox("Blocked", ["any", "blocked", "passed"], key="cns_coherence_blocked")
     shown = filter_log(rows, chain, types, None if blocked == "any" else blocked == "blocked")
     st.caption(f"{len(shown):,} of {len(rows):,} lines")
-    st.dataframe(pd.DataFrame(shown[-2000:]), hide_index=True, width="stretch", key="cns_coherence_log")
+    log_frame = pd.DataFrame(shown[-2000:])
+    st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
+                 column_config={c: st.column_config.Column(display.column_label(c), width=display.column_width(c))
+                                for c in log_frame.columns})

@@ -99,20 +99,20 @@ with frame.guard("Could not run the Meta-Critic"):
     if not plan:
         st.info("Every critic already reaches its target score.")
     else:
-        rows = [{"Priority": step.priority if k == 0 else "", "Critic": display.critic_label(step.critic),
+        rows = [{"Priority": step.priority if k == 0 else "",
+                 "Critic": f"{display.critic_label(step.critic)} {step.current_score:.2f} → {step.target_score:.2f}",
                  "Action": s.advice, "Where": ", ".join(s.nodes) or "the SNO as a whole",
-                 "Score now": step.current_score, "Target": step.target_score,
                  "Expected impact": step.expected_impact if k == 0 else None}
                 for step in plan for k, s in enumerate(step.suggestions)]
+        # Pixel widths that fit the page at 1440 px, so no action is cut off; the Suggestions above quote
+        # each place in full.
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", column_config={
-            "Priority": st.column_config.TextColumn("Priority", width="small"),
-            "Critic": st.column_config.TextColumn("Critic", width="small"),
-            "Action": st.column_config.TextColumn("Action", width="large",
+            "Priority": st.column_config.TextColumn("Priority", width=60),
+            "Critic": st.column_config.TextColumn("Critic: now → target", width=190),
+            "Action": st.column_config.TextColumn("Action", width=480,
                                                   help="What to do; the Suggestions above quote the critic."),
-            "Where": st.column_config.TextColumn("Where", width="medium",
+            "Where": st.column_config.TextColumn("Where", width=150,
                                                  help="Claims and evidence it concerns, most costly first."),
-            "Score now": st.column_config.NumberColumn("Score now", format="%.2f", width="small"),
-            "Target": st.column_config.NumberColumn("Target", format="%.2f", width="small"),
             "Expected impact": st.column_config.ProgressColumn(
                 "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
-                format="+%.3f", width="small")})
+                format="+%.3f", width=90)})

@@ -280,6 +280,8 @@ def test_coherence_splits_sno_and_stream_and_leaves_uncompared_chains_out(state_
                  if "Chain metrics" in json.loads(c.proto.spec)["layout"]["title"]["text"])
     coherence = next(d for d in chart["data"] if d["name"] == "coherence")
     assert len(coherence["y"]) == 22 and 0.0 not in coherence["y"]
+    log_columns = json.loads(at.dataframe[-1].proto.columns)                # issue 31 item 9: labels
+    assert log_columns["chain_id"]["label"] == "Chain" and log_columns["coherence_chain"]["label"] == "Chain coherence"
 
 
 def test_coherence_without_a_log_says_so(state_dir):
