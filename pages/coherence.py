@@ -137,5 +137,4 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption(f"{len(shown):,} of {len(rows):,} lines")
     log_frame = pd.DataFrame(shown[-2000:])
     st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
-                 column_config={c: st.column_config.Column(display.column_label(c), width=display.column_width(c))
-                                for c in log_frame.columns})
+                 column_config={c: st.column_config.Column(display.column_label(c)) for c in log_frame.columns})

@@ -108,11 +108,11 @@ with frame.guard("Could not run the Meta-Critic"):
         # each place in full.
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", column_config={
             "Priority": st.column_config.TextColumn("Priority", width=60),
-            "Critic": st.column_config.TextColumn("Critic: now → target", width=190),
-            "Action": st.column_config.TextColumn("Action", width=480,
+            "Critic": st.column_config.TextColumn("Critic: now → target", width=170),
+            "Action": st.column_config.TextColumn("Action", width=470,
                                                   help="What to do; the Suggestions above quote the critic."),
             "Where": st.column_config.TextColumn("Where", width=150,
                                                  help="Claims and evidence it concerns, most costly first."),
             "Expected impact": st.column_config.ProgressColumn(
                 "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
-                format="+%.3f", width=90)})
+                format="+%.3f", width=110)})
