@@ -106,6 +106,7 @@ class Engram:
     feedback: str
     metadata: dict[str, Any]
     distance: float | None = None
+    similarity: float | None = None     # to the text of a search by meaning (1 = the same meaning)
 
     @property
     def graded(self) -> bool:
@@ -126,7 +127,7 @@ class Engram:
 
     @classmethod
     def from_chroma(cls, id_: str, document: str | None, meta: Mapping[str, Any] | None,
-                    distance: float | None = None) -> "Engram":
+                    distance: float | None = None, similarity: float | None = None) -> "Engram":
         meta = dict(meta or {})
         document = document or ""
         start = meta.get("answer_start")
@@ -136,7 +137,8 @@ class Engram:
         return cls(id=id_, query=query, answer=answer, session_id=str(meta.get("session_id", "")),
                    timestamp=float(meta.get("timestamp", 0.0)),
                    critic_score=int(score) if isinstance(score, int) and score >= 1 else None,
-                   feedback=str(meta.get("critic_feedback", "")), metadata=meta, distance=distance)
+                   feedback=str(meta.get("critic_feedback", "")), metadata=meta, distance=distance,
+                   similarity=similarity)
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,8 @@ class EngramFilters:
     """What the engram browser may filter on; every field is optional.
 
     ``contains`` is a case-insensitive substring of the query or answer (pushed into
-    Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning.
+    Chroma); ``similar_to`` keeps the ``semantic_k`` engrams nearest in meaning whose similarity
+    reaches ``min_similarity`` (None: the memory's ``browse.min_similarity``).
     ``min_trust``/``max_trust`` bound the critics' Trust Score (engrams without one are then
     left out), ``untrusted_only`` keeps those without one, ``disagreeing`` those where the
     judge and the critics disagree under that rule.
@@ -206,6 +209,7 @@ class EngramFilters:
     until: float | None = None
     contains: str | None = None
     similar_to: str | None = None
+    min_similarity: float | None = None
     session_id: str | None = None
     min_trust: float | None = None
     max_trust: float | None = None
@@ -227,7 +231,7 @@ class EngramFilters:
                 object.__setattr__(self, name, check_timestamp(value, name))
         if self.since is not None and self.until is not None and self.since > self.until:
             raise ValueError(f"since {self.since} is after until {self.until}")
-        for name in ("min_trust", "max_trust"):
+        for name in ("min_trust", "max_trust", "min_similarity"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, validate_trust(value, name))

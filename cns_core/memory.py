@@ -139,6 +139,14 @@ class CNSEmbeddingFunction(EmbeddingFunction[Documents]):
 
 # --------------------------------------------------------------------------- validation helpers
 
+def _similarity_setting(value: Any) -> float:
+    """``browse.min_similarity`` of memory.yaml: a number in [0, 1], or ConfigError naming it."""
+    try:
+        return validate_trust(value, "memory.yaml: browse.min_similarity")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _text(value: Any, field_name: str, *, empty_ok: bool = False) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{field_name}: expected a string, got {type(value).__name__}")
@@ -225,6 +233,7 @@ class MemoryService:
         browse = dict(cfg.get("browse") or {})
         self.max_limit = int(browse.get("max_limit", 500))
         self.semantic_k = int(browse.get("semantic_k", 200))
+        self.min_similarity = _similarity_setting(browse.get("min_similarity", 0.3))
         self.band_slack = int(browse.get("band_slack", 64))
         self.first_step_s = float(browse.get("first_step_s", 60.0))
         self.direct_limit = int(browse.get("direct_limit", 20_000))
@@ -531,8 +540,16 @@ class MemoryService:
             query = {"query_embeddings": rows}
         res = self._engrams.query(**query, n_results=min(k, total), where=where, where_document=where_document,
                                   include=["metadatas", "documents", "distances"])
-        return [[Engram.from_chroma(i, d, m, dist) for i, d, m, dist in zip(ids, docs, metas, dists)]
+        return [[Engram.from_chroma(i, d, m, dist, self.similarity(dist)) for i, d, m, dist in zip(ids, docs, metas, dists)]
                 for ids, docs, metas, dists in zip(res["ids"], res["documents"], res["metadatas"], res["distances"])]
+
+    def similarity(self, distance: float | None) -> float | None:
+        """Cosine similarity from the store's distance (the embeddings are unit vectors): ``cosine`` and
+        ``ip`` distances are ``1 - cos``, ``l2`` is the squared distance ``2 - 2 cos``."""
+        if distance is None:
+            return None
+        cos = 1.0 - float(distance) / 2.0 if self._space == "l2" else 1.0 - float(distance)
+        return max(-1.0, min(1.0, cos))
 
     # ---------------------------------------------------------------- browsing
 
@@ -594,8 +611,9 @@ class MemoryService:
         """How many engrams ``browse`` can page through with these filters."""
         filters = filters or EngramFilters()
         where = and_clauses(range_clauses(filters, None, None))
-        n = self._count_where(self._engrams, where, filters.where_document())
-        return min(n, self.semantic_k) if filters.similar_to else n
+        if filters.similar_to:
+            return len(self._semantic_hits(filters))
+        return self._count_where(self._engrams, where, filters.where_document())
 
     def browse(self, filters: EngramFilters | None = None, offset: int = 0, limit: int = 50,
                order: str = "newest") -> list[Engram]:
@@ -618,9 +636,16 @@ class MemoryService:
             return self._browse_by_score(filters, offset, limit)
         return self._pager(filters, order == "newest").page(offset, limit)
 
-    def _browse_semantic(self, filters: EngramFilters, offset: int, limit: int, order: str) -> list[Engram]:
+    def _semantic_hits(self, filters: EngramFilters) -> list[Engram]:
+        """The ``semantic_k`` nearest engrams that pass the filters and reach the similarity cut-off,
+        most similar first."""
         where = and_clauses(range_clauses(filters, None, None))
         hits = self._nearest([filters.similar_to or ""], self.semantic_k, where, filters.where_document())[0]
+        cut = self.min_similarity if filters.min_similarity is None else filters.min_similarity
+        return [h for h in hits if h.similarity is not None and h.similarity >= cut]
+
+    def _browse_semantic(self, filters: EngramFilters, offset: int, limit: int, order: str) -> list[Engram]:
+        hits = self._semantic_hits(filters)
         if order == "newest":
             hits.sort(key=lambda e: (-e.timestamp, e.id))
         elif order == "oldest":

@@ -32,8 +32,8 @@ from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
 __all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
-           "memory", "coherence_hook", "judge_feed", "current", "results", "population", "profiles", "in_force",
-           "weights", "quality_gate", "badge"]
+           "memory", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
+           "in_force", "weights", "quality_gate", "badge"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -66,6 +66,14 @@ def _memory_at(where: str):
     from cns_core.memory import MemoryService
 
     return MemoryService()
+
+
+@st.cache_resource(show_spinner=False)
+def answer_scorer():
+    """The critics' Trust scoring of stored answers, configured as ``cns trust-backfill`` configures it."""
+    from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
+
+    return AnswerScorer(TrustSettings.from_config())
 
 
 @st.cache_resource(show_spinner=False)

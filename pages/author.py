@@ -152,13 +152,15 @@ with text_tab:
     source_files = t2.file_uploader("Sources (.txt, .md, .pdf): their passages become the evidence",
                                     type=list(text_draft.SOURCE_TYPES), accept_multiple_files=True,
                                     key="cns_author_sources")
+    source_text = t2.text_area("… or paste a source's text", key="cns_author_source_text", height=100,
+                               placeholder="Paste the text of a source (a study, an article) here …")
     question = st.text_input("The question it answers (optional; picks the main claim)", key="cns_author_question")
     if st.button("Draft the SNO", type="primary", key="cns_author_draft_button"):
         with frame.guard("Could not draft the SNO"):
             try:
                 text, sources = text_draft.read_inputs(
                     pasted, (text_file.name, text_file.getvalue()) if text_file is not None else None,
-                    [(f.name, f.getvalue()) for f in source_files or []])
+                    [(f.name, f.getvalue()) for f in source_files or []], source_text)
                 with st.spinner("Drafting (the models load on the first draft) …"):
                     st.session_state[KEY_DRAFT] = text_draft.draft_tables(text, sources, question)
                 st.session_state[KEY_DRAFTS] = st.session_state.get(KEY_DRAFTS, 0) + 1

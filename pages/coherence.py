@@ -15,10 +15,12 @@ from cns_core.coherence.log_view import default_log_path, filter_log, load_log, 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "not_enough_info": display.AMBER,
                    "neutral": display.GREY}
 
-frame.page("Coherence", "Which claims of the current SNO contradict each other or their evidence, and how "
-           "coherent the engram stream has been (from the coherence hook's log).")
+frame.page("Coherence", "Two checks, one per tab: which claims of the current SNO contradict each other or "
+           "their evidence, and how coherent the stream of stored turns has been (the coherence hook's log).")
 
-with frame.guard("Could not check the current SNO"):
+sno_tab, stream_tab = st.tabs(["Current SNO: claim check", "Engram stream: the hook's log"])
+
+with sno_tab, frame.guard("Could not check the current SNO"):
     label, sno = frame.current()
     st.subheader(frame.md(sno.title or sno.id))
     hook = frame.coherence_hook()
@@ -80,9 +82,9 @@ with frame.guard("Could not check the current SNO"):
                      hide_index=True, width="stretch", key="cns_coherence_pairs")
         st.caption("Declared: an attack relation already states the conflict (a rebuttal, not an inconsistency).")
 
-st.divider()
-st.subheader("The engram stream")
-with frame.guard("Could not read the coherence log"):
+with stream_tab, frame.guard("Could not read the coherence log"):
+    st.caption("Every turn the judge loop stores is checked against the memory before it is written; one chain "
+               "per turn. These numbers are about that stream, not about the SNO of the other tab.")
     path = default_log_path()
     rows = load_log(path)
     if not rows:
@@ -93,28 +95,38 @@ with frame.guard("Could not read the coherence log"):
     s1, s2, s3, s4 = st.columns(4)
     s1.metric("Chains checked", f"{summary.chains:,}")
     s2.metric("Blocked", f"{summary.blocked_chains:,}")
-    s3.metric("Mean coherence", "–" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}")
-    s4.metric("Mean contradiction density", "–" if summary.mean_density is None else f"{summary.mean_density:.2f}")
+    s3.metric("Mean coherence", "n/a" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}",
+              help="Over the chains that had something to compare.")
+    s4.metric("Mean contradiction density", "n/a" if summary.mean_density is None else f"{summary.mean_density:.2f}")
     coverage, unrecorded = summary.coverage(frame.coherence_hook().settings.latency.budget("pre_write"))
     st.caption(coverage.sentence("chains", p95=True) + coherence_view.stream_note(unrecorded))
+    if summary.uncompared:
+        st.caption(coherence_view.uncompared_note(summary.uncompared))
 
     settings = IndicatorSettings.from_config()
     drift = drift_indicator(summary.points, settings)
     st.markdown("**Drift leading indicator**")
     d1, d2, d3, d4 = st.columns(4)
-    d1.metric("Drift chains followed by a spike", "–" if drift.indicator is None else f"{drift.indicator:.0%}",
+    d1.metric("Drift chains followed by a spike", "n/a" if drift.indicator is None else f"{drift.indicator:.0%}",
               help=f"Chains with a drift facet (self_trait / goal_violation) followed within {settings.horizon} "
                    f"chains by a drift spike: coherence below the mean of the previous {settings.window} chains "
                    f"minus {settings.z:g} of their std (at least {settings.min_drop:g}).")
-    d2.metric("Base rate (any chain)", "–" if drift.base_rate is None else f"{drift.base_rate:.0%}",
+    d1.caption(coherence_view.share_note(drift.drift_followed, drift.drift_chains, "drift chains",
+                                         drift.too_few(drift.drift_chains)))
+    d2.metric("Base rate (any chain)", "n/a" if drift.base_rate is None else f"{drift.base_rate:.0%}",
               help="The same share over every chain: what the indicator must beat to lead.")
-    d3.metric("Lift", "–" if drift.lift is None else f"{drift.lift:.1f}×",
+    d2.caption(coherence_view.share_note(drift.judged_followed, drift.judged_chains, "chains",
+                                         drift.too_few(drift.judged_chains)))
+    d3.metric("Lift", "n/a" if drift.lift is None else f"{drift.lift:.1f}×",
               help="Indicator / base rate; above 1, drift facets precede coherence drops.")
-    d4.metric("Coherence stability", "–" if drift.stability is None else f"{drift.stability:.2f}",
+    if drift.lift is not None and drift.too_few(min(drift.drift_chains, drift.judged_chains)):
+        d3.caption("too few chains to read")
+    d4.metric("Coherence stability", "n/a" if drift.stability is None else f"{drift.stability:.2f}",
               help=f"chain_coherence_stability: std of the last {settings.window} chains' coherence (lower is "
                    "steadier).")
     st.caption(f"{drift.drift_chains:,} drift chain(s) and {len(drift.spikes):,} spike(s) over {drift.chains:,} "
-               "chains; chains in the last horizon are not judged yet.")
+               f"compared chains; chains in the last horizon are not judged yet; a share over fewer than "
+               f"{settings.min_chains} chains is too few to read.")
 
     series = summary.series
     if series:
@@ -124,8 +136,9 @@ with frame.guard("Could not read the coherence log"):
                         mode="lines+markers", line=dict(color=display.GREEN))
         fig.add_scatter(x=ticks, y=[p["contradiction_density"] for p in series], name="contradiction density",
                         mode="lines+markers", line=dict(color=display.RED))
-        fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10), yaxis=dict(range=[0, 1]),
-                          xaxis=dict(title="tick"), title=dict(text="Chain metrics over time", x=0),
+        low = min(0.0, *(p["coherence_chain"] for p in series))    # support minus contradiction can go below 0
+        fig.update_layout(height=280, margin=dict(l=10, r=10, t=36, b=10), yaxis=dict(range=[low - 0.05, 1.02]),
+                          xaxis=dict(title="tick"), title=dict(text="Chain metrics over time (compared chains)", x=0),
                           legend=dict(orientation="h", y=1.15, x=1, xanchor="right"))
         st.plotly_chart(fig, width="stretch", key="cns_coherence_series")
 
@@ -136,4 +149,6 @@ with frame.guard("Could not read the coherence log"):
     blocked = f3.selectbox("Blocked", ["any", "blocked", "passed"], key="cns_coherence_blocked")
     shown = filter_log(rows, chain, types, None if blocked == "any" else blocked == "blocked")
     st.caption(f"{len(shown):,} of {len(rows):,} lines")
-    st.dataframe(pd.DataFrame(shown[-2000:]), hide_index=True, width="stretch", key="cns_coherence_log")
+    log_frame = pd.DataFrame(shown[-2000:])
+    st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
+                 column_config={c: st.column_config.Column(display.column_label(c)) for c in log_frame.columns})

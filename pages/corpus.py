@@ -14,6 +14,24 @@ from cns_core.engine import corpus
 from cns_core.views import display, ui_state
 
 KEY_FRAME = "cns_corpus_frame"     # the loaded results table
+
+
+def _columns(names) -> dict:
+    """Human labels and widths for the results table (numbers narrow, text wide; no raw names)."""
+    out = {}
+    for name in names:
+        label, width = display.column_label(name), display.column_width(name)
+        if name.startswith("trust_"):
+            out[name] = st.column_config.NumberColumn(label, format="%.3f", width=width)
+        elif name.startswith("score_"):
+            out[name] = st.column_config.NumberColumn(label, format="%.2f", width=width)
+        elif name == "complete":
+            out[name] = st.column_config.CheckboxColumn(label, width=width,
+                                                        help="False where a critic failed: the Trust Score leaves it out.")
+        else:
+            out[name] = st.column_config.Column(label, width=width)
+    return out
+
 KEY_ORIGIN = "cns_corpus_origin"   # where it came from (shown above the charts)
 
 frame.page("Corpus", "Many SNOs at once: load a results table from `cns evaluate DIR --out FILE`, or evaluate "
@@ -100,21 +118,25 @@ else:
         if conflicts.empty:
             st.caption("No two critics disagree on any SNO of this corpus.")
         else:
-            st.dataframe(conflicts[["pair", "count", "share", "mean_delta"]], hide_index=True, width="stretch",
+            shown_conflicts = conflicts.assign(pair=[f"{display.critic_label(h)} over {display.critic_label(lo)}"
+                                                     for h, lo in zip(conflicts["higher"], conflicts["lower"])])
+            st.dataframe(shown_conflicts[["pair", "count", "share", "mean_delta"]], hide_index=True, width="stretch",
                          key="cns_corpus_conflicts", column_config={
-                             "share": st.column_config.ProgressColumn("share of SNOs", min_value=0.0,
+                             **_columns(["pair", "count"]),
+                             "share": st.column_config.ProgressColumn("Share of SNOs", min_value=0.0,
                                                                       max_value=1.0, format="%.2f"),
-                             "mean_delta": st.column_config.NumberColumn("mean gap", format="%.2f")})
+                             "mean_delta": st.column_config.NumberColumn("Mean gap", format="%.2f")})
 
         st.markdown("**SNOs**")
         columns = list(corpus.corpus_table(data).columns)
         c1, c2 = st.columns([3, 1])
         sort_by = c1.selectbox("Sort by", columns, index=columns.index(f"trust_{shown[0]}")
-                               if shown and f"trust_{shown[0]}" in columns else 0, key="cns_corpus_sort")
+                               if shown and f"trust_{shown[0]}" in columns else 0, key="cns_corpus_sort",
+                               format_func=display.column_label)
         ascending = c2.toggle("Ascending", value=False, key="cns_corpus_ascending")
         table = corpus.corpus_table(data, sort_by=sort_by, ascending=ascending)
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
-                             selection_mode="single-row", key="cns_corpus_table")
+                             selection_mode="single-row", key="cns_corpus_table", column_config=_columns(table.columns))
         rows = {f"{r.file}::{r.sno_id}": i for i, r in enumerate(table.itertuples()) if r.sno_id}
         selected = [i for i in getattr(getattr(event, "selection", None), "rows", []) if table.at[i, "sno_id"]]
         if selected:   # a row clicked in the table becomes the SNO to open

@@ -10,16 +10,18 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display
-from cns_core.views.engram_view import (HISTOGRAM_BUCKETS, FilterChoice, build_filters, disagreement_count,
-                                        disagreement_rule, page_count, rule_text, score_histogram, trust_html)
+from cns_core.views.engram_view import (DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
+                                        disagreement_count, disagreement_rule, page_count, rule_text,
+                                        score_histogram, score_trust, similarity_text, trust_html)
 from cns_core.engrams import UNGRADED
 
 PER_PAGE = 25
-_ORDERS = {"Newest first": "newest", "Oldest first": "oldest", "Best score first": "score",
-           "Most similar first": "relevance"}
+_ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest first": "oldest",
+           "Best score first": "score"}
 
 frame.page("Engrams", "Every stored turn with the judge's grade and the critics' Trust Score of its answer "
-           "(hover a badge for the feedback or the details); a red outline marks where the two disagree. "
+           "(hover a badge for the feedback or the details); a red outline around the card marks where the two "
+           "disagree. "
            "Filter by either, time, text or meaning; the histogram counts the filtered memory per grade.")
 
 with frame.guard("Could not open the engram memory"):
@@ -41,7 +43,12 @@ with frame.guard("Could not open the engram memory"):
         contains = st.text_input("Text contains", key="cns_engrams_contains",
                                  help="Case-insensitive, in the query or the answer.")
         similar = st.text_input("Similar in meaning to", key="cns_engrams_similar",
-                                help="Semantic search with the MiniLM embeddings.")
+                                help="Semantic search with the MiniLM embeddings: ranked by similarity, most "
+                                     "similar first, down to the cut-off below.")
+        min_similarity = st.slider("Minimum similarity", 0.0, 1.0, float(memory.min_similarity), 0.05,
+                                   key="cns_engrams_min_similarity", disabled=not similar.strip(),
+                                   help="Cosine similarity of the MiniLM embeddings (1 = the same meaning); "
+                                        "default from config/memory.yaml, browse.min_similarity.")
         session = st.text_input("Session id", key="cns_engrams_session")
         rule = disagreement_rule()
         untrusted = st.checkbox("No Trust Score only", key="cns_engrams_untrusted",
@@ -58,15 +65,18 @@ with frame.guard("Could not open the engram memory"):
     try:
         filters = build_filters(FilterChoice(score_range=tuple(score_range), ungraded_only=ungraded, since=since,
                                              until=until, contains=contains, similar_to=similar,
+                                             min_similarity=min_similarity,
                                              session_id=session, trust_range=tuple(trust_range),
                                              untrusted_only=untrusted, disagree_only=disagree), rule)
     except ValueError as exc:
         st.error(f"Filter: {exc}")
         st.stop()
 
-    orders = list(_ORDERS) if filters.similar_to else list(_ORDERS)[:3]
+    # A search by meaning opens ranked by similarity (its own key, so an earlier "Newest first" does not stick).
+    orders = list(_ORDERS) if filters.similar_to else list(_ORDERS)[1:]
     c1, c2 = st.columns([3, 1])
-    order_label = c2.selectbox("Order", orders, key="cns_engrams_order")
+    order_label = c2.selectbox("Order", orders,
+                               key="cns_engrams_order_similar" if filters.similar_to else "cns_engrams_order")
     with st.spinner("Counting engrams…"):
         histogram = score_histogram(memory, filters)
         matches = memory.count(filters)
@@ -74,7 +84,8 @@ with frame.guard("Could not open the engram memory"):
     pages = page_count(matches, PER_PAGE)
     page_no = c2.number_input("Page", min_value=1, max_value=pages, value=1, step=1, key="cns_engrams_page")
     page_no = min(int(page_no), pages)
-    c1.markdown(f"**{matches:,}** of **{total:,}** engrams match · page {page_no} of {pages} · "
+    cut = f" (similarity ≥ {filters.min_similarity:.2f})" if filters.similar_to else ""
+    c1.markdown(f"**{matches:,}** of **{total:,}** engrams match{cut} · page {page_no} of {pages} · "
                 f"**{disagreements:,}** where the judge and the critics disagree",
                 help=f"Disagreement: {rule_text(rule)}.")
 
@@ -90,18 +101,32 @@ with frame.guard("Could not open the engram memory"):
     with st.spinner("Reading the page…"):
         rows = memory.browse(filters, offset=(page_no - 1) * PER_PAGE, limit=PER_PAGE, order=_ORDERS[order_label])
     if not rows:
-        st.info("No engram matches these filters.")
+        st.info("No engram matches these filters."
+                + (" Lower the minimum similarity to see weaker matches." if filters.similar_to else ""))
+    scored = st.session_state.pop("cns_engrams_scored", None)
+    if scored:
+        st.success(scored)
+    st.markdown(display.outlined_cards_css(DISAGREE_CARD), unsafe_allow_html=True)
     for e in rows:
         when = datetime.fromtimestamp(e.timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        with st.container(border=True):
+        similarity = similarity_text(e)
+        with st.container(border=True, key=card_key(e, rule)):
             st.markdown(
                 f'<div style="display:flex;justify-content:space-between;gap:1rem">'
                 f'<b>{display.escape(e.query)}</b><span style="white-space:nowrap">'
                 f'{display.score_badge_html(e.critic_score, e.feedback)}{trust_html(e, rule)}</span></div>'
                 f'<div style="margin-top:0.3rem">{display.escape(e.answer)}</div>'
-                f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">{display.escape(when)} · '
+                f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">'
+                f'{"<b>" + display.escape(similarity) + "</b> · " if similarity else ""}{display.escape(when)} · '
                 f'session {display.escape(e.session_id or "–")} · id {display.escape(e.id)}</div>',
                 unsafe_allow_html=True)
             if e.feedback:
                 with st.expander("Judge feedback"):
                     st.markdown(frame.md(e.feedback))
+            if e.trust_score is None and st.button(
+                    "Score Trust", key=f"cns_engrams_trust_{e.id}",
+                    help="Draft this answer into an SNO and score it with the critics now, as `cns trust-backfill` "
+                         "does (config/memory.yaml, trust.profile)."):
+                with st.spinner("Drafting and scoring the answer…"):
+                    st.session_state["cns_engrams_scored"] = score_trust(memory, frame.answer_scorer(), e.id)
+                st.rerun()

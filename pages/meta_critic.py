@@ -84,25 +84,35 @@ with frame.guard("Could not run the Meta-Critic"):
             f"{'Passes' if decision.passed else 'Fails'}: {decision.reason}. Band: "
             f"{display.band_label(decision.band)} ({decision.band.action}).")
 
-    st.markdown("**Suggestions**")
+    st.markdown("**Suggestions** (what to do and where, the critic that costs the most Trust Score first)")
     if not ev.suggestions:
         st.info("No suggestions: every critic scores above the suggestion threshold and nothing conflicts.")
     for s in ev.suggestions:
-        st.markdown(f"- {s}")
+        places = "".join(f"\n    - {frame.md(p)}" for p in s.places)
+        st.markdown(f"- **{frame.md(s.advice)}** · {display.critic_label(s.critic)} {s.score:.2f}, worth up to "
+                    f"+{s.cost:.3f} Trust{places}")
+        if s.because:
+            st.caption("Why now: " + "; ".join(frame.md(b) for b in s.because))
 
     st.markdown("**Improvement plan** (expected impact: the Trust Score gain if that critic reached its target)")
     plan = improvement_plan(results, weights, config)
     if not plan:
         st.info("Every critic already reaches its target score.")
     else:
-        st.dataframe(pd.DataFrame([{
-            "Priority": step.priority, "Critic": display.critic_label(step.critic), "Action": step.action,
-            "Score now": step.current_score, "Target": step.target_score,
-            "Expected impact": step.expected_impact} for step in plan]),
-            hide_index=True, width="stretch", column_config={
-                "Score now": st.column_config.NumberColumn(format="%.2f"),
-                "Target": st.column_config.NumberColumn(format="%.2f"),
-                "Expected impact": st.column_config.ProgressColumn(
-                    "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
-                    format="+%.3f"),
-                "Action": st.column_config.TextColumn(width="large")})
+        rows = [{"Priority": step.priority if k == 0 else "",
+                 "Critic": f"{display.critic_label(step.critic)} {step.current_score:.2f} → {step.target_score:.2f}",
+                 "Action": s.advice, "Where": ", ".join(s.nodes) or "the SNO as a whole",
+                 "Expected impact": step.expected_impact if k == 0 else None}
+                for step in plan for k, s in enumerate(step.suggestions)]
+        # Pixel widths that fit the page at 1440 px, so no action is cut off; the Suggestions above quote
+        # each place in full.
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", column_config={
+            "Priority": st.column_config.TextColumn("Priority", width=60),
+            "Critic": st.column_config.TextColumn("Critic: now → target", width=170),
+            "Action": st.column_config.TextColumn("Action", width=470,
+                                                  help="What to do; the Suggestions above quote the critic."),
+            "Where": st.column_config.TextColumn("Where", width=150,
+                                                 help="Claims and evidence it concerns, most costly first."),
+            "Expected impact": st.column_config.ProgressColumn(
+                "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
+                format="+%.3f", width=110)})

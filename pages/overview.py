@@ -64,7 +64,6 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
-            "Explanation": r.explanation if r else "no result",
         })
     fig = go.Figure()
     for name in CRITIC_NAMES:
@@ -77,11 +76,15 @@ with frame.guard("Could not evaluate the current SNO"):
     st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
     st.markdown("**Per critic**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "Critic": st.column_config.TextColumn("Critic", width="small"),
         "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
-        "Weight": st.column_config.NumberColumn("Weight", format="%.2f"),
-        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f"),
-        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
-        "Explanation": st.column_config.TextColumn("Explanation", width="large")})
+        "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
+        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="small"),
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="small")})
+    # The explanations are sentences: listed in full below the table rather than cut off in a cell.
+    st.markdown("\n".join(f"- **{display.critic_label(name)}**: "
+                           f"{frame.md(results[name].explanation if name in results else 'no result')}"
+                           for name in CRITIC_NAMES))
 
     c1, c2 = st.columns(2)
     with c1:
@@ -97,4 +100,6 @@ with frame.guard("Could not evaluate the current SNO"):
         if not ev.suggestions:
             st.info("No suggestions: every critic is above the suggestion threshold.")
         for s in ev.suggestions[:5]:
-            st.markdown(f"- {s}")
+            st.markdown(f"- **{frame.md(s.advice)}**: {frame.md(s.where)}")
+        if len(ev.suggestions) > 5:
+            st.caption(f"{len(ev.suggestions) - 5} more on the Meta-Critic page.")

@@ -141,3 +141,18 @@ def test_author_refuses_text_it_cannot_draft(author):
     assert not at.exception
     assert any(e.value.startswith("Nothing was drafted: text: does not look like English") for e in at.error)
     assert "cns_author_draft" not in at.session_state
+
+
+def test_a_pasted_source_becomes_evidence(author):
+    """Issue 31 item 9: a source's text can be pasted, not only uploaded; its passages become evidence."""
+    text, sources = text_draft.read_inputs(TEXT, None, [], SOURCE.text)
+    assert sources == [SourceText(text_draft.PASTED_SOURCE, SOURCE.text)]
+    assert text_draft.read_inputs(TEXT, None, [], "   ")[1] == []
+    at = author
+    at.text_area(key="cns_author_text").input(TEXT)
+    at.text_area(key="cns_author_source_text").input(SOURCE.text)
+    at.button(key="cns_author_draft_button").click().run()
+    assert not at.exception
+    drafted = at.session_state["cns_author_draft"]
+    assert drafted.evidence and {e["source"] for e in drafted.evidence} == {text_draft.PASTED_SOURCE}
+    assert not any("no sources given" in i.value for i in at.info)

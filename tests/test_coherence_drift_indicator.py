@@ -91,3 +91,33 @@ def test_one_tick_rule_for_points_and_summary():
                                                                                    (2, "b", 0.4, False)]
     assert summary.chains == 2 and summary.propositions == 4 and summary.mean_coherence == pytest.approx(0.65)
     assert [p["tick"] for p in summary.series] == [1, 2] and chain_points(rows) == list(summary.points)
+
+
+def test_chains_with_nothing_to_compare_are_not_coherence_zero():
+    """Issue 31 item 8: a chain with no evidence pairs has no coherence to plot, average or lead with."""
+    from cns_core.coherence.log_view import summarise
+
+    rows = [dict(_line(1, "first", 0.0), evidence_pairs=0, model_pairs=0),       # nothing stored before it
+            dict(_line(2, "b", 0.8), evidence_pairs=3, model_pairs=3),
+            dict(_line(3, "c", 0.6, ["self"]), evidence_pairs=2, model_pairs=0),
+            dict(_line(4, "lone", 0.0), evidence_pairs=0, model_pairs=0),
+            _line(5, "old", 0.4)]                                                     # logged before pairs were
+    summary = summarise(rows)
+    assert summary.chains == 5 and summary.uncompared == 2
+    assert [p["chain_id"] for p in summary.series] == ["b", "c", "old"]
+    assert summary.mean_coherence == pytest.approx((0.8 + 0.6 + 0.4) / 3)
+    result = drift_indicator(summary.points, SMALL)
+    assert result.chains == 3 and result.uncompared == 2
+
+
+def test_a_share_over_few_chains_says_so():
+    from cns_core.views.coherence_view import share_note, uncompared_note
+
+    result = drift_indicator(chain_points([_line(i, f"c{i}", 0.5, ["g"] if i < 2 else []) for i in range(5)]),
+                             SMALL)
+    assert result.drift_chains == 2 and result.too_few(result.drift_chains)
+    assert share_note(2, 2, "drift chains", result.too_few(2)) == "2 of 2 drift chains; too few to read"
+    assert share_note(7, 40, "chains", False) == "7 of 40 chains"
+    assert share_note(0, 0, "drift chains", True) == "no drift chains yet"
+    assert uncompared_note(0) == "" and uncompared_note(3).startswith("3 chain(s) had nothing to compare")
+    assert IndicatorSettings.from_config().min_chains == 10

@@ -113,6 +113,12 @@ def test_overview_shows_score_band_and_critics_and_switches_examples():
     from cns_core.views.display import critic_label
 
     assert _score_table(at) == pytest.approx({critic_label(n): results[n].score for n in CRITIC_NAMES})
+    # issue 31 item 9: each explanation is shown whole, not cut off in a table cell
+    assert "Explanation" not in at.dataframe[0].value.columns
+    from pages._frame import md
+
+    listed = "\n".join(m.value for m in at.markdown)
+    assert all(f"**{critic_label(n)}**: {md(results[n].explanation)}" in listed for n in CRITIC_NAMES)
 
     examples = ui_state.load_examples()
     other_i, other = next((i, lab) for i, lab in enumerate(examples)
@@ -290,7 +296,27 @@ def test_meta_critic_heatmap_gate_and_plan():
     assert any(s.value.startswith("Passes") for s in at.success)
     plan_tables = [d.value for d in at.dataframe if "Expected impact" in d.value.columns]
     assert plan_tables and len(plan_tables[0]) >= 1
-    assert (plan_tables[0]["Expected impact"] > 0).all()
+    assert (plan_tables[0]["Expected impact"].dropna() > 0).all()
+
+
+def test_meta_critic_suggestions_and_plan_say_where():
+    """Issue 31 item 5: each suggestion names its claims (no bare "Address: <label>"), so does the plan."""
+    examples = ui_state.load_examples()
+    i, label = next((i, lab) for i, lab in enumerate(examples) if "homework" in examples[lab].id)
+    at = app()
+    at.button(key=f"cns_example_{i}").click().run()
+    at.switch_page("pages/meta_critic.py").run()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Address:" not in text
+    results = pipeline().run_critics(examples[label])
+    unsupported = [iss.nodes[0] for iss in results["grounding"].issues if iss.code == "unsupported_claim"]
+    worst = min(unsupported, key=lambda c: results["grounding"].evidence["claims"][c]["p_supported"])
+    assert f"No evidence supports claim {worst} " in text
+    plan = next(d.value for d in at.dataframe if "Where" in d.value.columns)
+    grounding_rows = plan[plan["Critic"].str.startswith("Grounding ")]
+    assert grounding_rows["Where"].iloc[0].startswith(worst)
+    assert all(plan["Where"].str.len() > 0) and not plan["Action"].str.startswith("Address").any()
 
 
 # ----- empty states -------------------------------------------------------------

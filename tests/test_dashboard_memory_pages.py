@@ -255,6 +255,36 @@ def test_coherence_tags_the_default_example_and_reads_the_log(memory_env):
     assert any(c.value.startswith("0 of 8 lines") for c in at.caption)
 
 
+def test_coherence_splits_sno_and_stream_and_leaves_uncompared_chains_out(state_dir):
+    """Issue 31 item 8: tabs apart; chains with nothing to compare are n/a (not 0); a share says its count."""
+    lines = []
+    for i in range(24):
+        compared = i >= 2                                   # the first two turns met an empty memory
+        lines.append({"tick": i + 1, "chain_id": f"t{i}", "p_id": "p0", "entail": 0.8 if compared else 0.0,
+                      "contradict": 0.0, "uncertainty": 0.2, "types": [],
+                      "drift_facets": ["self_trait"] if i in (12, 13) else [],
+                      "coherence_chain": (0.1 if i == 14 else 0.8) if compared else 0.0,
+                      "contradiction_density": 0.0, "blocked": False, "latency_ms": 5.0,
+                      "evidence_pairs": 2 if compared else 0, "model_pairs": 2 if compared else 0})
+    (state_dir / "coherence.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), "utf-8")
+    at = _page("coherence.py").run()
+    assert not at.exception
+    assert [t.label for t in at.tabs] == ["Current SNO: claim check", "Engram stream: the hook's log"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Chains checked"] == "24"
+    assert metrics["Mean coherence"] == f"{(21 * 0.8 + 0.1) / 22:.2f}"
+    assert metrics["Drift chains followed by a spike"] == "100%"
+    captions = [c.value for c in at.caption]
+    assert "2 of 2 drift chains; too few to read" in captions
+    assert any(c.startswith("2 chain(s) had nothing to compare") for c in captions)
+    chart = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                 if "Chain metrics" in json.loads(c.proto.spec)["layout"]["title"]["text"])
+    coherence = next(d for d in chart["data"] if d["name"] == "coherence")
+    assert len(coherence["y"]) == 22 and 0.0 not in coherence["y"]
+    log_columns = json.loads(at.dataframe[-1].proto.columns)                # issue 31 item 9: labels
+    assert log_columns["chain_id"]["label"] == "Chain" and log_columns["coherence_chain"]["label"] == "Chain coherence"
+
+
 def test_coherence_without_a_log_says_so(state_dir):
     at = _page("coherence.py").run()
     assert not at.exception
@@ -397,3 +427,85 @@ def test_judge_page_with_the_loop_up_and_no_judge_points_at_the_button_it_shows(
     assert not at.exception
     assert "Grade pending turns" in [b.label for b in at.button]
     assert any("**Grade pending turns** below" in w.value for w in at.warning)
+
+
+# ----- issue 31 item 7: search by meaning, scoring a turn, outlined disagreements ---------------------------
+TOPICS = [("au1", "What is the capital of Australia?", "Canberra is the capital of Australia."),
+          ("au2", "Quick question: what is the capital of Australia?", "The capital is Canberra."),
+          ("co1", "How many continents are there?", "There are seven continents."),
+          ("bp1", "What is the boiling point of water at sea level?", "Water boils at 100 degrees Celsius."),
+          ("bp2", "I was wondering, what is the boiling point of water?", "It is 100 C at sea level.")]
+
+
+@pytest.fixture
+def topic_state(state_dir):
+    """Five turns on three topics, the newest last (so "newest first" would put boiling points on top);
+    bp1 graded 5 with a Trust Score of 0.1 (a disagreement), the rest without a Trust Score."""
+    from cns_core.memory import MemoryService
+
+    memory = MemoryService()
+    now = time.time()
+    memory.write_episodic_many([{"query": q, "answer": a, "session_id": "s", "query_id": qid,
+                                 "timestamp": now - 60 * (len(TOPICS) - i)} for i, (qid, q, a) in enumerate(TOPICS)])
+    memory.update_engram_score("bp1", 5, "Correct.")
+    memory.record_trust({"bp1": {"trust_score": 0.1, "trust_profile": "verification", "trust_settings": "t",
+                                 "trust_complete": True, "trust_claims": 1, "trust_evidence": 0}})
+    return state_dir
+
+
+def _cards(at: AppTest) -> list[str]:
+    """The engram ids of the cards, top to bottom."""
+    return re.findall(r"id ([a-z]{2}\d)</div>", "".join(m.value for m in at.markdown))
+
+
+def test_engrams_similar_in_meaning_ranks_by_similarity_with_a_cut_off(topic_state):
+    at = _page("engrams.py").run()
+    assert _cards(at) == ["bp2", "bp1", "co1", "au2", "au1"]                # newest first without a search
+    at.text_input(key="cns_engrams_similar").input("capital city of a country").run()
+    assert not at.exception
+    assert at.selectbox(key="cns_engrams_order_similar").value == "Most similar first"
+    assert sorted(_cards(at)) == ["au1", "au2"]                            # continents and boiling points cut
+    html = "".join(m.value for m in at.markdown)
+    sims = [float(x) for x in re.findall(r"similarity (\d\.\d\d)", html)]
+    assert len(sims) == 2 and sims == sorted(sims, reverse=True) and min(sims) >= 0.3
+    assert any("2** of **5** engrams match (similarity ≥ 0.30)" in m.value for m in at.markdown)
+    at.slider(key="cns_engrams_min_similarity").set_value(0.0).run()      # everything, still most similar first
+    assert sorted(_cards(at)[:2]) == ["au1", "au2"] and len(_cards(at)) == 5
+
+
+def test_engrams_score_trust_button_scores_that_turn(topic_state):
+    from cns_core.memory import MemoryService
+
+    at = _page("engrams.py").run()
+    keys = [b.key for b in at.button]
+    assert "cns_engrams_trust_au1" in keys and "cns_engrams_trust_bp1" not in keys   # bp1 has its score
+    at.button(key="cns_engrams_trust_au1").click().run(timeout=300)
+    assert not at.exception
+    [engram] = MemoryService().get(["au1"])
+    assert engram.trust_score is not None and engram.metadata["trust_profile"] == "verification"
+    assert any(s.value.startswith(f"Trust {engram.trust_score:.2f}") for s in at.success)
+    assert "cns_engrams_trust_au1" not in [b.key for b in at.button]
+
+
+def test_engrams_disagreement_outlines_the_whole_card(topic_state):
+    from cns_core.views.engram_view import DISAGREE_CARD
+
+    at = _page("engrams.py").run()
+    html = "".join(m.value for m in at.markdown)
+    assert f'div[class*="st-key-{DISAGREE_CARD}"]' in html and f"border:2px solid {display.RED}" in html
+    keys = _block_keys(at.main)
+    assert f"{DISAGREE_CARD}bp1" in keys
+    assert {k for k in keys if k.startswith(DISAGREE_CARD)} == {f"{DISAGREE_CARD}bp1"}
+
+
+def _block_keys(node) -> list[str]:
+    """The user keys of every keyed block and element below ``node`` (AppTest keeps them in ``proto.id``
+    as ``$$ID-<hash>-<key>``)."""
+    out = []
+    for child in getattr(node, "children", {}).values():
+        proto = getattr(child, "proto", None)
+        ident = getattr(proto, "id", "") if proto is not None else ""
+        if ident.startswith("$$ID-"):
+            out.append(ident.split("-", 2)[2])
+        out += _block_keys(child)
+    return out

@@ -311,6 +311,24 @@ def test_browse_pages_equal_a_full_sort(graded_memory, filters, order, tuning):
     assert memory.count(filters) == len(expected)
 
 
+def test_semantic_search_keeps_what_reaches_the_similarity_cut_off(graded_memory):
+    """Issue 31 item 7: a search by meaning is a ranked list down to a cut-off, not the 200 nearest."""
+    mountains = EngramFilters(similar_to="a question about mountains", min_similarity=0.6)
+    hits = graded_memory.browse(mountains, limit=200, order="relevance")
+    assert len(hits) == 50 == graded_memory.count(mountains)           # the 50 mountain questions of 150
+    assert all("mountains" in h.query for h in hits)
+    sims = [h.similarity for h in hits]
+    assert sims == sorted(sims, reverse=True) and min(sims) >= 0.6
+    assert [h.similarity for h in hits] == pytest.approx([1 - h.distance for h in hits])
+    # the configured cut-off (memory.yaml browse.min_similarity) applies when the filter names none
+    default = EngramFilters(similar_to="a question about mountains")
+    assert graded_memory.min_similarity == 0.3
+    assert all(h.similarity >= 0.3 for h in graded_memory.browse(default, limit=200, order="relevance"))
+    assert graded_memory.count(EngramFilters(similar_to="a question about mountains", min_similarity=0.99)) == 0
+    with pytest.raises(ValueError, match="min_similarity"):
+        EngramFilters(similar_to="x", min_similarity=1.5)
+
+
 def test_semantic_search_ranks_then_filters(graded_memory):
     hits = graded_memory.browse(EngramFilters(similar_to="a question about mountains", min_score=1), limit=10,
                                 order="relevance")

@@ -3,6 +3,7 @@ the allowed folders (state folder, examples/, shared data) are refused, however 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -55,8 +56,15 @@ def test_page_corpus_loads_a_results_file_and_opens_an_sno(state_dir):
     assert metrics["SNOs evaluated"] == "2" and metrics["Unreadable files / SNOs"] == "1"
     assert metrics["SNOs with conflicts"] == "1"        # cars: grounding 0.9 vs 0.5 elsewhere
     conflicts = at.dataframe[0].value                  # the conflict table comes before the SNO table
-    assert set(conflicts["pair"]) == {"grounding > logic", "grounding > novelty", "grounding > causal",
-                                      "grounding > bias"}
+    assert set(conflicts["pair"]) == {"Grounding over Logic", "Grounding over Novelty-Parsimony", "Grounding over Causal",
+                                      "Grounding over Bias"}
+    # issue 31 item 9: human labels, never raw names like trust_default (sort box and table headers)
+    sort = at.selectbox(key="cns_corpus_sort")
+    assert "Trust (default)" in sort.options and not any("_" in o for o in sort.options)
+    table_columns = json.loads(at.dataframe[1].proto.columns)
+    labels = {name: cfg.get("label") for name, cfg in table_columns.items()}
+    assert labels["trust_default"] == "Trust (default)" and labels["score_grounding"] == "Grounding"
+    assert labels["sno_id"] == "SNO" and table_columns["title"]["width"] == "large"
     pick = at.selectbox(key="cns_corpus_pick")
     assert [o.split(" — ")[0] for o in pick.options] == ["cars", "bikes"]   # sorted by Trust Score, desc
     pick.select(f"{state_dir / 'bikes.json'}::bikes")

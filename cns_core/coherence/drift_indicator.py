@@ -16,6 +16,10 @@ drift spike is. Here, over the checked chains in log order:
   whose whole horizon is in the log count, so the end of the log biases neither.
 * **stability**: the std of the last ``window`` chains' coherence.
 
+Chains that had nothing to compare (:attr:`ChainPoint.compared` False) have no coherence
+to speak of and are skipped. A share over fewer than ``min_chains`` chains is reported
+with its count and flagged as too few to read (:meth:`DriftIndicator.too_few`).
+
 The numbers live in ``config/coherence.yaml`` (``drift.indicator``).
 """
 
@@ -38,11 +42,12 @@ class IndicatorSettings:
     min_drop: float = 0.10  # ... and at least this far below it (a flat window has std 0)
     horizon: int = 10       # a drift chain leads a spike within this many following chains
     min_history: int = 10   # chains needed before one can be called a spike
+    min_chains: int = 10    # a share over fewer chains than this is shown as too few to read
 
     def __post_init__(self):
         """Each number through the settings' one checker (errors read ``coherence.yaml: drift.indicator.KEY: ...``)."""
         values = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        for name in ("window", "horizon", "min_history"):
+        for name in ("window", "horizon", "min_history", "min_chains"):
             object.__setattr__(self, name, config_number(values, name, file="coherence.yaml", path="drift.indicator",
                                                          low=1, integer=True))
         for name in ("z", "min_drop"):
@@ -73,6 +78,12 @@ class DriftIndicator:
     judged_chains: int               # every chain with its whole horizon in the log
     judged_followed: int             # ... of them followed by a spike within the horizon
     stability: float | None          # std of the last `window` chains' coherence
+    uncompared: int = 0              # chains skipped: nothing to compare, so no coherence
+    min_chains: int = 10             # fewer judged chains than this: too few to read
+
+    def too_few(self, chains: int) -> bool:
+        """True when a share over ``chains`` chains is too thin to read."""
+        return chains < self.min_chains
 
     @property
     def indicator(self) -> float | None:
@@ -94,8 +105,10 @@ def _std(values: Sequence[float]) -> float:
 
 
 def drift_indicator(points: Sequence[ChainPoint], settings: IndicatorSettings | None = None) -> DriftIndicator:
-    """The indicator over ``points`` (see the module docstring)."""
+    """The indicator over the compared chains of ``points`` (see the module docstring)."""
     s = settings or IndicatorSettings.from_config()
+    skipped = sum(1 for p in points if not p.compared)
+    points = [p for p in points if p.compared]
     values = [p.coherence for p in points]
     spikes = []
     for i in range(s.min_history, len(values)):
@@ -110,4 +123,5 @@ def drift_indicator(points: Sequence[ChainPoint], settings: IndicatorSettings | 
     return DriftIndicator(chains=len(points), spikes=tuple(spikes), drift_chains=len(drift),
                           drift_followed=sum(1 for i in drift if i in followed),
                           judged_chains=len(judged), judged_followed=len(followed),
-                          stability=_std(values[-s.window:]) if len(values) > 1 else None)
+                          stability=_std(values[-s.window:]) if len(values) > 1 else None,
+                          uncompared=skipped, min_chains=s.min_chains)

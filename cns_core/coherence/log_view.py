@@ -72,10 +72,17 @@ def _listed(value: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class ChainPoint:
+    """One checked chain. ``compared`` is False when it had nothing to compare with (no earlier engram
+    or evidence: ``evidence_pairs`` 0): its logged coherence 0 is no measurement and is left out of the
+    series, the means and the drift indicator (shown as n/a with a count)."""
+
     tick: int
     chain_id: str
     coherence: float
     drift: bool
+    density: float = 0.0
+    blocked: bool = False
+    compared: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,12 +99,21 @@ class LogSummary:
     points: tuple[ChainPoint, ...] = ()           # the same chains for the drift indicator
 
     @property
+    def compared_points(self) -> tuple[ChainPoint, ...]:
+        """The chains that had something to compare (their coherence is a measurement), in log order."""
+        return tuple(p for p in self.points if p.compared)
+
+    @property
+    def uncompared(self) -> int:
+        """Chains with nothing to compare: coherence n/a, left out of the series, means and indicator."""
+        return len(self.points) - len(self.compared_points)
+
+    @property
     def series(self) -> list[dict[str, Any]]:
-        """One point per checked chain, in tick order: tick, chain_id, coherence_chain, contradiction_density,
+        """One point per compared chain, in tick order: tick, chain_id, coherence_chain, contradiction_density,
         blocked."""
-        out = [{"tick": r["tick"], "chain_id": p.chain_id, "coherence_chain": p.coherence,
-                "contradiction_density": float(r.get("contradiction_density") or 0.0), "blocked": bool(r["blocked"])}
-               for r, p in zip(self.chain_rows, self.points)]
+        out = [{"tick": p.tick, "chain_id": p.chain_id, "coherence_chain": p.coherence,
+                "contradiction_density": p.density, "blocked": p.blocked} for p in self.compared_points]
         return sorted(out, key=lambda p: p["tick"])
 
     def coverage(self, budget_ms: float) -> tuple[ModelCoverage, int]:
@@ -123,7 +139,8 @@ class LogSummary:
 def summarise(rows: Iterable[dict[str, Any]]) -> LogSummary:
     """The log in one walk. A checked chain is a (tick, chain_id) with an integer tick and a
     ``coherence_chain``; its fields repeat on each of its lines, so the first line stands for it,
-    and it is a drift chain when any of its lines names a drift facet. Event lines are skipped."""
+    and it is a drift chain when any of its lines names a drift facet. Event lines are skipped.
+    The means are over the compared chains only (see :class:`ChainPoint`)."""
     first: dict[tuple[int, str], dict[str, Any]] = {}
     drift: dict[tuple[int, str], bool] = {}
     propositions, types = 0, set()
@@ -136,12 +153,16 @@ def summarise(rows: Iterable[dict[str, Any]]) -> LogSummary:
         first.setdefault(key, r)
         drift[key] = drift.get(key, False) or bool(_listed(r.get("drift_facets")))
     chain_rows = tuple(first.values())
-    points = tuple(ChainPoint(t, c, float(r["coherence_chain"]), drift[t, c]) for (t, c), r in first.items())
-    n = len(points)
-    return LogSummary(chains=n, propositions=propositions, blocked_chains=sum(bool(r["blocked"]) for r in chain_rows),
-                      mean_coherence=sum(p.coherence for p in points) / n if n else None,
-                      mean_density=sum(float(r.get("contradiction_density") or 0.0) for r in chain_rows) / n
-                      if n else None,
+    points = tuple(ChainPoint(t, c, float(r["coherence_chain"]), drift[t, c],
+                              density=float(r.get("contradiction_density") or 0.0), blocked=bool(r["blocked"]),
+                              compared=r.get("evidence_pairs") != 0)
+                   for (t, c), r in first.items())
+    measured = [p for p in points if p.compared]
+    n = len(measured)
+    return LogSummary(chains=len(points), propositions=propositions,
+                      blocked_chains=sum(bool(r["blocked"]) for r in chain_rows),
+                      mean_coherence=sum(p.coherence for p in measured) / n if n else None,
+                      mean_density=sum(p.density for p in measured) / n if n else None,
                       types=tuple(sorted(types)), chain_rows=chain_rows, points=points)
 
 

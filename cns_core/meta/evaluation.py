@@ -13,7 +13,7 @@ from cns_core.critics.base import CriticResult, Issue, in_critic_order
 from cns_core.meta.bands import confidence_band, quality_band
 from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
 from cns_core.meta.settings import MetaConfig, QualityBand
-from cns_core.meta.suggestions import generate_suggestions
+from cns_core.meta.suggestions import Suggestion, generate_suggestions
 from cns_core.scoring import WeightedScore, weigh
 
 __all__ = ["MetaEvaluation", "assess"]
@@ -36,7 +36,7 @@ class MetaEvaluation:
     critic_scores: dict[str, float]
     issues: dict[str, tuple[Issue, ...]]
     conflicts: tuple[Conflict, ...]
-    suggestions: tuple[str, ...]
+    suggestions: tuple[Suggestion, ...]       # what to do and where, most costly first
     confidence_band: tuple[float, float]
     dominant_critic: str | None
     weakest_dimension: str | None
@@ -76,7 +76,7 @@ class MetaEvaluation:
                          f"{len(self.conflicts)} conflict(s), weakest: {self.weakest_dimension}{failed}"),
             sub_scores=dict(self.critic_scores),
             evidence={"confidence_band": self.confidence_band, "dominant_critic": self.dominant_critic,
-                      "weakest_dimension": self.weakest_dimension, "suggestions": list(self.suggestions),
+                      "weakest_dimension": self.weakest_dimension, "suggestions": [s.text for s in self.suggestions],
                       "failed": dict(self.failed), "weights": dict(self.weights), "context": self.context},
             issues=tuple(issue for _, issue in self.all_issues) + conflicts)
 
@@ -88,7 +88,7 @@ class MetaEvaluation:
             "critic_scores": dict(self.critic_scores),
             "issues": {n: [asdict(i) for i in issues] for n, issues in self.issues.items()},
             "conflicts": [{**asdict(c), "critics": list(c.critics)} for c in self.conflicts],
-            "suggestions": list(self.suggestions), "confidence_band": list(self.confidence_band),
+            "suggestions": [s.to_dict() for s in self.suggestions], "confidence_band": list(self.confidence_band),
             "dominant_critic": self.dominant_critic, "weakest_dimension": self.weakest_dimension,
             "failed": dict(self.failed), "weights": dict(self.weights),
             "left_out": list(self.weighted.left_out), "complete": self.complete,
@@ -121,7 +121,7 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
         critic_scores={n: scores[n] for n in in_critic_order(scores)},
         issues={n: results[n].issues for n in names if results[n].issues},
         conflicts=tuple(conflicts),
-        suggestions=tuple(generate_suggestions(results, conflicts, config)),
+        suggestions=tuple(generate_suggestions(results, conflicts, config, weights)),
         confidence_band=confidence_band(results, weights, config),
         dominant_critic=dominant, weakest_dimension=weakest,
         failed=failed,

@@ -7,13 +7,13 @@ by the same result at the target score and the weighted score is recomputed with
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal, Mapping
 
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.meta.gain import expected_gain
 from cns_core.meta.settings import MetaConfig
-from cns_core.meta.suggestions import advice_for
-from cns_core.scoring import weigh
+from cns_core.meta.suggestions import Suggestion, critic_suggestions
 
 __all__ = ["Priority", "PRIORITY_ORDER", "ImprovementStep", "improvement_plan", "expected_gain"]
 
@@ -32,14 +32,8 @@ class ImprovementStep:
     current_score: float
     target_score: float
     issues: tuple[str, ...] = ()
-
-
-def expected_gain(results: Mapping[str, CriticResult], weights: Mapping[str, float],
-                  critic: str, target: float) -> float:
-    """Weighted-score gain if ``critic`` scored ``target`` with everything else unchanged."""
-    before = weigh(results, weights).trust_score
-    after = weigh({**results, critic: replace(results[critic], score=target)}, weights).trust_score
-    return after - before
+    nodes: tuple[str, ...] = ()   # the claims, relation ends and evidence the action names, most costly first
+    suggestions: tuple[Suggestion, ...] = ()   # the action piece by piece: what to do and where
 
 
 def _priority(result: CriticResult, config: MetaConfig) -> Priority:
@@ -53,7 +47,8 @@ def _priority(result: CriticResult, config: MetaConfig) -> Priority:
 
 def improvement_plan(results: Mapping[str, CriticResult], weights: Mapping[str, float],
                      config: MetaConfig) -> list[ImprovementStep]:
-    """One step per successful critic below its target, ordered by priority, then impact.
+    """One step per successful critic below its target, ordered by priority, then impact; its action
+    says what to do and where (the same suggestions as :func:`~cns_core.meta.suggestions.generate_suggestions`, most costly first).
 
     Failed critics get no step: their gain cannot be measured (the evaluation lists them).
     """
@@ -64,10 +59,12 @@ def improvement_plan(results: Mapping[str, CriticResult], weights: Mapping[str, 
         if not result.ok or result.score >= target:
             continue
         gain = expected_gain(results, weights, name, target)
+        suggestions = critic_suggestions(name, result, config, cost=gain)
         steps.append(ImprovementStep(
             priority=_priority(result, config), critic=name,
-            action="; ".join(advice_for(name, result, config)),
+            action="; ".join(s.short for s in suggestions),
             expected_impact=round(max(0.0, gain), 4), current_score=result.score,
-            target_score=target, issues=result.issue_codes))
+            target_score=target, issues=result.issue_codes,
+            nodes=tuple(dict.fromkeys(n for s in suggestions for n in s.nodes)), suggestions=tuple(suggestions)))
     steps.sort(key=lambda s: (PRIORITY_ORDER[s.priority], -s.expected_impact, rank.get(s.critic, len(rank))))
     return steps

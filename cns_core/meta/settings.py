@@ -80,6 +80,7 @@ class MetaConfig:
     timeout_s: float
     conflict_threshold: float
     suggestion_below: float
+    suggestion_listed: int
     cache_ttl_s: float
     cache_max_entries: int
     gate_threshold: float
@@ -117,6 +118,10 @@ class MetaConfig:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
             raise ConfigError(f"meta.yaml: cache.max_entries: must be a whole number >= 1 (got {max_entries!r})")
 
+        listed = raw.get("suggestion_listed", 3)
+        if isinstance(listed, bool) or not isinstance(listed, int) or listed < 1:
+            raise ConfigError(f"meta.yaml: suggestion_listed: must be a whole number >= 1 (got {listed!r})")
+
         targets = {_critic(name, f"improvement_plan.targets.{name}"):
                    _number(plan["targets"], name, "improvement_plan.targets.")
                    for name in _mapping(plan, "targets")}
@@ -149,6 +154,7 @@ class MetaConfig:
             timeout_s=_number(raw, "timeout_s", "", lo=0.001, hi=3600.0, default=30.0),
             conflict_threshold=_number(raw, "conflict_threshold", "", default=0.3),
             suggestion_below=_number(raw, "suggestion_below", "", default=0.6),
+            suggestion_listed=listed,
             cache_ttl_s=_number(cache, "ttl_s", "cache.", hi=7 * 24 * 3600.0, default=300.0),
             cache_max_entries=max_entries,
             gate_threshold=_number(gate, "threshold", "quality_gate.", default=0.7),

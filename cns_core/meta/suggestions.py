@@ -1,41 +1,183 @@
-"""Actionable suggestions from the issue codes of weak critics and from conflicts (spec 4.4).
+"""Suggestions that say what to do and where (spec 4.4), most costly first.
 
-Codes map to advice through the ``suggestions`` table of ``config/meta.yaml``;
-a weak critic whose code is not in the table, or that reports no issue at all,
-gets its critic's fallback advice, so a low score never goes unexplained.
+Codes map to advice through the ``suggestions`` table of ``config/meta.yaml``; a
+code missing there, or a weak critic that reports no issue, gets its critic's
+fallback advice, so a low score never goes unexplained. Each suggestion carries the
+critic's :class:`~cns_core.critics.base.Issue`\\ s it answers, so it names the claims,
+relations, cycles or evidence concerned in the critic's own words (``Issue.message``)
+and ids (``Issue.nodes``). Nothing here knows a particular code: a critic that adds a
+code (say ``weak_support`` naming "c4 supports c2 only superficially") gets its claims
+named without a change here.
+
+Order, most costly first: critics by the Trust Score they cost (the measured gain if
+they reached their target, :func:`~cns_core.meta.gain.expected_gain`); within a critic,
+suggestions by their worst issue's severity, then by how many places they name; within
+a suggestion, issues by severity, then by the score of the node they name where the
+critic reports one (a lower score costs more).
+
+A conflict between two critics is no separate "Address: ..." line: its reading is the
+*reason* attached to the lower critic's suggestions, which say what to fix and where.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult
+from cns_core.critics.base import CRITIC_NAMES, CriticResult, Issue
 from cns_core.meta.conflicts import Conflict
+from cns_core.meta.gain import expected_gain
 from cns_core.meta.settings import MetaConfig
 
-__all__ = ["advice_for", "generate_suggestions"]
+__all__ = ["Suggestion", "advice_for", "critic_suggestions", "generate_suggestions"]
+
+_SEVERITY = {"high": 0, "medium": 1, "low": 2}
+# Per-node numbers a critic may report in its evidence (``evidence[<table>][<node id>][<key>]``),
+# each in [0, 1] with lower meaning worse: the node's own score, its p(supported), its validity.
+_NODE_SCORE_KEYS = ("score", "p_supported", "validity")
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One piece of advice and the places it is about.
+
+    ``issues`` are the critic's issues it answers, most costly first (empty when the critic
+    scored low without naming anything); ``cost`` is the Trust Score the critic costs (the
+    gain if it reached its target); ``because`` the conflict readings that point at it.
+    """
+
+    critic: str
+    advice: str
+    score: float
+    codes: tuple[str, ...] = ()
+    issues: tuple[Issue, ...] = ()
+    cost: float = 0.0
+    because: tuple[str, ...] = ()
+    listed: int = 3
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """Every claim / relation end / evidence id named, in cost order, each once."""
+        return tuple(dict.fromkeys(n for i in self.issues for n in i.nodes))
+
+    @property
+    def places(self) -> list[str]:
+        """The places in the critic's words: the first ``listed`` issue messages, then the ids of the rest."""
+        if not self.issues:
+            return [f"no single claim is named; {self.critic} scores {self.score:.2f} for the SNO as a whole"]
+        shown = [_place(i) for i in self.issues[:self.listed]]
+        rest = self.issues[self.listed:]
+        if rest:
+            ids = list(dict.fromkeys(n for i in rest for n in i.nodes))
+            shown.append(f"and {len(rest)} more" + (f" ({', '.join(ids)})" if ids else ""))
+        return shown
+
+    @property
+    def where(self) -> str:
+        return "; ".join(self.places)
+
+    @property
+    def text(self) -> str:
+        """What to do and where, as one line."""
+        return f"{self.advice}: {self.where}"
+
+    @property
+    def short(self) -> str:
+        """What to do and the ids it concerns (the improvement plan's action)."""
+        nodes = self.nodes
+        if not nodes:
+            return f"{self.advice} ({'see ' + self.issues[0].message.rstrip('. ') if self.issues else 'the SNO as a whole'})"
+        return f"{self.advice} ({', '.join(nodes)})"
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "advice": self.advice, "critic": self.critic, "codes": list(self.codes),
+                "nodes": list(self.nodes), "where": [i.message for i in self.issues], "cost": round(self.cost, 4),
+                "because": list(self.because)}
+
+
+def _place(issue: Issue) -> str:
+    """The issue in the critic's words, with the ids its message leaves unsaid ("Loaded wording in 5 of 8
+    claims: ..." becomes "... (h, c1, c3)")."""
+    text = issue.message.rstrip(". ")
+    unsaid = [n for n in dict.fromkeys(issue.nodes) if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
+    return f"{text} ({', '.join(unsaid)})" if unsaid else text
+
+
+def _node_score(result: CriticResult, nodes: Iterable[str]) -> float:
+    """The lowest per-node score the critic reports for ``nodes`` (inf when it reports none)."""
+    best = math.inf
+    tables = [t for t in result.evidence.values() if isinstance(t, Mapping)]
+    for node in nodes:
+        for table in tables:
+            entry = table.get(node)
+            if not isinstance(entry, Mapping):
+                continue
+            for key in _NODE_SCORE_KEYS:
+                value = entry.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    best = min(best, float(value))
+                    break
+    return best
+
+
+def _issue_order(result: CriticResult) -> list[Issue]:
+    """The critic's issues, most costly first: severity, then the named node's score, then as reported."""
+    indexed = list(enumerate(result.issues))
+    indexed.sort(key=lambda p: (_SEVERITY.get(p[1].severity, 1), _node_score(result, p[1].nodes), p[0]))
+    return [issue for _, issue in indexed]
+
+
+def critic_suggestions(critic: str, result: CriticResult, config: MetaConfig, *, cost: float = 0.0,
+                       because: tuple[str, ...] = ()) -> list[Suggestion]:
+    """One critic's suggestions: one per piece of advice, with the issues it answers, most costly first."""
+    fallback = config.fallback_suggestions.get(critic, f"Improve the {critic} score")
+    grouped: dict[str, list[Issue]] = {}
+    for issue in _issue_order(result):
+        grouped.setdefault(config.suggestions.get(issue.code, fallback), []).append(issue)
+    if not grouped:
+        return [Suggestion(critic, fallback, result.score, (), (), cost, because, config.suggestion_listed)]
+    first_seen = {advice: i for i, advice in enumerate(grouped)}
+    ordered = sorted(grouped, key=lambda a: (min(_SEVERITY.get(i.severity, 1) for i in grouped[a]),
+                                             -len(grouped[a]), first_seen[a]))
+    return [Suggestion(critic, advice, result.score, tuple(dict.fromkeys(i.code for i in grouped[advice])),
+                       tuple(grouped[advice]), cost, because if k == 0 else (), config.suggestion_listed)
+            for k, advice in enumerate(ordered)]
 
 
 def advice_for(critic: str, result: CriticResult, config: MetaConfig) -> list[str]:
-    """The advice for one critic's issues, in the order the critic reported them, deduplicated."""
-    fallback = config.fallback_suggestions.get(critic, f"Improve the {critic} score")
-    advice = [config.suggestions.get(code, fallback) for code in result.issue_codes] or [fallback]
-    return list(dict.fromkeys(advice))
-
-
-def _weakest_first(results: Mapping[str, CriticResult]) -> list[str]:
-    rank = {name: i for i, name in enumerate(CRITIC_NAMES)}
-    return sorted(results, key=lambda n: (results[n].score, rank.get(n, len(rank)), n))
+    """The advice texts for one critic's issues, most costly first, each once."""
+    return [s.advice for s in critic_suggestions(critic, result, config)]
 
 
 def generate_suggestions(results: Mapping[str, CriticResult], conflicts: Iterable[Conflict],
-                         config: MetaConfig) -> list[str]:
-    """Advice for every critic scoring below ``suggestion_below`` (weakest first), then one
-    ``"Address: <interpretation>"`` per conflict; repeats are dropped, first occurrence kept.
+                         config: MetaConfig, weights: Mapping[str, float] | None = None) -> list[Suggestion]:
+    """Suggestions for every critic scoring below ``suggestion_below`` and for the lower critic of
+    every conflict (the conflict's reading becomes the reason), most costly first (module docstring).
 
-    Failed critics give no advice about the SNO: their failure is reported separately.
+    ``weights`` (default: equal) measure each critic's cost. Failed critics give no advice about
+    the SNO: their failure is reported separately.
     """
-    weak = {n: r for n, r in results.items() if r.ok and r.score < config.suggestion_below}
-    out = [text for name in _weakest_first(weak) for text in advice_for(name, weak[name], config)]
-    out += [f"Address: {c.interpretation}" for c in conflicts]
-    return list(dict.fromkeys(out))
+    ok = {n: r for n, r in results.items() if r.ok}
+    because: dict[str, list[str]] = {}
+    for c in conflicts:
+        if c.lower in ok:
+            because.setdefault(c.lower, []).append(
+                f"{c.lower} {c.low_score:.2f} trails {c.higher} {c.high_score:.2f}: {c.interpretation}")
+    chosen = [n for n, r in ok.items() if r.score < config.suggestion_below or n in because]
+    weights = dict(weights) if weights is not None else {n: 1.0 for n in ok}
+    weighted = any(weights.get(n, 0) > 0 for n in ok)
+    cost = {n: max(0.0, expected_gain(results, weights, n, max(config.target_for(n), ok[n].score)))
+            if weighted else 0.0 for n in chosen}
+    rank = {name: i for i, name in enumerate(CRITIC_NAMES)}
+    chosen.sort(key=lambda n: (-round(cost[n], 6), ok[n].score, rank.get(n, len(rank)), n))
+    out = [s for n in chosen
+           for s in critic_suggestions(n, ok[n], config, cost=cost[n], because=tuple(because.get(n, ())))]
+    first: dict[str, Suggestion] = {}
+    for suggestion in out:                       # an exact repeat keeps its first place
+        first.setdefault(suggestion.text, suggestion)
+    return list(first.values())

@@ -101,6 +101,34 @@ def critic_label(name: str) -> str:
     return CRITIC_LABELS.get(name, name.replace("_", " ").title())
 
 
+# ----- table columns ----------------------------------------------------------------
+_COLUMN_LABELS = {"sno_id": "SNO", "title": "Title", "complete": "Complete", "n_conflicts": "Conflicts",
+                  "failures": "Failed critics", "file": "File", "error": "Error", "pair": "Critics",
+                  "count": "SNOs", "share": "Share of SNOs", "mean_delta": "Mean gap",
+                  # the coherence hook's log
+                  "chain_id": "Chain", "p_id": "Proposition", "types": "Contradiction types",
+                  "coherence_chain": "Chain coherence", "latency_ms": "Time (ms)",
+                  "evidence_pairs": "Pairs compared", "model_pairs": "Pairs the model judged"}
+_COLUMN_WIDTHS = {"title": "large", "error": "large", "file": "medium", "failures": "medium", "pair": "medium"}
+
+
+def column_label(name: str) -> str:
+    """What a results column is called on the page (``trust_default`` -> "Trust (default)",
+    ``score_logic`` -> "Logic"), never its raw name."""
+    if name in _COLUMN_LABELS:
+        return _COLUMN_LABELS[name]
+    if name.startswith("trust_"):
+        return f"Trust ({name[len('trust_'):].replace('_', ' ')})"
+    if name.startswith("score_"):
+        return critic_label(name[len("score_"):])
+    return name.replace("_", " ").capitalize()
+
+
+def column_width(name: str) -> str:
+    """Streamlit column width for a results column: text gets room, numbers stay narrow."""
+    return _COLUMN_WIDTHS.get(name, "small")
+
+
 def band_colour(band: Any) -> str:
     """Colour of a quality band, given its name or an object with a ``name``."""
     name = getattr(band, "name", band)
@@ -185,6 +213,13 @@ def trust_badge_html(trust: float | None, *, complete: bool = True, note: str = 
     if evidence == 0:
         tip += "; no reference or sources: grounding had no evidence"
     return _pill(label, unit_colour(trust), tip, f'class="cns-trust" data-trust="{trust:.4f}"')
+
+
+def outlined_cards_css(key_prefix: str) -> str:
+    """A style that outlines, in the disagreement red, every card whose Streamlit key starts with
+    ``key_prefix`` (the whole card, as the legend promises, not only its badge)."""
+    return (f"<style>div[class*=\"st-key-{escape(key_prefix)}\"]{{border:2px solid {RED} !important;"
+            f"box-shadow:0 0 0 1px {RED};border-radius:0.5rem}}</style>")
 
 
 def disagreement_html(verdict: str, rule: str) -> str:

@@ -7,6 +7,7 @@ of reading every engram, so it stays fast at 100,000 engrams.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time as dtime, timezone
 from typing import Any
@@ -15,7 +16,10 @@ from cns_core.engrams import UNGRADED, DisagreementRule, Engram, EngramFilters
 from cns_core.views import display
 
 __all__ = ["HISTOGRAM_BUCKETS", "FilterChoice", "build_filters", "score_histogram", "page_count",
-           "disagreement_rule", "rule_text", "disagreement_count", "trust_html"]
+           "disagreement_rule", "rule_text", "disagreement_count", "trust_html", "card_key", "DISAGREE_CARD",
+           "score_trust", "similarity_text"]
+
+DISAGREE_CARD = "cns_engram_disagree_"   # key prefix of a card whose judge and critics disagree (outlined)
 
 HISTOGRAM_BUCKETS = (1, 2, 3, 4, 5, UNGRADED)   # left to right on the chart
 
@@ -30,6 +34,7 @@ class FilterChoice:
     until: date | None = None
     contains: str = ""
     similar_to: str = ""
+    min_similarity: float | None = None
     session_id: str = ""
     trust_range: tuple[float, float] = (0.0, 1.0)
     untrusted_only: bool = False
@@ -60,6 +65,7 @@ def build_filters(choice: FilterChoice, rule: DisagreementRule | None = None) ->
                          max_score=hi if scored and not choice.ungraded_only else None,
                          ungraded_only=choice.ungraded_only, since=since, until=until,
                          contains=choice.contains or None, similar_to=choice.similar_to or None,
+                         min_similarity=choice.min_similarity if choice.similar_to else None,
                          session_id=choice.session_id or None,
                          min_trust=t_lo if trusted else None, max_trust=t_hi if trusted else None,
                          untrusted_only=choice.untrusted_only,
@@ -113,3 +119,32 @@ def trust_html(engram: Engram, rule: DisagreementRule) -> str:
 def page_count(total: int, per_page: int) -> int:
     """Pages needed for ``total`` rows (at least one, so an empty result still has page 1)."""
     return max(1, -(-int(total) // max(1, int(per_page))))
+
+
+def card_key(engram: Engram, rule: DisagreementRule) -> str:
+    """The Streamlit key of an engram's card: :data:`DISAGREE_CARD` + id where the rule sees a
+    disagreement (the page's style outlines those whole cards), else ``cns_engram_card_`` + id."""
+    safe = re.sub(r"[^A-Za-z0-9_-]", "_", engram.id)
+    verdict = rule.verdict(engram.critic_score, engram.trust_score)
+    return f"{DISAGREE_CARD if verdict else 'cns_engram_card_'}{safe}"
+
+
+def similarity_text(engram: Engram) -> str:
+    """"similarity 0.44" for a hit of a search by meaning, else ""."""
+    return "" if engram.similarity is None else f"similarity {engram.similarity:.2f}"
+
+
+def score_trust(memory: Any, scorer: Any, engram_id: str) -> str:
+    """Score one stored answer now, exactly as ``cns trust-backfill`` does (its :func:`backfill`, for
+    this id, forced), and say what came of it."""
+    from cns_core.agents.answer_trust import backfill
+
+    report = backfill(memory, scorer, ids=[engram_id], force=True)
+    if report.total == 0:
+        return f"Engram {engram_id} is no longer in the memory."
+    [engram] = memory.get([engram_id])
+    if engram.trust_score is None:
+        return f"No Trust Score for {engram_id}: {engram.metadata.get('trust_error') or 'the critics gave none'}."
+    note = "" if engram.trust_complete else f" (incomplete: {engram.metadata.get('trust_incomplete')} failed)"
+    return (f"Trust {engram.trust_score:.2f}{note} for {engram_id} with the {scorer.settings.profile} profile, "
+            f"from {engram.metadata.get('trust_claims', '?')} drafted claim(s).")

@@ -20,7 +20,7 @@ from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_sou
 from cns_core.views.ui_state import FormResult, is_blank, sno_from_tables
 
 __all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
-           "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as"]
+           "PASTED_SOURCE", "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as"]
 
 CLAIM_COLUMNS = ("id", "text", "role", "drafted_as", "why")
 RELATION_COLUMNS = ("id", "source", "target", "kind", "attack_type", "why")
@@ -57,10 +57,14 @@ class DraftTables:
         return f"{method} ({problem})" if problem else method
 
 
+PASTED_SOURCE = "pasted source"      # the name a source pasted into the page goes by
+
+
 def read_inputs(pasted: str, upload: tuple[str, bytes] | None,
-                sources: Iterable[tuple[str, bytes]] = ()) -> tuple[str, list[SourceText]]:
-    """The text to judge (an upload wins over pasted text) and the sources, each checked by
-    :mod:`cns_core.text` (binary, not UTF-8, empty, too big, unreadable PDF): TextInputError names it."""
+                sources: Iterable[tuple[str, bytes]] = (), pasted_source: str = "") -> tuple[str, list[SourceText]]:
+    """The text to judge (an upload wins over pasted text) and the sources (uploads, then a pasted
+    source's text when not blank), each checked by :mod:`cns_core.text` (binary, not UTF-8, empty,
+    too big, unreadable PDF): TextInputError names it."""
     if upload is not None:
         name, data = upload
         text = read_text_bytes(data, name)
@@ -69,6 +73,8 @@ def read_inputs(pasted: str, upload: tuple[str, bytes] | None,
     else:
         raise TextInputError("text: paste the text to judge or upload a .txt or .md file")
     read = [read_source_bytes(data, name) for name, data in sources]
+    if isinstance(pasted_source, str) and pasted_source.strip():
+        read.append(read_source_bytes(pasted_source.encode("utf-8"), PASTED_SOURCE))
     return text, read
 
 
