@@ -44,7 +44,7 @@ from cns_core.config import data_dir  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from cns_core.text import draft_snos  # noqa: E402
 from cns_core.text.annotated import GENRES, GoldText, GraphScore, read_genre  # noqa: E402
-from cns_core.text.miner_training import build_examples, fit_miner, load_miner_settings  # noqa: E402
+from cns_core.text.miner_training import build_examples, fit_miner, labelled, load_miner_settings  # noqa: E402
 from cns_core.text.segment import segment_units  # noqa: E402
 
 
@@ -99,12 +99,29 @@ def folds_of(golds: list[GoldText], k: int) -> list[int]:
     return fold
 
 
+def described(golds: dict[str, list[GoldText]], embedder, max_distance: int, cache: Path | None) -> dict:
+    """Every genre's texts segmented, described and labelled, from ``cache`` when it holds them."""
+    import pickle
+
+    if cache is not None and cache.exists():
+        with cache.open("rb") as handle:        # a file this script wrote, outside the repository
+            return {g: [labelled(e.gold, e.units, max_distance) for e in examples]
+                    for g, examples in pickle.load(handle).items()}
+    examples = {g: build_examples(golds[g], embedder, max_distance) for g in GENRES}
+    if cache is not None:
+        with cache.open("wb") as handle:
+            pickle.dump(examples, handle)
+    return examples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=data_dir())
     parser.add_argument("--folds", type=int, default=3, help="in-genre folds by text (default 3)")
     parser.add_argument("--rules", action="store_true", help="also score the rule drafter (slow: one NLI pass)")
     parser.add_argument("--speed-texts", type=int, default=40, help="~250-word texts drafted for the speed figure")
+    parser.add_argument("--cache", type=Path, help="keep the described texts in this file (outside the repository) "
+                        "and reuse them on the next run")
     args = parser.parse_args()
     from cns_core.models import get_embedder
 
@@ -112,7 +129,7 @@ def main() -> None:
     settings = load_miner_settings()
     golds = {g: read_genre(g, args.data) for g in GENRES}
     started = time.perf_counter()
-    examples = {g: build_examples(golds[g], embedder, settings.max_distance) for g in GENRES}
+    examples = described(golds, embedder, settings.max_distance, args.cache)
     print(f"described {sum(len(e) for e in examples.values())} texts in {time.perf_counter() - started:.0f} s "
           f"(load average {os.getloadavg()[0]:.1f})", flush=True)
 

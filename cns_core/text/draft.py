@@ -30,7 +30,7 @@ import numpy as np
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 from cns_core.text.cues import Cue, has_argument_marker, leading_cue, looks_english
-from cns_core.text.miner import ArgumentMiner, MinedText, MinerUnavailable, load_default_miner
+from cns_core.text.miner import ArgumentMiner, MinedRelation, MinedText, MinerUnavailable, load_default_miner
 from cns_core.text.miner_features import describe_texts, is_question
 from cns_core.text.rules import DraftSettings, Plan, RuleDrafter, side_roles, weak_concessions_checked
 from cns_core.text.segment import Unit, segment_units
@@ -218,7 +218,8 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
                                     "end": unit.span.end, "paragraph": unit.paragraph, "sentence": unit.sentence}})
     relations = [{"id": f"r{k + 1}", "source": ids[r.source], "target": ids[r.target], "kind": r.kind,
                   **({"attack_type": "rebut"} if r.kind == "attack" else {}),
-                  "metadata": {"why": r.why, **{f"p_{k2}": v for k2, v in r.probabilities.items()}}}
+                  "metadata": {"why": _relation_why(r, ids),
+                               **{f"p_{label}": v for label, v in r.probabilities.items()}}}
                  for k, r in enumerate(sorted(mined.relations, key=lambda r: r.source))]
     left_out = list(p.meta.get("left_out", []))
     for i, why in sorted(mined.left_out.items()):
@@ -233,6 +234,19 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
     return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[mined.main],
                                      "claims": claims, "relations": relations, "evidence": p.evidence,
                                      "metadata": meta}), p.notes)
+
+
+def _relation_why(r: MinedRelation, ids: dict[int, str]) -> str:
+    """A drafted relation's reason: its probabilities and the target it was chosen over."""
+    if not r.probabilities:
+        return "support: no candidate target was scored; attached to the main claim"
+    p = r.probabilities
+    why = f"{r.kind} p {p['attack' if r.kind == 'attack' else 'support']:.2f} (none {p['none']:.2f})"
+    if r.runner_up is not None and r.runner_up in ids:
+        why += f"; chosen over {ids[r.runner_up]} (link {r.runner_up_link:.2f})"
+    if r.link < 0.5:
+        why += "; a weak link, the best this unit has (every argumentative unit is attached once): check it"
+    return why
 
 
 def _draft_learned(pending: list[_Pending], miner: ArgumentMiner, embedder: Any) -> list[Draft]:

@@ -81,13 +81,18 @@ class LinearModel:
 
 @dataclass
 class MinedRelation:
-    """One drafted relation: ``source`` argues about ``target`` (unit indices)."""
+    """One drafted relation: ``source`` argues about ``target`` (unit indices), and the target it beat."""
 
     source: int
     target: int
     kind: str                       # support | attack
     probabilities: dict[str, float]
-    why: str
+    runner_up: int | None = None    # the next most likely target and its link probability
+    runner_up_link: float = 0.0
+
+    @property
+    def link(self) -> float:
+        return 1.0 - self.probabilities.get("none", 1.0)
 
 
 @dataclass
@@ -241,30 +246,21 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
             row = link.get((child, main))
             if row is None or 1.0 - row[0] < attach_threshold:
                 continue      # argues about nothing the scorer can name: a claim of its own, with no relation
-            relations.append(_relation(child, main, row, "the main claim (it stood alone; its link to the main "
-                                                         f"claim scores {1.0 - row[0]:.2f})"))
+            relations.append(_relation(child, main, row, link))
             continue
         if (child, parent) not in link:      # the tree's last resort: no scored candidate
-            relations.append(MinedRelation(child, parent, "support", {}, "support: no candidate target scored; "
-                                                                        "attached to the main claim"))
+            relations.append(MinedRelation(child, parent, "support", {}))
             continue
-        relations.append(_relation(child, parent, link[(child, parent)], _target_note(child, parent, link)))
+        relations.append(_relation(child, parent, link[(child, parent)], link))
     return MinedText(main, roles, argumentative, relations, left_out)
 
 
-def _relation(source: int, target: int, row: np.ndarray, note: str) -> MinedRelation:
+def _relation(source: int, target: int, row: np.ndarray, link: dict[tuple[int, int], np.ndarray]) -> MinedRelation:
     kind = "attack" if row[2] > row[1] else "support"
     probabilities = {label: round(float(p), 3) for label, p in zip(PAIR_LABELS, row)}
-    why = f"{kind} p {row[2 if kind == 'attack' else 1]:.2f} (none {row[0]:.2f}); target: {note}"
-    return MinedRelation(source, target, kind, probabilities, why)
-
-
-def _target_note(source: int, target: int, link: dict[tuple[int, int], np.ndarray]) -> str:
-    others = sorted(((1.0 - row[0], j) for (a, j), row in link.items() if a == source and j != target), reverse=True)
-    chosen = 1.0 - link[(source, target)][0]
-    if not others:
-        return f"the only candidate (link {chosen:.2f})"
-    return f"link {chosen:.2f}, next best c{others[0][1] + 1} ({others[0][0]:.2f})"
+    others = sorted(((1.0 - r[0], j) for (a, j), r in link.items() if a == source and j != target), reverse=True)
+    runner_up, runner_up_link = (others[0][1], round(float(others[0][0]), 3)) if others else (None, 0.0)
+    return MinedRelation(source, target, kind, probabilities, runner_up, runner_up_link)
 
 
 def default_miner_path() -> Path:

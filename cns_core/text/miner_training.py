@@ -44,8 +44,8 @@ class MinerTrainSettings(BaseModel):
     max_distance: int = Field(12, ge=1)
     question_weight: float = Field(3.0, ge=0)
     attach_threshold: float = Field(0.25, ge=0, le=1)
-    tree: bool = False                                # decode a tree (every argumentative unit attached)
-    negative_share: float = Field(1.0, gt=0, le=1)    # share of unlinked pairs kept for the pair model (reweighted)
+    tree: bool = True                                 # decode a tree (every argumentative unit attached)
+    negative_share: float = Field(0.3, gt=0, le=1)    # share of unlinked pairs kept for the pair model (reweighted)
     max_iter: int = Field(3000, ge=100)
     output: str = "models/argument-miner"
 
