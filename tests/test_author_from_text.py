@@ -28,11 +28,14 @@ def drafted() -> text_draft.DraftTables:
 
 
 def test_a_draft_becomes_tables_with_a_reason_on_every_row(drafted):
-    assert [c["id"] for c in drafted.claims] == ["c1", "c2", "c3", "c4"]
-    assert drafted.hypothesis == "c1" and drafted.claims[0]["text"] == "Cities should limit cars in their centres."
+    assert [c["id"] for c in drafted.claims] == [f"c{k + 1}" for k in range(len(drafted.claims))]
+    assert len(drafted.claims) >= 3 and drafted.method == "argument miner"
+    assert drafted.claims[0]["text"] == "Cities should limit cars in their centres."
     assert all(row["why"] for table in (drafted.claims, drafted.relations, drafted.evidence) for row in table)
-    assert "'because'" in drafted.claims[1]["why"] and "'however'" in drafted.claims[3]["why"]
-    assert all(re.search(r"NLI entail \d\.\d\d", r["why"]) for r in drafted.relations)   # the probabilities
+    assert all(re.fullmatch(r"(main claim|claim|premise) \d\.\d\d", c["drafted_as"]) for c in drafted.claims)
+    main = next(c for c in drafted.claims if c["id"] == drafted.hypothesis)
+    assert main["drafted_as"].startswith("main claim")
+    assert all(re.match(r"(support|attack) p \d\.\d\d \(none \d\.\d\d\)", r["why"]) for r in drafted.relations)
     assert drafted.evidence[0]["why"].startswith("notes.md, characters 0-")             # provenance
     assert set(drafted.claims[0]) == set(text_draft.CLAIM_COLUMNS)
 
@@ -48,19 +51,20 @@ def test_unedited_rows_keep_their_metadata_and_edited_rows_say_so(drafted):
                                     claims, relations, evidence).sno
     assert sno is not None
     assert sno.claims[1].metadata == drafted.drafted["claims"]["c2"]["metadata"]          # cue, offsets, why
-    assert sno.relations[0].metadata["nli_entail"] == drafted.drafted["relations"]["r2"]["metadata"]["nli_entail"]
+    first = sno.relations[0]
+    assert first.metadata["p_support"] == drafted.drafted["relations"][first.id]["metadata"]["p_support"]
     assert sno.evidence[0].metadata["source"] == "notes.md" and sno.metadata["drafted_from"] == "text"
 
     claims[3]["text"] = "Some people need a car for work."                              # edit a claim
-    relations[-1]["kind"] = "support"                                                     # turn an attack round
-    relations[-1]["attack_type"] = None
+    flipped = "support" if relations[-1]["kind"] == "attack" else "attack"               # turn a relation round
+    relations[-1]["kind"], relations[-1]["attack_type"] = flipped, ("rebut" if flipped == "attack" else None)
     claims.append({"id": "c5", "text": "Buses can replace many trips.", "role": "proponent", "why": None})
     relations.append({"id": None, "source": "c5", "target": "c1", "kind": "support", "attack_type": None,
                       "why": None})
     sno = text_draft.sno_from_draft(drafted, "mine", "Mine", "c1", claims, relations, evidence).sno
     by_id = {c.id: c for c in sno.claims}
     assert by_id["c4"].metadata == {"why": text_draft.EDITED} and by_id["c5"].metadata == {"why": text_draft.EDITED}
-    assert by_id["c2"].metadata["cue"] == "because"
+    assert by_id["c2"].metadata == drafted.drafted["claims"]["c2"]["metadata"]         # unedited: as drafted
     assert [r.metadata.get("why") == text_draft.EDITED for r in sno.relations] == [False, False, True, True]
     assert (sno.id, sno.title, len(sno.claims)) == ("mine", "Mine", 5)
 
