@@ -140,9 +140,10 @@ with form_tab:
             _downloads(sno, b2, b3, "cns_author")
 
 with text_tab:
-    st.caption("Drafting runs offline with the shipped models: each sentence or clause becomes a claim, the main "
-               "claim is the hypothesis, discourse markers and NLI give the supports and attacks, and the "
-               "sources' passages become the evidence. Every row says why it was drafted; correct what is wrong, "
+    st.caption("Drafting runs offline with the shipped models: the argument miner reads each sentence or clause "
+               "as the main claim, a claim, a premise or not argumentative, and links the argumentative ones into "
+               "one graph of supports and attacks; a question is never a claim, and the sources' passages become "
+               "the evidence. Every row says why it was drafted and how sure the miner was; correct what is wrong, "
                "then evaluate.")
     pasted = st.text_area("Text to judge", key="cns_author_text", height=160,
                           placeholder="Paste an answer, an essay or a report here …")
