@@ -402,3 +402,22 @@ def test_committed_claim_verification_mix_continues_the_shipped_model_and_holds_
     assert not set(names) & set(settings.held_out_files)
     assert {source.folder for source in settings.sources} == {None, "nli_train_more", "scifact_train"}
     assert settings.scifact_held_folds == [0, 1] and settings.output != "models/nli-minilm-l6"
+
+
+def test_an_unfinished_run_exports_its_checkpoint_as_a_loadable_model(tmp_path, tiny_base):
+    from cns_core.models.nli_training import export_checkpoint
+
+    settings = _settings(tmp_path, tiny_base)
+    with pytest.raises(ValueError, match="no checkpoint to export"):
+        export_checkpoint(settings, log=lambda _: None)
+    train_nli(settings, stop_after_steps=3, progress=False, log=lambda _: None)
+    logs: list[str] = []
+    result = export_checkpoint(settings, log=logs.append)
+    assert result.steps == 3 and not result.finished
+    assert logs == [f"exported {settings.output_path} from the checkpoint at step 3"]
+    report = json.loads((settings.output_path / REPORT_FILE).read_text())
+    assert report["exported_from_checkpoint_at_step"] == 3 and report["steps"] == 3
+    assert (settings.output_path / CALIBRATION_FILE).is_file()
+    probs = TransformersNLI(str(settings.output_path), device="cpu").predict([(p, h) for p, h, _ in ROWS])
+    assert probs.shape == (6, 3)
+    assert train_nli(settings, progress=False, log=lambda _: None).steps == 18    # the run still resumes

@@ -32,7 +32,7 @@ from cns_core.models.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs,
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
 __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
-           "fit_contradiction_threshold", "bundled_base_model", "CALIBRATION_FILE", "REPORT_FILE"]
+           "fit_contradiction_threshold", "bundled_base_model", "export_checkpoint", "CALIBRATION_FILE", "REPORT_FILE"]
 
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -241,6 +241,41 @@ def _base_path(settings: TrainSettings) -> Path:
     return path
 
 
+def _load_base(settings: TrainSettings, device):
+    """(tokenizer, fp32 three-label model) of the base the run starts from."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    base = _base_path(settings)
+    tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
+    labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
+    return tokenizer, model.to(device)
+
+
+def export_checkpoint(settings: TrainSettings, log: Callable[[str], None] = print) -> TrainResult:
+    """Write the model as it stands in the checkpoint of an unfinished run (weights, calibration on the
+    dev slice, training report marked with the step it stopped at), to measure it before the run ends."""
+    import torch
+
+    ckpt = settings.checkpoint_path / _STATE_FILE
+    if not ckpt.is_file():
+        raise ValueError(f"{ckpt}: no checkpoint to export (run `cns train-nli` first)")
+    device = _device(settings.device)
+    train, dev, problems = _training_data(settings)
+    saved = torch.load(ckpt, map_location=device, weights_only=False)
+    if saved.get("fingerprint") != _fingerprint(settings, len(train)):
+        raise ValueError(f"{settings.checkpoint_path}: the checkpoint was made with other settings or data")
+    tokenizer, model = _load_base(settings, device)
+    model.load_state_dict(saved["model"])
+    report = _finish(settings, model, tokenizer, train, dev, problems, saved["state"], device)
+    report["exported_from_checkpoint_at_step"] = saved["state"]["global_step"]
+    (settings.output_path / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    log(f"exported {settings.output_path} from the checkpoint at step {saved['state']['global_step']}")
+    return TrainResult(settings.output_path, saved["state"]["global_step"], False, saved["state"]["history"], report)
+
+
 def predict_logits(model, tokenizer, data: NLIPairs, max_length: int, batch_size: int, device) -> np.ndarray:
     """Model logits in ``NLI_LABELS`` order (the trainer's models use that order), sorted by length."""
     import torch
@@ -278,7 +313,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     """
     import torch
     from tqdm.auto import tqdm
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import get_linear_schedule_with_warmup
 
     if settings.threads:
         torch.set_num_threads(settings.threads)
@@ -290,13 +325,8 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
         log(f"... and {len(problems) - 20} more skipped rows")
     log(f"training pairs: {len(train)} {train.label_counts()}; dev pairs: {len(dev)}; device: {device}")
 
-    base = _base_path(settings)
-    tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
-    labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
     torch.manual_seed(settings.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
-    model.to(device)
+    tokenizer, model = _load_base(settings, device)
 
     encoded = _encode(tokenizer, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]
