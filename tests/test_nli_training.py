@@ -280,3 +280,144 @@ def test_committed_second_stage_continues_the_first():
     assert second.base_model == first.output and second.output == "models/nli-minilm-l6"
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
+
+
+# -- the claim-verification mix: SciFact rationales, files from several folders, per-file caps ---------------
+
+SCIFACT_ROWS = [
+    {"claim_id": cid, "claim": claim, "doc_id": 7, "title": "t", "label": label,
+     "rationale_sentence_ids": ids, "rationale_sentences": [abstract[i] for i in ids], "rationale_sets": [ids],
+     "abstract": abstract}
+    for cid, claim, label, ids, abstract in [
+        (1, "Aspirin lowers stroke risk.", "SUPPORT", [1],
+         ["Background on cohorts.", "Aspirin reduced stroke incidence by 20%.", "Funding was public."]),
+        (2, "Statins raise cholesterol.", "CONTRADICT", [0, 2],
+         ["Statins lowered LDL cholesterol.", "Side effects were rare.", "Cholesterol fell in all arms."]),
+        (3, "Coffee causes insomnia in children.", "NOT_ENOUGH_INFO", [],
+         ["Adults drank tea.", "Coffee intake in children was recorded.", "Sleep in children was measured.",
+          "Nothing else."]),
+    ] + [(cid, f"Claim number {cid} holds.", "SUPPORT", [0], [f"Claim number {cid} holds in trials."])
+         for cid in range(10, 40)]
+]
+
+
+def _write_scifact(path: Path, rows=SCIFACT_ROWS) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{broken\n", encoding="utf-8")
+    return path
+
+
+def test_scifact_rows_become_rationale_claim_pairs(tmp_path):
+    from cns_core.models.nli_data import read_scifact_pairs
+
+    path = _write_scifact(tmp_path / "train_claim_doc_pairs.jsonl")
+    every = read_scifact_pairs(path, folds=2, held_folds=[])
+    by_claim = dict(zip(every.hypotheses, zip(every.premises, every.labels)))
+    assert by_claim["Aspirin lowers stroke risk."] == ("Aspirin reduced stroke incidence by 20%.", 0)
+    assert by_claim["Statins raise cholesterol."] == ("Statins lowered LDL cholesterol. Cholesterol fell in all arms.",
+                                                      2)
+    # not enough info: the two abstract sentences sharing most words with the claim, in abstract order
+    assert by_claim["Coffee causes insomnia in children."] == (
+        "Coffee intake in children was recorded. Sleep in children was measured.", 1)
+    assert [str(p) for p in every.problems] == [f"train_claim_doc_pairs.jsonl:{len(SCIFACT_ROWS) + 1}: not a SciFact "
+                                                "row (JSONDecodeError: Expecting property name enclosed in double "
+                                                "quotes: line 1 column 2 (char 1))"]
+
+
+def test_scifact_held_folds_are_fixed_by_claim_id_and_never_trained_on(tmp_path):
+    from cns_core.models.nli_data import read_scifact_pairs, scifact_fold
+
+    path = _write_scifact(tmp_path / "train_claim_doc_pairs.jsonl")
+    train = read_scifact_pairs(path, folds=5, held_folds=[0, 1])
+    held = read_scifact_pairs(path, folds=5, held_folds=[0, 1], held=True)
+    assert len(train) + len(held) == len(SCIFACT_ROWS) and len(train) and len(held)
+    assert not set(train.hypotheses) & set(held.hypotheses)
+    fold_of = {r["claim"]: scifact_fold(r["claim_id"], 5) for r in SCIFACT_ROWS}
+    assert {fold_of[c] for c in held.hypotheses} <= {0, 1} and {fold_of[c] for c in train.hypotheses} <= {2, 3, 4}
+    reordered = _write_scifact(tmp_path / "again" / "train_claim_doc_pairs.jsonl", SCIFACT_ROWS[::-1])
+    assert sorted(read_scifact_pairs(reordered, held_folds=[0, 1], held=True).hypotheses) == sorted(held.hypotheses)
+    with pytest.raises(ValueError, match=r"held_folds: \[5\] outside 0..4"):
+        read_scifact_pairs(path, folds=5, held_folds=[5])
+
+
+def _two_folder_settings(tmp_path: Path, base: Path, monkeypatch, **extra) -> TrainSettings:
+    root = tmp_path / "shared"
+    (root / "nli_train").mkdir(parents=True)
+    (root / "nli_train_more").mkdir()
+    _write_tsv(root / "nli_train" / "general.tsv.gz", ROWS * 4)
+    _write_tsv(root / "nli_train_more" / "claims.tsv.gz", ROWS * 10)
+    _write_scifact(root / "scifact_train" / "train_claim_doc_pairs.jsonl")
+    monkeypatch.setenv("CNS_DATA_DIR", str(root))
+    return _settings(tmp_path, base, data_dir=None, train_files=[
+        "general.tsv.gz",
+        {"file": "claims.tsv.gz", "folder": "nli_train_more", "pairs": 20},
+        {"file": "train_claim_doc_pairs.jsonl", "folder": str(root / "scifact_train")}], dev_fraction=0.1, **extra)
+
+
+def test_training_files_come_from_several_folders_with_caps(tmp_path, tiny_base, monkeypatch):
+    from cns_core.models.nli_training import _training_data
+
+    settings = _two_folder_settings(tmp_path, tiny_base, monkeypatch)
+    train, dev, problems = _training_data(settings)
+    sources = train.sources + dev.sources
+    held_scifact = len(read_nli_scifact_held(tmp_path / "shared"))
+    assert (sources.count("general.tsv.gz"), sources.count("claims.tsv.gz"),
+            sources.count("train_claim_doc_pairs.jsonl")) == (24, 20, len(SCIFACT_ROWS) - held_scifact)
+    assert problems == [f"train_claim_doc_pairs.jsonl:{len(SCIFACT_ROWS) + 1}: not a SciFact row (JSONDecodeError: "
+                        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"]
+    again, _, _ = _training_data(settings)
+    assert again.pairs == train.pairs                       # the capped sample is seeded
+    result = train_nli(settings.model_copy(update={"max_steps": 2}), progress=False, log=lambda _: None)
+    assert result.finished and json.loads((result.output / REPORT_FILE).read_text())["train_sources"][
+        "claims.tsv.gz"] == train.sources.count("claims.tsv.gz")
+
+
+def read_nli_scifact_held(root: Path):
+    from cns_core.models.nli_data import read_scifact_pairs
+
+    return read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", held=True)
+
+
+def test_a_held_out_file_is_refused_from_any_folder(tmp_path, tiny_base, monkeypatch):
+    settings = _two_folder_settings(tmp_path, tiny_base, monkeypatch)
+    values = settings.model_dump()
+    bad = TrainSettings(**values | {"train_files": values["train_files"] + [
+        {"file": "snli_dev.tsv.gz", "folder": "nli_train"}], "held_out_files": ["snli_dev.tsv.gz"]})
+    with pytest.raises(ConfigError, match="snli_dev.tsv.gz is held out"):
+        train_nli(bad, progress=False, log=lambda _: None)
+
+
+def test_bad_source_entries_name_the_field(tmp_path):
+    with pytest.raises(ConfigError, match=r"train_files.0.TrainSource.pairs: Input should be greater than or equal "
+                                          "to 1"):
+        load_train_settings({"train_files": [{"file": "x.tsv.gz", "pairs": 0}]})
+
+
+def test_committed_claim_verification_mix_continues_the_shipped_model_and_holds_out_its_reports():
+    settings = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_cv.yaml")
+    assert settings.base_model == "models/nli-minilm-l6"
+    assert (settings.resolved(settings.base_model) / "config.json").is_file()
+    assert {"snli_dev.tsv.gz", "mnli_dev_mismatched.tsv.gz"} <= set(settings.held_out_files)
+    names = [source.file for source in settings.sources]
+    assert not set(names) & set(settings.held_out_files)
+    assert {source.folder for source in settings.sources} == {None, "nli_train_more", "scifact_train"}
+    assert settings.scifact_held_folds == [0, 1] and settings.output != "models/nli-minilm-l6"
+
+
+def test_an_unfinished_run_exports_its_checkpoint_as_a_loadable_model(tmp_path, tiny_base):
+    from cns_core.models.nli_training import export_checkpoint
+
+    settings = _settings(tmp_path, tiny_base)
+    with pytest.raises(ValueError, match="no checkpoint to export"):
+        export_checkpoint(settings, log=lambda _: None)
+    train_nli(settings, stop_after_steps=3, progress=False, log=lambda _: None)
+    logs: list[str] = []
+    result = export_checkpoint(settings, log=logs.append)
+    assert result.steps == 3 and not result.finished
+    assert logs == [f"exported {settings.output_path} from the checkpoint at step 3"]
+    report = json.loads((settings.output_path / REPORT_FILE).read_text())
+    assert report["exported_from_checkpoint_at_step"] == 3 and report["steps"] == 3
+    assert (settings.output_path / CALIBRATION_FILE).is_file()
+    probs = TransformersNLI(str(settings.output_path), device="cpu").predict([(p, h) for p, h, _ in ROWS])
+    assert probs.shape == (6, 3)
+    assert train_nli(settings, progress=False, log=lambda _: None).steps == 18    # the run still resumes

@@ -95,12 +95,20 @@ def test_text_without_argumentative_marker_is_one_claim():
 @pytest.mark.parametrize("text, message", [
     ("   \n ", "text: is empty"),
     ("Der Hund läuft schnell über die Straße und die Katze schläft auf dem Sofa.", "does not look like English"),
+    ("Le film Poseidon a rapporté 181 674 817 dollars dans le monde, dépassant son budget de 160 millions.",
+     "does not look like English"),
     ("a\x00b", "NUL bytes"),
     (b"bytes", "must be a string"),
 ])
 def test_refused_text(text, message):
     with pytest.raises(TextInputError, match=message):
         draft_sno(text, nli=TableNLI(), rules=True)
+
+
+def test_short_english_answer_with_figures_drafts():
+    text = "The film Poseidon earned $181,674,817 worldwide, exceeding its $160 million budget."
+    draft = draft_sno(text, nli=TableNLI())
+    assert [c.text for c in draft.sno.claims] == [text]
 
 
 def test_text_over_the_size_limit():

@@ -86,7 +86,7 @@ def test_stance_markers_and_language():
     assert not has_argument_marker(["Paris lies on the Seine.", "It has many bridges."])
     assert looks_english("The council met on Monday and agreed on the budget for the year.")[0]
     ok, share = looks_english("Der Hund läuft schnell über die Straße und die Katze schläft auf dem Sofa.")
-    assert not ok and share < 0.12
+    assert not ok and share < 0.10
 
 
 def test_windows_line_endings_keep_paragraphs_and_headings():
@@ -95,3 +95,38 @@ def test_windows_line_endings_keep_paragraphs_and_headings():
     assert [h.text for h in headings] == ["# Title"]
     assert [(u.text, u.paragraph) for u in units] == [("The tax works well", 0), ("because prices rise.", 0),
                                                       ("So we should tax.", 0), ("The end is near.", 1)]
+
+
+ENGLISH_TEXTS = [
+    "The film Poseidon earned $181,674,817 worldwide, exceeding its $160 million budget.",
+    "Apple reported quarterly revenue of $94.8 billion, up 6% year over year, on iPhone sales.",
+    "Aspirin reduced mortality by 23% (95% CI 15-30%) among 17,187 patients with suspected infarction.",
+    "Toyota sold 10.5 million vehicles in 2022, ahead of Volkswagen's 8.3 million.",
+    "Mount Everest, at 8,849 metres, is Earth's highest mountain above sea level.",
+    "Vitamin D supplementation lowers fracture risk in elderly women over 70 years.",
+    "In 2008, Riley began dating American billionaire entrepreneur Elon Musk.",
+    "Colchicine increased lung injury in experimental acute respiratory distress syndrome",
+    "Q3 revenue $81.8B, iPhone $39.7B, Mac $7.4B.",                 # under 8 alphabetic words: not judged
+]
+FOREIGN_TEXTS = [
+    "Der Hund läuft schnell über die Straße und die Katze schläft auf dem Sofa.",
+    "Le film Poseidon a rapporté 181 674 817 dollars dans le monde, dépassant son budget de 160 millions.",
+    "Nous pensons que cette loi est injuste parce qu'elle frappe surtout les familles modestes.",
+    "Die Regierung hat am Montag beschlossen, die Steuern für kleine Unternehmen zu senken.",
+    "El gobierno anunció el lunes que reducirá los impuestos para las pequeñas empresas en 2024.",
+    "La película ganó 181 millones de dólares en todo el mundo, superando su presupuesto.",
+    "Il governo ha annunciato lunedì che ridurrà le tasse per le piccole imprese nel 2024.",
+    "O governo anunciou na segunda-feira que vai reduzir os impostos para as pequenas empresas.",
+    "De regering heeft maandag besloten de belastingen voor kleine bedrijven te verlagen.",
+    "Правительство объявило в понедельник о снижении налогов для малого бизнеса в этом году.",
+]
+
+
+@pytest.mark.parametrize("text", ENGLISH_TEXTS)
+def test_short_english_with_numbers_names_and_currency_is_english(text):
+    assert looks_english(text)[0]
+
+
+@pytest.mark.parametrize("text", FOREIGN_TEXTS)
+def test_french_german_spanish_and_others_are_not_english(text):
+    assert not looks_english(text)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from cns_core.models.nli_training import calibrate_model, load_train_settings, train_nli
+from cns_core.models.nli_training import calibrate_model, export_checkpoint, load_train_settings, train_nli
 
 __all__ = ["register", "run"]
 
@@ -33,6 +33,8 @@ def register(subparsers) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--calibrate-only", action="store_true",
                         help="re-fit temperature and contradiction threshold of the model at --output on its dev slice")
+    parser.add_argument("--export-checkpoint", action="store_true",
+                        help="write the model of an unfinished run's checkpoint to --output (to measure it)")
     parser.set_defaults(func=run)
 
 
@@ -46,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"calibrated {settings.output_path}: temperature {calibration['temperature']:.3f}, "
               f"contradiction threshold {calibration['contradiction_threshold']:.2f} "
               f"({calibration['dev_pairs']} dev pairs)")
+        return 0
+    if args.export_checkpoint:
+        export_checkpoint(settings)
         return 0
     result = train_nli(settings, resume=not args.no_resume, stop_after_steps=args.stop_after,
                        progress=not args.quiet)

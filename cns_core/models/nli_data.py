@@ -1,4 +1,5 @@
-"""Reading NLI training pairs: the gzip TSV files of ``shared/data/nli_train``.
+"""Reading NLI training pairs: the gzip TSV files of ``shared/data/nli_train`` (and ``nli_train_more``)
+and SciFact's claim/abstract rows turned into (rationale sentences, claim) pairs.
 
 Each file has the header ``premise, hypothesis, label, genre``. A bad row never
 costs the file: it is skipped and reported with its file, line number and
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +23,8 @@ import numpy as np
 
 from cns_core.models.nli import NLI_LABELS
 
-__all__ = ["NLIPairs", "RowProblem", "read_nli_tsv", "read_nli_files", "detokenize", "stratified_split"]
+__all__ = ["NLIPairs", "RowProblem", "read_nli_tsv", "read_nli_files", "detokenize", "stratified_split",
+           "read_scifact_pairs", "scifact_fold", "sample_pairs"]
 
 _COLUMNS = ("premise", "hypothesis", "label")
 
@@ -143,6 +147,76 @@ def read_nli_files(paths: Sequence[str | Path]) -> NLIPairs:
     out = NLIPairs()
     for path in paths:
         out.extend(read_nli_tsv(path))
+    return out
+
+
+def sample_pairs(data: NLIPairs, pairs: int, seed: int) -> NLIPairs:
+    """At most ``pairs`` of ``data``, a seeded sample kept in file order (all of it when it is smaller)."""
+    if pairs >= len(data):
+        return data
+    chosen = np.sort(np.random.default_rng(seed).choice(len(data), pairs, replace=False))
+    out = data.subset(chosen)
+    out.problems = data.problems
+    return out
+
+
+_SCIFACT_LABELS = {"SUPPORT": "entailment", "CONTRADICT": "contradiction", "NOT_ENOUGH_INFO": "neutral"}
+_WORDS = re.compile(r"[a-z0-9]{3,}")
+
+
+def scifact_fold(claim_id: int | str, folds: int) -> int:
+    """The fold of a SciFact claim: a hash of its id, so every row of a claim lands in the same fold
+    and the split does not move when rows are added, dropped or reordered."""
+    return int(hashlib.blake2b(str(claim_id).encode(), digest_size=8).hexdigest(), 16) % folds
+
+
+def _closest_sentences(claim: str, sentences: Sequence[str], k: int) -> list[str]:
+    """The ``k`` abstract sentences sharing the most words with the claim, in abstract order."""
+    words = set(_WORDS.findall(claim.lower()))
+    ranked = sorted(range(len(sentences)), key=lambda i: (-len(words & set(_WORDS.findall(sentences[i].lower()))), i))
+    return [sentences[i] for i in sorted(ranked[:k])]
+
+
+def read_scifact_pairs(path: str | Path, *, folds: int = 5, held_folds: Sequence[int] = (0, 1),
+                       held: bool = False, neutral_sentences: int = 2) -> NLIPairs:
+    """(evidence, claim) pairs from SciFact's claim/cited-abstract rows (``train_claim_doc_pairs.jsonl``).
+
+    SUPPORT -> entailment and CONTRADICT -> contradiction, with the rationale sentences as evidence;
+    NOT_ENOUGH_INFO -> neutral, with the ``neutral_sentences`` abstract sentences closest to the claim
+    in words (the hard case: on topic, yet silent on the claim). Claims whose :func:`scifact_fold` is
+    in ``held_folds`` are validation data: ``held=False`` leaves them out, ``held=True`` reads only them.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    bad = [f for f in held_folds if not 0 <= f < folds]
+    if bad:
+        raise ValueError(f"held_folds: {bad} outside 0..{folds - 1}")
+    out = NLIPairs()
+    with path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                row = json.loads(text)
+                claim, label = str(row["claim"]).strip(), _SCIFACT_LABELS[row["label"]]
+                fold = scifact_fold(row["claim_id"], folds)
+                evidence = [str(s).strip() for s in (row["rationale_sentences"] if label != "neutral"
+                                                     else _closest_sentences(claim, row["abstract"],
+                                                                             neutral_sentences))]
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                out.problems.append(RowProblem(path.name, line, f"not a SciFact row ({type(exc).__name__}: {exc})"))
+                continue
+            if (fold in held_folds) != held:
+                continue
+            premise = " ".join(s for s in evidence if s)
+            if not claim or not premise:
+                out.problems.append(RowProblem(path.name, line, "claim or evidence: empty"))
+                continue
+            out.premises.append(premise)
+            out.hypotheses.append(claim)
+            out.labels.append(NLI_LABELS.index(label))
+            out.sources.append(path.name)
     return out
 
 

