@@ -64,6 +64,7 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
+            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}) if r and r.ok else "",
             "Explanation": r.explanation if r else "no result",
         })
     fig = go.Figure()
@@ -81,6 +82,9 @@ with frame.guard("Could not evaluate the current SNO"):
         "Weight": st.column_config.NumberColumn("Weight", format="%.2f"),
         "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f"),
         "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f"),
+        "Costs most": st.column_config.TextColumn("Costs most", width="medium",
+                                                  help="Claims and relations whose removal raises the score "
+                                                       "most (leave-one-out), with how much"),
         "Explanation": st.column_config.TextColumn("Explanation", width="large")})
 
     c1, c2 = st.columns(2)

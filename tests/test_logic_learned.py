@@ -220,3 +220,14 @@ def test_cdcp_reader_makes_supports_and_picks_the_main_claim():
     assert sno.hypothesis == "p2" and [c.text for c in sno.claims][1] == "I paid twice."
     assert {(r.source, r.target, r.kind) for r in sno.relations} == {("p0", "p2", "support"), ("p1", "p2", "support")}
     assert sno.claims[2].metadata == {"type": "policy"}
+
+
+def test_learned_score_does_not_read_the_nli(tiny_model):
+    """The NLI is retrained elsewhere: the learned score must not move with it (the heuristic beside may)."""
+    sno = _sno()
+    critic = LogicCritic({"model": str(tiny_model)})
+    calm = critic.evaluate(sno, CriticContext(nli=TableNLI(), embedder=TableEmbedder()))
+    hostile = TableNLI({(sno.claims_by_id["a"].text, sno.claims_by_id["h"].text): (0.0, 0.0, 1.0)})
+    shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=TableEmbedder()))
+    assert shaken.score == calm.score
+    assert shaken.sub_scores["heuristic_logic"] < calm.sub_scores["heuristic_logic"]

@@ -264,7 +264,7 @@ def read_webis(data_dir: Path, arguments_only: bool = True) -> list[JudgedText]:
     with path.open(newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     out = []
-    for r in rows:
+    for i, r in enumerate(rows):     # ids by row: Argument ID repeats across discussions
         if arguments_only and r["Is Argument?"].strip().lower() != "true":
             continue
         try:
@@ -272,7 +272,7 @@ def read_webis(data_dir: Path, arguments_only: bool = True) -> list[JudgedText]:
             combined = float(r["Combined Quality"])
         except ValueError:
             continue
-        out.append(JudgedText("webis", r["Argument ID"], r["Topic ID"], "all", r["Premise"], quality,
+        out.append(JudgedText("webis", f"webis{i}", r["Topic ID"], "all", r["Premise"], quality,
                               {"combined": combined}))
     return out
 

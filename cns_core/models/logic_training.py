@@ -43,8 +43,9 @@ class LogicTrainSettings:
     dropout: float = 0.1
     mix: float = 0.5
     quality_weight: float = 8.0               # weight of the quality MSE (on a 0-1 scale) beside the flaw BCE
-    ibm_per_topic: int = 120                  # IBM train arguments drafted per topic
-    webis_per_topic: int = 30                 # Webis arguments drafted per topic (held out, for the benchmark)
+    ibm_per_topic: int = 60                   # IBM train arguments drafted per topic
+    ibm_dev_per_topic: int = 150              # IBM dev arguments per topic (held out, for the figures)
+    webis_per_topic: int = 15                 # Webis arguments drafted per topic (held out, for the benchmark)
     held_out: float = 0.2                     # share of gold texts held out for the flaw AUC
     threads: int = 2
 
@@ -90,10 +91,15 @@ class EmbeddingCache:
                 self.vectors[self.key(t)] = np.asarray(v, dtype=np.float32)
             if progress:
                 progress(start + len(chunk), len(missing))
-        if missing:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            keys = list(self.vectors)
-            np.savez(self.path, keys=np.array(keys), vectors=np.stack([self.vectors[k] for k in keys]))
+            if (start // step) % 4 == 3 or start + step >= len(missing):   # an interrupted run keeps most
+                self.save()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self.vectors)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=np.stack([self.vectors[k] for k in keys]))
+        tmp.replace(self.path)
 
     def of(self, sno: SNO) -> np.ndarray:
         return np.stack([self.vectors[self.key(c.text)] for c in sno.claims])
@@ -128,7 +134,7 @@ def build_data(settings: LogicTrainSettings, log: Callable[[str], None] = print,
     log(f"gold graphs: {len(gold)} sound, {len(flawed)} flawed copies")
     ibm = read_ibm(ddir)
     ibm_train = subsample_by_topic([t for t in ibm if t.split == "train"], settings.ibm_per_topic, settings.seed)
-    ibm_dev = [t for t in ibm if t.split == "dev"]
+    ibm_dev = subsample_by_topic([t for t in ibm if t.split == "dev"], settings.ibm_dev_per_topic, settings.seed)
     webis_texts = subsample_by_topic(read_webis(ddir), settings.webis_per_topic, settings.seed) if webis else []
     log(f"drafting (cached in {cache}): IBM {len(ibm_train)} train + {len(ibm_dev)} dev, Webis {len(webis_texts)}")
     ibm_snos = drafted(ibm_train + ibm_dev, cache / "drafted_ibm.jsonl")
