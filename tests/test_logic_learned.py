@@ -71,7 +71,13 @@ def test_leave_one_out_attribution_is_the_score_without_each_part(tiny_model):
     assert {p["id"] for p in parts if p["kind"] == "relation"} == {"r1", "r2", "r3", "r4"}
     model = load_logic_model(tiny_model)
     vectors = TableEmbedder().encode([c.text for c in sno.claims])
-    without_b = float(model.predict([graph_input(sno, vectors, drop_claim="b")])[0, 0])
+    # the same argument written without b (and so without b's relation r2)
+    rest = build_sno({c.id: c.text for c in sno.claims if c.id != "b"},
+                     [(r.source, r.target, r.kind, r.id) for r in sno.relations if "b" not in (r.source, r.target)],
+                     roles={c.id: c.role for c in sno.claims})
+    rest_vectors = TableEmbedder().encode([c.text for c in rest.claims])
+    without_b = float(model.predict([graph_input(rest, rest_vectors)])[0, 0])
+    assert without_b != pytest.approx(result.score, abs=1e-4)
     part_b = next(p for p in parts if p["id"] == "b")
     assert part_b["without"] == pytest.approx(without_b, abs=1e-6)
     assert part_b["delta"] == pytest.approx(without_b - result.score, abs=1e-6)
