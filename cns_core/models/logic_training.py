@@ -47,7 +47,7 @@ class LogicTrainSettings:
     ibm_dev_per_topic: int = 150              # IBM dev arguments per topic (held out, for the figures)
     webis_per_topic: int = 15                 # Webis arguments drafted per topic (held out, for the benchmark)
     held_out: float = 0.2                     # share of gold texts held out for the flaw AUC
-    threads: int = 2
+    threads: int = 1
 
     def path(self, value: str) -> Path:
         p = Path(value)
