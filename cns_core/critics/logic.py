@@ -291,33 +291,47 @@ class LogicCritic(HeuristicLogicCritic):
         sims = {}
         for (a, b), attr in zip(base.edges.tolist(), base.edge_attr):
             sims[(base.ids[a], base.ids[b])] = (float(attr[3]), float(attr[4]))
-        issues, named = [], set()
+        restated, superficial = float(s["restatement_similarity"]), float(s["superficial_similarity"])
+
+        def describe(source: str, target: str | None, kind: str | None, cost: str, generic: str) -> Issue:
+            cos, overlap = sims.get((source, target), (0.0, 0.0))
+            nodes = (source, target) if target else (source,)
+            if target is None:
+                return Issue("weak_claim", f"{source} argues about no other claim; {cost}.", nodes, "low")
+            if kind == "support" and (cos >= restated or overlap >= 0.6):
+                return Issue("restated_premise", f"{source} restates {target} rather than giving a reason for it "
+                             f"(similarity {cos:.2f}); {cost}.", nodes, "high")
+            if kind == "support" and cos < superficial:
+                return Issue("superficial_support", f"{source} supports {target} only superficially "
+                             f"(similarity {cos:.2f}); {cost}.", nodes, "medium")
+            verb = "supports" if kind == "support" else "attacks"
+            return Issue(generic, f"{source} {verb} {target}, and this weakens the argument; {cost}.", nodes, "medium")
+
+        issues: list[Issue] = []
+        named: set[tuple[str, ...]] = set()
         for part in attribution:
             if len(issues) >= int(s["top_issues"]) or part["delta"] < float(s["min_issue_delta"]):
                 break
             cost = f"without it the Logic score would be {part['without']:.2f} instead of {score:.2f}"
             if part["kind"] == "claim":
-                cid = part["id"]
-                out = [(v, d) for _, v, d in sno.graph.out_edges(cid, data=True)]
-                target, data = out[0] if out else (None, {})
-                cos, overlap = sims.get((cid, target), (0.0, 0.0)) if target else (0.0, 0.0)
-                if target and data.get("kind") == "support" and (cos >= float(s["restatement_similarity"])
-                                                                 or overlap >= 0.6):
-                    issues.append(Issue("restated_premise", f"{cid} restates {target} rather than giving a reason "
-                                        f"for it (similarity {cos:.2f}); {cost}.", (cid, target), "high"))
-                elif target and data.get("kind") == "support" and cos < float(s["superficial_similarity"]):
-                    issues.append(Issue("superficial_support", f"{cid} supports {target} only superficially "
-                                        f"(similarity {cos:.2f}); {cost}.", (cid, target), "medium"))
-                elif target is None:
-                    issues.append(Issue("weak_claim", f"{cid} argues about no other claim; {cost}.", (cid,), "low"))
-                else:
-                    verb = "supports" if data.get("kind") == "support" else "attacks"
-                    issues.append(Issue("weak_claim", f"{cid} ({verb} {target}) lowers the Logic score most; {cost}.",
-                                        (cid, target), "medium"))
-                named.add(cid)
+                out = list(sno.graph.out_edges(part["id"], data=True))
+                target, kind = (out[0][1], out[0][2].get("kind")) if out else (None, None)
             else:
-                if set(part["nodes"]) <= named:
+                rel = sno.relations_by_id[part["id"]]
+                target = rel.target if rel.target in sno.claims_by_id else None
+                kind = rel.kind
+                if target is None:      # an undercut: it attacks a relation, not a claim
+                    issue = Issue("weak_relation", f"The relation {part['label']} weakens the argument; {cost}.",
+                                  tuple(part["nodes"]), "medium")
+                    if issue.nodes not in named:
+                        named.add(issue.nodes)
+                        issues.append(issue)
                     continue
-                issues.append(Issue("weak_relation", f"The relation {part['label']} weakens the argument; {cost}.",
-                                    tuple(part["nodes"]), "medium"))
+                cost = f"without this relation the Logic score would be {part['without']:.2f} instead of {score:.2f}"
+            source = part["id"] if part["kind"] == "claim" else rel.source
+            issue = describe(source, target, kind, cost, "weak_claim" if part["kind"] == "claim" else "weak_relation")
+            if issue.nodes in named:
+                continue
+            named.add(issue.nodes)
+            issues.append(issue)
         return issues
