@@ -237,3 +237,12 @@ def test_learned_score_does_not_read_the_nli(tiny_model):
     shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=TableEmbedder()))
     assert shaken.score == calm.score
     assert shaken.sub_scores["heuristic_logic"] < calm.sub_scores["heuristic_logic"]
+
+
+def test_support_cycles_multiply_the_learned_score_down(tiny_model):
+    sno = build_sno({"h": "We should tax sugar.", "a": "Sugar causes obesity.", "b": "Obesity comes from sugar."},
+                    [("a", "h", "support", "r1"), ("b", "a", "support", "r2"), ("a", "b", "support", "r3")])
+    result = LogicCritic({"model": str(tiny_model)}).evaluate(sno, _context())
+    assert result.evidence["learned"]["cycle_factor"] == pytest.approx(0.7)
+    assert result.score == pytest.approx(0.7 * result.evidence["learned"]["score"])
+    assert any(i.code == "circular_reasoning" for i in result.issues)

@@ -4,7 +4,8 @@
 message-passing network of :mod:`cns_core.models.logic_gnn` (trained by ``cns train-logic``, see
 ``models/logic-gnn/MODEL_CARD.md``) and says which claims and relations lower the score most: each
 is left out in turn and the graph scored again (leave-one-out attribution), and the costliest
-become :class:`Issue` s ("c4 supports c2 only superficially"). The heuristic below runs too: its
+become :class:`Issue` s ("c4 supports c2 only superficially"). Support cycles, which the heuristic
+finds exactly, multiply the learned score down as they do the heuristic's. The heuristic runs too: its
 sub-scores and structural findings stand beside the learned score, and it *is* the score when the
 model cannot be loaded (the explanation then says why).
 
@@ -226,21 +227,27 @@ class LogicCritic(HeuristicLogicCritic):
 
         s = self.settings
         base = graph_input(sno, vectors)
-        (score, p_sound, quality), = model.predict([base])
+        (learned, p_sound, quality), = model.predict([base])
+        # Support cycles are found exactly by the heuristic: each multiplies the score down as it does there.
+        cycles = len(heuristic.evidence.get("cycles", ()))
+        cycle_factor = max(0.0, 1.0 - float(s["penalties"]["circular_reasoning"]) * cycles)
+        score = float(learned) * cycle_factor
         attribution, skipped = [], None
         if len(sno.claims) <= int(s["attribution_max_claims"]):
-            attribution = self._leave_one_out(sno, vectors, model, float(score))
+            attribution = self._leave_one_out(sno, vectors, model, float(learned), cycle_factor)
         else:
             skipped = (f"attribution skipped: {len(sno.claims)} claims (more than "
                        f"logic.attribution_max_claims = {s['attribution_max_claims']})")
         issues = self._issues(sno, base, attribution, float(score))
         costly = ", ".join(f"{a['label']} (-{a['delta']:.2f})" for a in attribution[:3] if a["delta"] > 0)
         explanation = (f"Logic {score:.3f} from the learned graph model (sound argument {p_sound:.2f}, "
-                       f"quality {quality:.2f}); "
+                       f"quality {quality:.2f}"
+                       + (f"; x {cycle_factor:.2f} for {cycles} support cycle(s)" if cycles else "") + "); "
                        + (f"costing most: {costly}." if costly else (skipped + "." if skipped
                                                                        else "no claim or relation costs much."))
                        + f" Heuristic beside it: {heuristic.explanation}")
-        evidence = {**heuristic.evidence, "learned": {"score": float(score), "sound": float(p_sound),
+        evidence = {**heuristic.evidence, "learned": {"score": float(learned), "sound": float(p_sound),
+                                                      "cycle_factor": cycle_factor,
                                                       "quality": float(quality),
                                                       "model": str(self.settings.get("model")),
                                                       "weights_sha256": model.digest},
@@ -254,9 +261,11 @@ class LogicCritic(HeuristicLogicCritic):
                             sub_scores=sub_scores, evidence=evidence, issues=tuple(issues) + heuristic.issues)
 
     @staticmethod
-    def _leave_one_out(sno: SNO, vectors: np.ndarray, model: Any, score: float) -> list[dict[str, Any]]:
+    def _leave_one_out(sno: SNO, vectors: np.ndarray, model: Any, learned: float,
+                       factor: float = 1.0) -> list[dict[str, Any]]:
         """Each claim (not the hypothesis) and each relation left out in turn: how much the score rises
-        without it (``delta`` > 0: it lowers the score), costliest first. One batched forward pass."""
+        without it (``delta`` > 0: it lowers the score), costliest first. One batched forward pass.
+        ``factor`` (the support-cycle penalty) scales the model's scores to the critic's."""
         from cns_core.models.logic_gnn import graph_input
 
         parts: list[dict[str, Any]] = []
@@ -278,8 +287,8 @@ class LogicCritic(HeuristicLogicCritic):
             return []
         without = model.predict(inputs)[:, 0]
         for part, value in zip(parts, without):
-            part["without"] = float(value)
-            part["delta"] = float(value) - score
+            part["without"] = float(value) * factor
+            part["delta"] = (float(value) - learned) * factor
         return sorted(parts, key=lambda p: -p["delta"])
 
     def _issues(self, sno: SNO, base: Any, attribution: list[dict[str, Any]], score: float) -> list[Issue]:
