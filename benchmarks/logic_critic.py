@@ -1,6 +1,6 @@
 """The learned Logic critic beside the heuristic and the length baseline, in one run.
 
-    .venv/bin/python benchmarks/logic_critic.py [--cache-dir DIR] [--trust-per-topic 12] [--skip ...]
+    .venv/bin/python benchmarks/logic_critic.py [--cache-dir DIR] [--trust-per-topic 12] [--skip speed ...]
 
 Figures (each column: learned critic, heuristic critic, length of the text in words):
 
@@ -10,7 +10,7 @@ Figures (each column: learned critic, heuristic critic, length of the text in wo
   Logical Quality (all 20 topics: the model never sees Webis, so no cross-validation is needed);
 * pairwise agreement with people of the Trust Score (default profile, no sources, all five
   critics) with the old (heuristic) and the new (learned) Logic critic, and of the length alone,
-  over the pairs of a topic whose quality differs, on ``--trust-per-topic`` texts per topic
+  over the pairs of a topic whose quality differs, on ``--trust-per-topic`` (``-webis``) texts per topic
   (the other critics run in the real pipeline; their results are cached in ``cache_dir``);
 * speed: what the learned part adds to a 10-claim SNO, and a 5,000-claim SNO scored whole.
 
@@ -158,7 +158,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache-dir", help="training cache (drafted SNOs, embeddings)")
     parser.add_argument("--model", default="models/logic-gnn")
-    parser.add_argument("--trust-per-topic", type=int, default=12)
+    parser.add_argument("--trust-per-topic", type=int, default=12, help="IBM dev texts a topic for the Trust figures")
+    parser.add_argument("--trust-per-topic-webis", type=int, default=8, help="Webis texts a topic for them")
     parser.add_argument("--skip", nargs="*", default=[], choices=["flaws", "ibm", "webis", "trust", "speed"])
     args = parser.parse_args()
     settings = load_logic_settings({"cache_dir": args.cache_dir})
@@ -202,8 +203,9 @@ def main() -> int:
         rows.append((f"Spearman Webis Logical Quality ({len(web)} args, 20 topics)",
                      *(fmt(mean_topic_spearman(web, s)) for s in (learned, heur, [words(e) for e in web]))))
     if "trust" not in args.skip and logic_new:
-        for name, pool in (("IBM dev", data.ibm_dev), ("Webis", data.webis)):
-            chosen = [e for e in per_topic(pool, args.trust_per_topic, 0) if e.text_id in logic_new]
+        for name, pool, n in (("IBM dev", data.ibm_dev, args.trust_per_topic),
+                              ("Webis", data.webis, args.trust_per_topic_webis)):
+            chosen = [e for e in per_topic(pool, n, 0) if e.text_id in logic_new]
             if not chosen:
                 continue
             results = trust_results(chosen, cache / "bench-trust.json")
