@@ -176,7 +176,7 @@ def main() -> int:
     if "flaws" not in args.skip:
         test = [e for e in data.gold if e.meta["split"] == "test"]
         learned = model.predict(examples_inputs(test, emb))[:, 1].tolist()
-        heur = heuristic_scores(test, cache / "bench-heuristic.json")
+        heur = heuristic_scores(test, cache / "bench-heuristic-gold.json")
         length = [words(e) for e in test]
         for corpus in sorted({e.corpus for e in test}):
             sound = [i for i, e in enumerate(test) if e.corpus == corpus and e.flaw == "none"]
@@ -192,14 +192,14 @@ def main() -> int:
         dev = data.ibm_dev
         learned = model.predict(examples_inputs(dev, emb))[:, 0].tolist()
         logic_new.update({e.text_id: s for e, s in zip(dev, learned)})
-        heur = heuristic_scores(dev, cache / "bench-heuristic.json")
+        heur = heuristic_scores(dev, cache / "bench-heuristic-ibm.json")
         rows.append((f"Spearman IBM dev quality ({len(dev)} args, 7 topics)",
                      *(fmt(mean_topic_spearman(dev, s)) for s in (learned, heur, [words(e) for e in dev]))))
     if "webis" not in args.skip:
         web = data.webis
         learned = model.predict(examples_inputs(web, emb))[:, 0].tolist()
         logic_new.update({e.text_id: s for e, s in zip(web, learned)})
-        heur = heuristic_scores(web, cache / "bench-heuristic.json")
+        heur = heuristic_scores(web, cache / "bench-heuristic-webis.json")
         rows.append((f"Spearman Webis Logical Quality ({len(web)} args, 20 topics)",
                      *(fmt(mean_topic_spearman(web, s)) for s in (learned, heur, [words(e) for e in web]))))
     if "trust" not in args.skip and logic_new:

@@ -128,6 +128,19 @@ def test_overview_shows_score_band_and_critics_and_switches_examples():
     assert _score_table(at) == pytest.approx({critic_label(n): other_results[n].score for n in CRITIC_NAMES})
 
 
+def test_overview_logic_row_names_the_claims_that_cost_most():
+    at = app()
+    _, sno = default_example()
+    logic = pipeline().run_critics(sno)["logic"]
+    table = at.dataframe[0].value
+    from cns_core.views.display import critic_label, costliest_parts
+
+    row = table[table["Critic"] == critic_label("logic")].iloc[0]
+    top = logic.evidence["attribution"][0]
+    assert row["Costs most"] == costliest_parts(logic, {c.id: c.text for c in sno.claims})
+    assert row["Costs most"].startswith(top["label"]) and f"-{top['delta']:.2f}" in row["Costs most"]
+
+
 # ----- Author / Load ---------------------------------------------------------------
 MALFORMED = b"""
 id: broken
