@@ -246,3 +246,13 @@ def test_support_cycles_multiply_the_learned_score_down(tiny_model):
     assert result.evidence["learned"]["cycle_factor"] == pytest.approx(0.7)
     assert result.score == pytest.approx(0.7 * result.evidence["learned"]["score"])
     assert any(i.code == "circular_reasoning" for i in result.issues)
+
+
+def test_one_claim_with_evidence_keeps_the_heuristic_verdict(tiny_model):
+    """A short answer and its reference is no argument to judge for structure (the memory's answer
+    scores rely on it); without evidence the same claim is a bare assertion for the model."""
+    grounded = build_sno({"h": "An adult human has 206 bones."}, evidence=[("e1", "Adults have 206 bones.")])
+    result = LogicCritic({"model": str(tiny_model)}).evaluate(grounded, _context())
+    assert result.score == 1.0 and "learned" not in result.evidence and "grounding critic" in result.explanation
+    learned = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "learned"}).evaluate(grounded, _context())
+    assert "learned" in learned.evidence and learned.issues[0].code == "bare_assertion"

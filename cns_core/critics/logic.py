@@ -207,6 +207,12 @@ class LogicCritic(HeuristicLogicCritic):
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         heuristic = super().evaluate(sno, context)
+        if len(sno.claims) == 1 and sno.evidence and self.settings.get("lone_claim_with_evidence") == "heuristic":
+            # One claim with its evidence (a short answer and its reference) is no argument to judge
+            # for structure: the grounding critic judges it. A lone claim *without* evidence is a bare
+            # assertion, and the model scores it low.
+            return replace(heuristic, explanation=heuristic.explanation + " One claim with evidence: the grounding "
+                           "critic judges it (logic.lone_claim_with_evidence).")
         model, why = load_model_cached(self.settings.get("model"))
         if model is None:
             return self._fallback(heuristic, str(why))
