@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 import torch
 from critic_doubles import TableEmbedder, TableNLI, build_sno
