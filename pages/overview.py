@@ -64,6 +64,7 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
+            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}) if r and r.ok else "",
         })
     fig = go.Figure()
     for name in CRITIC_NAMES:
@@ -80,7 +81,10 @@ with frame.guard("Could not evaluate the current SNO"):
         "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
         "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
         "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="small"),
-        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="small")})
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="small"),
+        "Costs most": st.column_config.TextColumn("Costs most", width="large",
+                                                  help="Claims and relations whose removal raises the score "
+                                                       "most (leave-one-out), with how much")})
     # The explanations are sentences: listed in full below the table rather than cut off in a cell.
     st.markdown("\n".join(f"- **{display.critic_label(name)}**: "
                            f"{frame.md(results[name].explanation if name in results else 'no result')}"

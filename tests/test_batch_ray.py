@@ -28,9 +28,10 @@ def lexical(monkeypatch):
     monkeypatch.setenv("CNS_NLI_BACKEND", "lexical")   # actors start after this, so they read it too
 
 
-def assert_same_rows(a, b, tol: float = 1e-6) -> None:
+def assert_same_rows(a, b, tol: float = 1e-5) -> None:
     """Equal rows; scores to ``tol``: the float32 embedder's sums change in the last bits with
-    the batch an SNO's texts share and the worker's thread count (differences seen: ~2e-9)."""
+    the batch an SNO's texts share and the worker's thread count (differences seen: ~2e-9), and the
+    learned Logic critic's network carries those bits through its layers (seen: ~1.1e-6)."""
     assert list(a["sno_id"]) == list(b["sno_id"]) and list(a["content_hash"]) == list(b["content_hash"])
     for column in [c for c in a.columns if c.startswith(("score_", "trust_"))]:
         for x, y in zip(a[column], b[column]):

@@ -1,4 +1,5 @@
-"""Logic critic on hand-built graphs: heuristics by hand, cycles, orphans, attacks, contradictions."""
+"""The Logic critic's heuristic (the fallback and sub-scores of the learned critic) on hand-built graphs:
+heuristics by hand, cycles, orphans, attacks, contradictions."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from critic_doubles import BrokenBackend, TableNLI, build_sno
 
 from cns_core.critics import structure
 from cns_core.critics.base import CriticContext
-from cns_core.critics.logic import LogicCritic
+from cns_core.critics.logic import HeuristicLogicCritic
 
 TEXT = {k: f"Claim {k}." for k in ("h", "a", "b", "c", "x", "y", "z")}
 
@@ -18,7 +19,7 @@ def _claims(*ids):
 
 @pytest.fixture
 def critic():
-    return LogicCritic({"contradiction_threshold": 0.5})
+    return HeuristicLogicCritic({"contradiction_threshold": 0.5})
 
 
 def _run(critic, sno, nli=None):
@@ -79,12 +80,12 @@ def test_cycle_enumeration_is_capped_and_says_so():
     assert structure.support_cycles_capped(sno, 4) == (structure.support_cycles(sno, 4), False)
     cycles, capped = structure.support_cycles_capped(sno, 2)
     assert len(cycles) == 2 and capped
-    result = _run(LogicCritic({"max_cycles": 2}), sno)
+    result = _run(HeuristicLogicCritic({"max_cycles": 2}), sno)
     assert result.evidence["cycles_capped"] is True and len(result.evidence["cycles"]) == 2
     assert result.issue_codes.count("circular_reasoning") == 1        # codes are listed once
     assert len([i for i in result.issues if i.code == "circular_reasoning"]) == 2
     assert "cycles_capped" in result.issue_codes and "capped at 2" in result.explanation
-    full = _run(LogicCritic({"max_cycles": 10}), sno)
+    full = _run(HeuristicLogicCritic({"max_cycles": 10}), sno)
     assert full.evidence["cycles_capped"] is False and len(full.evidence["cycles"]) == 4
     assert "cycles_capped" not in full.issue_codes
 
@@ -153,6 +154,6 @@ def test_unfocused_claim(critic):
 
 
 def test_config_changes_the_cache_key():
-    assert LogicCritic().config_key() == LogicCritic().config_key()
-    assert LogicCritic().config_key() != LogicCritic({"penalties": {"circular_reasoning": 0.5}}).config_key()
-    assert LogicCritic({"penalties": {"circular_reasoning": 0.5}}).settings["penalties"]["unanswered_attack"] == 0.1
+    assert HeuristicLogicCritic().config_key() == HeuristicLogicCritic().config_key()
+    assert HeuristicLogicCritic().config_key() != HeuristicLogicCritic({"penalties": {"circular_reasoning": 0.5}}).config_key()
+    assert HeuristicLogicCritic({"penalties": {"circular_reasoning": 0.5}}).settings["penalties"]["unanswered_attack"] == 0.1

@@ -134,6 +134,19 @@ def test_overview_shows_score_band_and_critics_and_switches_examples():
     assert _score_table(at) == pytest.approx({critic_label(n): other_results[n].score for n in CRITIC_NAMES})
 
 
+def test_overview_logic_row_names_the_claims_that_cost_most():
+    at = app()
+    _, sno = default_example()
+    logic = pipeline().run_critics(sno)["logic"]
+    table = at.dataframe[0].value
+    from cns_core.views.display import critic_label, costliest_parts
+
+    row = table[table["Critic"] == critic_label("logic")].iloc[0]
+    top = logic.evidence["attribution"][0]
+    assert row["Costs most"] == costliest_parts(logic, {c.id: c.text for c in sno.claims})
+    assert row["Costs most"].startswith(top["label"]) and f"-{top['delta']:.2f}" in row["Costs most"]
+
+
 # ----- Author / Load ---------------------------------------------------------------
 MALFORMED = b"""
 id: broken
@@ -244,6 +257,13 @@ def test_weights_slider_moves_the_trust_score_without_rerunning_critics():
     assert new_runs == runs and new_hits > hits                         # re-weighted, not re-run
 
 
+def _shown(text: str, value: float) -> bool:
+    """The page shows ``value`` to 3 decimals. The page and the test run the critics apart, and the
+    NLI's and embedder's last float bits differ with the batch, so a value on a rounding edge
+    (0.39748 here) may show either neighbour: allow that, nothing more."""
+    return abs(float(text) - value) <= 0.0005 + 1e-4
+
+
 def test_weights_preset_and_blend_change_the_score():
     at, results = _weights_page()
     profiles = load_profiles()
@@ -253,14 +273,14 @@ def test_weights_preset_and_blend_change_the_score():
         assert not at.exception
         assert _slider_weights(at) == pytest.approx({n: round(profiles[name][n], 2) for n in CRITIC_NAMES})
         scores[name] = metrics(at)["Trust Score"]
-        assert scores[name] == f"{weigh(results, _slider_weights(at)).trust_score:.3f}"
+        assert _shown(scores[name], weigh(results, _slider_weights(at)).trust_score)
     assert scores["exploration"] != scores["verification"]
     for t in (0.0, 1.0):
         at.slider(key="cns_w_blend").set_value(t).run()
         assert not at.exception
         mixed = blend(profiles["exploration"], profiles["verification"], t)
         assert _slider_weights(at) == pytest.approx({n: round(mixed[n], 2) for n in CRITIC_NAMES})
-        assert metrics(at)["Trust Score"] == f"{weigh(results, _slider_weights(at)).trust_score:.3f}"
+        assert _shown(metrics(at)["Trust Score"], weigh(results, _slider_weights(at)).trust_score)
     assert metrics(at)["Trust Score"] != scores["exploration"] or scores["exploration"] == scores["verification"]
 
 

@@ -74,3 +74,19 @@ def test_unit_colour_ramp_ends_and_middle():
 def test_escape_quotes_for_attributes():
     assert display.escape("a\"b'<c>&") == "a&quot;b&#x27;&lt;c&gt;&amp;"
     assert display.escape(None) == ""
+
+
+def test_costliest_parts_names_claims_with_their_text_and_cost():
+    from cns_core.critics.base import CriticResult
+    from cns_core.views.display import costliest_parts
+
+    result = CriticResult("logic", 0.5, 0.8, "", evidence={"attribution": [
+        {"kind": "claim", "id": "c4", "label": "c4", "delta": 0.12},
+        {"kind": "relation", "id": "r2", "label": "c3 supports c1", "delta": 0.05},
+        {"kind": "claim", "id": "c2", "label": "c2", "delta": 0.01},
+        {"kind": "claim", "id": "c5", "label": "c5", "delta": -0.03}]})
+    texts = {"c4": "Taxes hurt the poor more than anyone else in the whole country.", "c2": "Short."}
+    assert costliest_parts(result, texts, width=20) == \
+        'c4 "Taxes hurt the poor ..." -0.12; c3 supports c1 -0.05; c2 "Short." -0.01'
+    assert costliest_parts(result, texts, limit=1, width=20) == 'c4 "Taxes hurt the poor ..." -0.12'
+    assert costliest_parts(CriticResult("bias", 0.5, 0.8, "")) == ""

@@ -15,7 +15,8 @@ from typing import Sequence
 from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("run", "evaluate", "extract", "importer", "coherence", "agents", "trust", "train_nli", "train_drafter")
+_COMMAND_MODULES = ("run", "evaluate", "extract", "importer", "coherence", "agents", "trust", "train_nli",
+                    "train_drafter", "train_logic")
 
 
 def build_parser() -> argparse.ArgumentParser:

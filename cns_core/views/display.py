@@ -34,6 +34,7 @@ __all__ = [
     "critic_label",
     "band_colour",
     "band_label",
+    "costliest_parts",
     "grade_of",
     "score_badge",
     "score_badge_html",
@@ -138,6 +139,25 @@ def band_colour(band: Any) -> str:
 def band_label(band: Any) -> str:
     name = getattr(band, "name", band)
     return str(name).replace("_", " ").title()
+
+
+def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limit: int = 3,
+                    width: int = 40) -> str:
+    """The claims and relations that lower a critic's score most, from its leave-one-out
+    ``evidence["attribution"]`` (the Logic critic's): ``c4 "Taxes hurt..." -0.12; c3 supports c1 -0.05``.
+    Empty when the critic reports no attribution or nothing costs anything."""
+    parts = (getattr(result, "evidence", None) or {}).get("attribution") or []
+    out = []
+    for part in parts:
+        if len(out) >= limit or float(part.get("delta", 0.0)) <= 0.0:
+            break
+        label = str(part.get("label", part.get("id", "?")))
+        if part.get("kind") == "claim" and claim_texts and label in claim_texts:
+            text = " ".join(claim_texts[label].split())
+            short = text[:width] + ("..." if len(text) > width else "")
+            label += f' "{short}"'
+        out.append(f"{label} -{float(part['delta']):.2f}")
+    return "; ".join(out)
 
 
 # ----- judge grades 1-5 ------------------------------------------------------
