@@ -185,8 +185,9 @@ class EngramRetriever:
         get = hit.get if isinstance(hit, Mapping) else (lambda name, default=None: getattr(hit, name, default))
         meta = get("metadata") or {}
         text = get("answer") or get("document") or get("text") or ""
-        distance = get("distance")
-        similarity = 1.0 - float(distance) if isinstance(distance, (int, float)) else float(get("similarity", 0.0))
+        distance, given = get("distance"), get("similarity")     # an engram browsed by time has neither
+        similarity = (1.0 - float(distance) if isinstance(distance, (int, float))
+                      else float(given) if isinstance(given, (int, float)) else 0.0)
         timestamp = get("timestamp", meta.get("timestamp"))
         facet = meta.get("facet")
         return EvidenceNode(id=str(get("id", f"engram:{rank}")), text=str(text), source=self.source,
