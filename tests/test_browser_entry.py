@@ -87,7 +87,8 @@ def test_the_helper_module_address_is_no_page(browser, tmp_path):
             page.locator("h1", has_text="Overview").first.wait_for()
             settle(page)
             assert "frame" not in {label.lower() for label in _nav_labels(page)}
-            assert page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').count() == 3   # current SNO, weights, novelty population
+            # current SNO, weights, novelty population
+            assert page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').count() == 3
         finally:
             context.close()
 
