@@ -224,3 +224,10 @@ def test_train_drafter_is_reproducible(shared_data, tmp_path, capsys):
     assert a.identity == b.identity
     assert a.info["texts"] == {"microtexts": 112}
     assert "argument miner written to" in capsys.readouterr().out
+
+
+def test_a_text_of_questions_only_is_one_claim_that_says_so(tiny, embedder):
+    draft = draft_sno("Why do we tax? How do we spend it? Who decides?", miner=tiny, embedder=embedder)
+    assert len(draft.sno.claims) == 1 and draft.sno.relations == []
+    assert draft.sno.metadata["question"] == "Why do we tax?"
+    assert "the text only asks questions: drafted as one claim, which states nothing to judge" in draft.notes

@@ -187,6 +187,11 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
                      "(config/sno.yaml max_units)")
         units = units[:limits.max_units]
     texts = [_clean(u.text) for u in units]
+    if all(is_question(t) for t in texts):
+        notes.append("the text only asks questions: drafted as one claim, which states nothing to judge")
+        meta["method"] = "questions only"
+        return Draft(_one_claim(sno_id, title or _title(texts[0]), " ".join(texts), evidence,
+                                "the text only asks questions", meta), notes)
     if len(units) == 1:
         notes.append("one unit: drafted as a one-claim SNO")
         meta["method"] = "one unit"
