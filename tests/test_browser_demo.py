@@ -115,6 +115,8 @@ def test_every_page_of_the_demo_shows_data(demo, browser, page):
             if disagree and cards.count():
                 assert cards.first.evaluate("e => getComputedStyle(e).borderTopColor") == "rgb(239, 68, 68)"
         elif stem == "judge":
+            # the status row's markdown can land a moment after the caption below it: wait for it
+            main.get_by_text("Judge loop").first.wait_for(timeout=FIRST_RENDER_MS)
             text = main.inner_text()
             badge = text.split("Judge loop")[1][:40] if "Judge loop" in text else ""
             assert "running" in badge and "not" not in badge, text[:400]
