@@ -104,12 +104,12 @@ with frame.guard("Could not run the Meta-Critic"):
                  "Action": s.advice, "Where": ", ".join(s.nodes) or "the SNO as a whole",
                  "Expected impact": step.expected_impact if k == 0 else None}
                 for step in plan for k, s in enumerate(step.suggestions)]
-        # Pixel widths that fit the page at 1440 px, so no action is cut off; the Suggestions above quote
+        # Pixel widths that fit the page at 1400-1440 px (930 in all); the Suggestions above quote
         # each place in full.
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", column_config={
             "Priority": st.column_config.TextColumn("Priority", width=60),
             "Critic": st.column_config.TextColumn("Critic: now → target", width=170),
-            "Action": st.column_config.TextColumn("Action", width=470,
+            "Action": st.column_config.TextColumn("Action", width=440,
                                                   help="What to do; the Suggestions above quote the critic."),
             "Where": st.column_config.TextColumn("Where", width=150,
                                                  help="Claims and evidence it concerns, most costly first."),
