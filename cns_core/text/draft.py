@@ -30,7 +30,8 @@ import numpy as np
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 from cns_core.text.cues import Cue, has_argument_marker, leading_cue, looks_english
-from cns_core.text.miner import ArgumentMiner, MinedRelation, MinedText, MinerUnavailable, load_default_miner
+from cns_core.text.miner import (UNIT_ROLES, ArgumentMiner, MinedRelation, MinedText, MinerUnavailable,
+                                 load_default_miner)
 from cns_core.text.miner_features import describe_texts, is_question
 from cns_core.text.rules import DraftSettings, Plan, RuleDrafter, side_roles, weak_concessions_checked
 from cns_core.text.segment import Unit, segment_units
@@ -128,7 +129,6 @@ class _Pending:
     evidence: list[dict[str, Any]]
     meta: dict[str, Any]
     notes: list[str]
-    asked: dict[str, Any] | None = None    # the question line that was taken out of the units
     rules: RuleDrafter | None = None
 
 
@@ -137,8 +137,7 @@ def _question_line(units: list[Unit], title: str) -> tuple[str | None, Unit | No
     if title and is_question(title):
         return title, None
     first = units[0] if units else None
-    if first is not None and is_question(first.text) and first.sentence_in_paragraph == 0 and (
-            len(units) == 1 or units[1].paragraph != first.paragraph or units[1].sentence != first.sentence):
+    if first is not None and is_question(first.text) and (len(units) == 1 or units[1].sentence != first.sentence):
         return _clean(first.text), first
     return None, None
 
@@ -198,7 +197,7 @@ def _prepare(text: Any, sno_id: str | None, question: str | None, evidence: list
         return Draft(_one_claim(sno_id, title or _title(units[0].text), units[0].text, evidence, "one unit", meta),
                      notes)
     return _Pending(units, texts, question, title, bool(headings) or asked is not None, sno_id, evidence, meta,
-                    notes, asked)
+                    notes)
 
 
 # ----- the learned path --------------------------------------------------------------------------------
@@ -210,8 +209,7 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
     sides = side_roles(plans, mined.main)
     claims = []
     for i in keep:
-        probs = {role: round(float(v), 3) for role, v in zip(("main", "root", "attached", "none"),
-                                                               mined.role_probabilities[i])}
+        probs = {role: round(float(v), 3) for role, v in zip(UNIT_ROLES, mined.role_probabilities[i])}
         label = mined.role(i)
         why = f"{label}: p(main claim) {probs['main']:.2f}, p(argues about another unit) {probs['attached']:.2f}, " \
               f"p(not argumentative) {probs['none']:.2f}"
@@ -352,9 +350,9 @@ def draft_snos(texts: Sequence[str], *, sources: Sequence[SourceText] = (), ques
     """Draft many texts against the same sources and question, with one model pass for all of them.
 
     ``miner`` defaults to the shipped argument miner; when it cannot load (or ``rules`` asks for
-    it, to compare), the rule drafter (with ``nli``) drafts instead and each draft says so. Raises :class:`TextInputError` for the
-    first text that cannot be drafted from (check each first with :func:`check_text` to report
-    them one by one).
+    it, to compare), the rule drafter (with ``nli``) drafts instead and each draft says so.
+    Raises :class:`TextInputError` for the first text that cannot be drafted from (check each
+    first with :func:`check_text` to report them one by one).
     """
     limits = limits or TextLimits.from_config()
     settings = settings or DraftSettings()

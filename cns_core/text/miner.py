@@ -10,12 +10,12 @@ Trained on annotated argument graphs of three genres (:mod:`cns_core.text.miner_
    p(none), p(support), p(attack).
 3. **Decoding.** The main claim is the unit with the highest p(main) (plus its similarity to the
    question, when there is one); a unit is argumentative when p(not argumentative) is not its
-   largest class. The argumentative units get one parent each, by a maximum spanning
-   arborescence (Edmonds, networkx) over log-probabilities: a unit hangs from another unit with
-   p(attached) x its share of the unit's link probability, or stands alone with
-   p(root) + p(main); the main claim always stands alone. Units that stand alone are then
-   attached to the main claim when the pair scorer reads a link to it as likely
-   (``attach_threshold``), so the SNO stays one graph where the text argues one case.
+   largest class, and a question never is. The argumentative units get one parent each, by a
+   maximum spanning arborescence (Edmonds, networkx) over log-probabilities rooted at the main
+   claim. With ``tree`` (the shipped setting) every unit hangs from another unit by its link
+   probability. Without it (a forest), a unit may also stand alone, with p(root) + p(main) against
+   p(attached) x its share of the unit's link probability; a unit that stands alone is attached to
+   the main claim only when the pair scorer reads that link as likely (``attach_threshold``).
 
 The weights are plain arrays (``miner.npz``, read with ``allow_pickle=False``) and the
 settings JSON beside them: a model file can never run code on load.
@@ -101,7 +101,6 @@ class MinedText:
 
     main: int
     role_probabilities: np.ndarray          # (n, 4) in UNIT_ROLES order
-    argumentative: list[int]
     relations: list[MinedRelation]
     left_out: dict[int, str] = field(default_factory=dict)    # unit -> why it is not in the graph
 
@@ -214,7 +213,10 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
             left_out[i] = f"not argumentative (p {roles[i, 3]:.2f})"
     argumentative = [i for i in range(n) if i not in left_out]
     keep = set(argumentative)
-    link = {pair: row for pair, row in zip(pairs, links) if pair[0] in keep and pair[1] in keep}
+    links_of: dict[int, dict[int, np.ndarray]] = {i: {} for i in argumentative}    # unit -> target -> row
+    for (a, j), row in zip(pairs, links):
+        if a in keep and j in keep:
+            links_of[a][j] = row
     graph = nx.DiGraph()
     graph.add_node("root")
     for i in argumentative:
@@ -226,7 +228,7 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
         alone = min(max((roles[i, 0] + roles[i, 1]) / p_arg, 1e-9), 1.0 - 1e-9)
         if not tree:
             graph.add_edge("root", i, weight=math.log(alone))
-        candidates = {j: 1.0 - row[0] for (a, j), row in link.items() if a == i}
+        candidates = {j: 1.0 - row[0] for j, row in links_of[i].items()}
         mass = sum(candidates.values())
         for j, p_link in candidates.items():
             share = p_link / mass if mass > 0 else 0.0
@@ -237,28 +239,30 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
     for j in list(graph.predecessors(main)):
         if j != "root":
             graph.remove_edge(j, main)
-    tree = nx.maximum_spanning_arborescence(graph, attr="weight", preserve_attrs=True)
+    arborescence = nx.maximum_spanning_arborescence(graph, attr="weight", preserve_attrs=True)
     relations: list[MinedRelation] = []
-    for parent, child in sorted(tree.edges(), key=lambda e: e[1]):
+    for parent, child in sorted(arborescence.edges(), key=lambda e: e[1]):
         if parent == "root":
             if child == main:
                 continue
-            row = link.get((child, main))
+            row = links_of[child].get(main)
             if row is None or 1.0 - row[0] < attach_threshold:
                 continue      # argues about nothing the scorer can name: a claim of its own, with no relation
-            relations.append(_relation(child, main, row, link))
+            relations.append(_relation(child, main, links_of[child]))
             continue
-        if (child, parent) not in link:      # the tree's last resort: no scored candidate
+        if parent not in links_of[child]:      # the tree's last resort: no scored candidate
             relations.append(MinedRelation(child, parent, "support", {}))
             continue
-        relations.append(_relation(child, parent, link[(child, parent)], link))
-    return MinedText(main, roles, argumentative, relations, left_out)
+        relations.append(_relation(child, parent, links_of[child]))
+    return MinedText(main, roles, relations, left_out)
 
 
-def _relation(source: int, target: int, row: np.ndarray, link: dict[tuple[int, int], np.ndarray]) -> MinedRelation:
+def _relation(source: int, target: int, targets: dict[int, np.ndarray]) -> MinedRelation:
+    """The relation ``source`` -> ``target`` from the source's scored targets, with the runner-up among them."""
+    row = targets[target]
     kind = "attack" if row[2] > row[1] else "support"
     probabilities = {label: round(float(p), 3) for label, p in zip(PAIR_LABELS, row)}
-    others = sorted(((1.0 - r[0], j) for (a, j), r in link.items() if a == source and j != target), reverse=True)
+    others = sorted(((1.0 - r[0], j) for j, r in targets.items() if j != target), reverse=True)
     runner_up, runner_up_link = (others[0][1], round(float(others[0][0]), 3)) if others else (None, 0.0)
     return MinedRelation(source, target, kind, probabilities, runner_up, runner_up_link)
 

@@ -54,6 +54,11 @@ class TextUnits:
     def n(self) -> int:
         return len(self.units)
 
+    @property
+    def rule_prior_z(self) -> np.ndarray:
+        """The rules' main-claim score standardised within the text (texts differ in scale)."""
+        return (self.rule_prior - self.rule_prior.mean()) / (self.rule_prior.std() or 1.0)
+
 
 def _rules(units: list[Unit], texts: list[str], cues: list[Cue | None]) -> tuple[np.ndarray, int, list, list]:
     """The rule drafter's decisions without NLI (its cue and position rules alone)."""
@@ -94,6 +99,9 @@ UNIT_FEATURES: tuple[str, ...] = (
 )
 
 
+_UNIT_COLUMN = {name: k for k, name in enumerate(UNIT_FEATURES)}
+
+
 def unit_rows(tu: TextUnits) -> np.ndarray:
     """Each unit's named features (:data:`UNIT_FEATURES`), one row per unit."""
     n = tu.n
@@ -101,8 +109,7 @@ def unit_rows(tu: TextUnits) -> np.ndarray:
     last_paragraph = max(u.paragraph for u in tu.units) or 1
     centroid = tu.vectors.mean(axis=0)
     norm = float(np.linalg.norm(centroid)) or 1.0
-    prior = tu.rule_prior
-    prior_z = (prior - prior.mean()) / (prior.std() or 1.0)
+    prior_z = tu.rule_prior_z
     in_degree = np.zeros(n)
     for t in tu.rule_target:
         if t is not None:
@@ -139,7 +146,7 @@ def unit_rows(tu: TextUnits) -> np.ndarray:
             "similarity_next": float(tu.vectors[i] @ tu.vectors[i + 1]) if i + 1 < n else 0.0,
         }
         for name, value in values.items():
-            rows[i, UNIT_FEATURES.index(name)] = float(value)
+            rows[i, _UNIT_COLUMN[name]] = float(value)
     return rows
 
 
@@ -167,8 +174,7 @@ def pair_matrix(tu: TextUnits, pairs: Sequence[tuple[int, int]], unit_rows: np.n
     for i, j in pairs:
         if i not in best or sims[i, j] > best[i][0]:
             best[i] = (float(sims[i, j]), j)
-    prior = tu.rule_prior
-    prior_z = (prior - prior.mean()) / (prior.std() or 1.0)
+    prior_z = tu.rule_prior_z
     rows = np.zeros((len(pairs), len(PAIR_FEATURES)))
     for k, (i, j) in enumerate(pairs):
         ui, uj = tu.units[i], tu.units[j]
