@@ -504,3 +504,15 @@ def test_unknown_format_and_missing_path(tmp_path):
     (missing,) = import_path("brat", tmp_path / "nope.ann")
     assert missing.error.element == "file" and missing.error.problem == "does not exist"
     assert set(FORMATS) == {"aif", "microtexts", "brat", "argdown"}
+
+
+def test_brat_reads_abstrct_relation_names():
+    text = "Drug A is better than placebo. Survival rose by 20%. Side effects were common."
+    ann = ("T1\tMajorClaim 0 30\tDrug A is better than placebo.\n"
+           "T2\tPremise 31 52\tSurvival rose by 20%.\n"
+           "T3\tPremise 53 80\tSide effects were common.\n"
+           "R1\tSupport Arg1:T2 Arg2:T1\t\n"
+           "R2\tPartial-Attack Arg1:T3 Arg2:T1\t\n")
+    sno = parse_brat(ann, text, "abstract.ann", evidence_rule="none").sno
+    assert {(r.source, r.target, r.kind, r.attack_type) for r in sno.relations} == {
+        ("T2", "T1", "support", None), ("T3", "T1", "attack", "rebut")}

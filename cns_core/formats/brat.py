@@ -13,7 +13,8 @@ One ``.ann`` file (with the ``.txt`` of the same name beside it) is one SNO.
   claims and are listed in ``metadata["rephrases"]`` as rephrasings of it.
   Without a MajorClaim, the first ``Claim`` is the hypothesis.
 * ``R<n>	supports Arg1:T<a> Arg2:T<b>`` becomes ``T<a>`` supports ``T<b>``,
-  ``attacks`` an attack (rebut); the relation keeps the ``R`` id.
+  ``attacks`` an attack (rebut); the relation keeps the ``R`` id. AbstRCT's names
+  ``Support``, ``Attack`` and ``Partial-Attack`` read the same way.
 * ``A<n>	Stance T<c> For|Against`` is the claim's stance towards the major
   claim. The corpus often also writes it as a relation from the claim to a
   major claim: then the relation stands for both (where they disagree, the
@@ -45,7 +46,9 @@ __all__ = ["SUFFIXES", "parse_brat", "read_brat"]
 
 SUFFIXES: tuple[str, ...] = (".ann",)
 _UNIT_TYPES = ("MajorClaim", "Claim", "Premise")
-_RELATION_TYPES = {"supports": "support", "attacks": "attack"}
+# The essay corpus's relation names, and AbstRCT's (Support / Attack / Partial-Attack).
+_RELATION_TYPES = {"supports": "support", "attacks": "attack",
+                   "Support": "support", "Attack": "attack", "Partial-Attack": "attack"}
 _OPPOSITE = {"proponent": "opponent", "opponent": "proponent"}
 _SPAN = re.compile(r"^(\d+) (\d+)$")
 
@@ -166,7 +169,7 @@ class _Reader:
 
     def _relation(self, element: str, ident: str, head: list[str]) -> None:
         if head[0] not in _RELATION_TYPES:
-            self.draft.warn(element, f"relation type {head[0]!r} is not supports or attacks; ignored",
+            self.draft.warn(element, f"relation type {head[0]!r} is not one of {', '.join(_RELATION_TYPES)}; ignored",
                             cause="not-argument")
             return
         args = dict(a.split(":", 1) for a in head[1:] if ":" in a)

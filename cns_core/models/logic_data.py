@@ -20,7 +20,6 @@ import csv
 import hashlib
 import json
 import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -76,20 +75,13 @@ def load_gold(data_dir: Path) -> list[Example]:
     return out
 
 
-# AbstRCT names its relation types Support / Attack / Partial-Attack; the brat reader knows supports / attacks.
-_ABSTRCT_TYPES = {"Support": "supports", "Attack": "attacks", "Partial-Attack": "attacks"}
-
-
 def _abstrct(path: Path) -> Any:
-    from cns_core.formats import ImportResult, parse_brat
+    """An AbstRCT abstract through the brat importer (which reads its Support / Attack / Partial-Attack)."""
+    from cns_core.formats import ImportResult
+    from cns_core.formats.brat import read_brat
 
-    ann = path.read_text(encoding="utf-8")
-    ann = re.sub(r"^(R\d+\t)(Support|Attack|Partial-Attack) ", lambda m: m.group(1) + _ABSTRCT_TYPES[m.group(2)] + " ",
-                 ann, flags=re.M)
-    txt = path.with_suffix(".txt")
     try:
-        return parse_brat(ann, txt.read_text(encoding="utf-8") if txt.is_file() else None, str(path),
-                          evidence_rule="none")
+        return read_brat(path, evidence_rule="none")
     except ValueError as exc:
         return ImportResult(file=str(path), error=exc)  # type: ignore[arg-type]
 

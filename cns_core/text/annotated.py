@@ -16,7 +16,6 @@ they share at least half the word tokens of the longer one (:func:`align`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -85,6 +84,14 @@ def align(drafted: list[str], gold: list[str], threshold: float = 0.5) -> dict[i
     return out
 
 
+def _gold(genre: str, name: str, text: str, sno, main_ids: set[str]) -> GoldText:
+    """An imported SNO as gold: its claims in order, its reasoning graph's edges, its main claim(s)."""
+    index = {c.id: k for k, c in enumerate(sno.claims)}
+    relations = sorted({(index[u], index[v], d["kind"]) for u, v, d in sno.graph.edges(data=True)})
+    return GoldText(genre, name, text, [c.text for c in sno.claims], relations,
+                    frozenset(index[m] for m in main_ids))
+
+
 def read_microtexts(folder: Path) -> list[GoldText]:
     """The English microtexts, read through the project's importer (the reasoning graph is the gold)."""
     from cns_core.formats.microtexts import read_microtext
@@ -92,53 +99,33 @@ def read_microtexts(folder: Path) -> list[GoldText]:
     out = []
     for xml in sorted(folder.glob("micro_*.xml")):
         sno = read_microtext(xml).sno
-        ids = [c.id for c in sno.claims]
-        index = {cid: k for k, cid in enumerate(ids)}
-        relations = sorted({(index[u], index[v], d["kind"]) for u, v, d in sno.graph.edges(data=True)})
-        out.append(GoldText("microtexts", xml.stem, xml.with_suffix(".txt").read_text(encoding="utf-8"),
-                            [c.text for c in sno.claims], relations, frozenset({index[sno.hypothesis]})))
+        out.append(_gold("microtexts", xml.stem, xml.with_suffix(".txt").read_text(encoding="utf-8"), sno,
+                         {sno.hypothesis}))
     return out
 
 
 def read_cdcp(folder: Path) -> list[GoldText]:
-    """CDCP comments: propositions by character offsets; ``reasons`` and ``evidences`` are supports."""
+    """CDCP comments through the project's importer: propositions, ``reasons`` and ``evidences`` as supports."""
+    from cns_core.formats.cdcp import read_cdcp as import_cdcp
+
     out = []
     for ann_path in sorted(folder.glob("*.ann.json")):
-        ann = json.loads(ann_path.read_text(encoding="utf-8"))
-        text = ann_path.with_name(ann_path.name.replace(".ann.json", ".txt")).read_text(encoding="utf-8")
-        units = [text[a:b] for a, b in ann["prop_offsets"]]
-        relations = set()
-        for (first, last), target in [*ann.get("reasons", []), *ann.get("evidences", [])]:
-            for source in range(first, last + 1):
-                if source != target:
-                    relations.add((source, target, "support"))
-        out.append(GoldText("cdcp", ann_path.name.split(".")[0], text, units, sorted(relations)))
+        name = ann_path.name.split(".")[0]
+        sno = import_cdcp(ann_path, evidence_rule="none").sno
+        out.append(_gold("cdcp", name, ann_path.with_name(name + ".txt").read_text(encoding="utf-8"), sno, set()))
     return out
 
 
-_BRAT_UNIT = re.compile(r"^(T\d+)\t(MajorClaim|Claim|Premise) (\d+) (\d+)\t")
-_BRAT_RELATION = re.compile(r"^R\d+\t(Support|Attack|Partial-Attack) Arg1:(T\d+) Arg2:(T\d+)")
-
-
 def read_abstrct(folder: Path) -> list[GoldText]:
-    """AbstRCT abstracts (brat): components by offsets; Attack and Partial-Attack are attacks."""
+    """AbstRCT abstracts through the brat importer: Attack and Partial-Attack are attacks, MajorClaims the main."""
+    from cns_core.formats.brat import read_brat
+
     out = []
     for ann_path in sorted(folder.rglob("*.ann")):
-        text = ann_path.with_suffix(".txt").read_text(encoding="utf-8")
-        spans: dict[str, tuple[int, int, str]] = {}
-        raw_relations = []
-        for line in ann_path.read_text(encoding="utf-8").splitlines():
-            if m := _BRAT_UNIT.match(line):
-                spans[m.group(1)] = (int(m.group(3)), int(m.group(4)), m.group(2))
-            elif m := _BRAT_RELATION.match(line):
-                raw_relations.append((m.group(2), m.group(3), "support" if m.group(1) == "Support" else "attack"))
-        order = sorted(spans, key=lambda t: spans[t][0])
-        index = {t: k for k, t in enumerate(order)}
-        relations = sorted({(index[a], index[b], kind) for a, b, kind in raw_relations
-                            if a in index and b in index and a != b})
-        main = frozenset(index[t] for t in order if spans[t][2] == "MajorClaim")
-        out.append(GoldText("abstrct", ann_path.stem, text, [text[spans[t][0]:spans[t][1]] for t in order],
-                            relations, main))
+        sno = read_brat(ann_path, evidence_rule="none").sno
+        majors = {u for u, kind in sno.metadata["unit_types"].items() if kind == "MajorClaim"}
+        out.append(_gold("abstrct", ann_path.stem, ann_path.with_suffix(".txt").read_text(encoding="utf-8"), sno,
+                         majors))
     return out
 
 
