@@ -141,6 +141,12 @@ def config_number(section: Mapping[str, Any], key: str, *, file: str, path: str 
     return float(value)
 
 
+def settings_error(file: str, exc: Any) -> ConfigError:
+    """A pydantic ``ValidationError`` of settings read from ``file`` as one ConfigError naming each field."""
+    problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
+    return ConfigError(f"{file}: {problems}")
+
+
 def config_mapping(section: Mapping[str, Any], key: str, *, file: str) -> Mapping[str, Any]:
     """``section[key]`` as a mapping (absent means empty); errors name the file and key."""
     value = section.get(key) or {}

@@ -231,3 +231,14 @@ def test_a_text_of_questions_only_is_one_claim_that_says_so(tiny, embedder):
     assert len(draft.sno.claims) == 1 and draft.sno.relations == []
     assert draft.sno.metadata["question"] == "Why do we tax?"
     assert "the text only asks questions: drafted as one claim, which states nothing to judge" in draft.notes
+
+
+def test_bad_training_settings_are_named_by_field(tmp_path, capsys):
+    from cns_core.cli import main
+
+    bad = tmp_path / "drafter.yaml"
+    bad.write_text("genres: [microtexts]\ncomponents: -1\nbogus: 1\n")
+    assert main(["train-drafter", "--settings", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "cns train-drafter: error: drafter.yaml: components: Input should be greater than or equal to 0" in err
+    assert "bogus: Extra inputs are not permitted" in err and "errors.pydantic.dev" not in err

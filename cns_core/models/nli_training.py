@@ -26,7 +26,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically
+from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically,
+                             settings_error)
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.models.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
 from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
@@ -134,8 +135,7 @@ def load_train_settings(overrides: dict[str, Any] | None = None, path: str | Pat
     try:
         return TrainSettings(**raw)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(f"{name}: {problems}") from exc
+        raise settings_error(name, exc) from exc
 
 
 def bundled_base_model() -> Path:

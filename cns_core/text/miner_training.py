@@ -52,14 +52,20 @@ class MinerTrainSettings(BaseModel):
 
 def load_miner_settings(overrides: dict[str, Any] | None = None, path: str | Path | None = None
                         ) -> MinerTrainSettings:
-    from cns_core.config import config_dir, load_yaml_file
+    from pydantic import ValidationError
 
-    data = load_yaml_file(Path(path) if path else config_dir() / "drafter_train.yaml")
+    from cns_core.config import config_dir, load_yaml_file, settings_error
+
+    file = Path(path) if path else config_dir() / "drafter_train.yaml"
+    data = load_yaml_file(file)
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     unknown = [g for g in data.get("genres", []) if g not in GENRES]
     if unknown:
         raise ValueError(f"genres: unknown {unknown}; known: {', '.join(GENRES)}")
-    return MinerTrainSettings.model_validate(data)
+    try:
+        return MinerTrainSettings.model_validate(data)
+    except ValidationError as exc:
+        raise settings_error(file.name, exc) from exc
 
 
 @dataclass
