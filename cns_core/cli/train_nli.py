@@ -1,4 +1,8 @@
-"""``cns train-nli``: fine-tune the project's NLI cross-encoder (settings in ``config/nli_train.yaml``).
+"""``cns train-nli`` and ``cns train-verifier``: fine-tune the project's cross-encoder.
+
+``train-nli`` reads ``config/nli_train.yaml`` (the generic NLI stages); ``train-verifier`` reads
+``config/verifier_train.yaml``: the shipped verifier, trained on answers judged by people, claim
+verification and fact swaps beside generic NLI (``models/nli-minilm-l6/MODEL_CARD.md``).
 
 Resumable: the run checkpoints every ``checkpoint_every`` steps, and the same command
 continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long
@@ -14,17 +18,31 @@ from cns_core.models.nli_training import calibrate_model, export_checkpoint, loa
 __all__ = ["register", "run"]
 
 
+VERIFIER_SETTINGS = "config/verifier_train.yaml"
+
+
 def register(subparsers) -> None:
-    parser = subparsers.add_parser("train-nli", help="fine-tune the NLI cross-encoder shipped under models/",
-                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--settings", help="a training YAML instead of config/nli_train.yaml "
-                        "(e.g. config/nli_train_negation.yaml, the second stage)")
+    nli = subparsers.add_parser("train-nli", help="fine-tune the generic NLI cross-encoder (config/nli_train.yaml)",
+                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    nli.add_argument("--settings", help="a training YAML instead of config/nli_train.yaml "
+                     "(e.g. config/nli_train_negation.yaml, the second stage)")
+    _add_arguments(nli)
+    verifier = subparsers.add_parser("train-verifier", help="train the shipped verifier (config/verifier_train.yaml)",
+                                     description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verifier.add_argument("--settings", default=VERIFIER_SETTINGS,
+                          help=f"a training YAML (default: {VERIFIER_SETTINGS})")
+    _add_arguments(verifier)
+
+
+def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="model folder to write (default: output in the settings)")
     parser.add_argument("--data-dir", help="folder of the training TSV files (default: <CNS_DATA_DIR>/nli_train)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--learning-rate", type=float)
     parser.add_argument("--max-steps", type=int, help="cap on optimizer steps (a quick run)")
+    parser.add_argument("--max-seconds", type=float,
+                        help="stop the epochs after this many seconds of training and write the model as it stands")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, help="torch CPU threads (0: all cores)")
     parser.add_argument("--stop-after", type=int, metavar="N",
@@ -42,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_train_settings({
         "output": args.output, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
+        "max_train_seconds": args.max_seconds,
         "threads": args.threads}, path=args.settings)
     if args.calibrate_only:
         calibration = calibrate_model(settings)

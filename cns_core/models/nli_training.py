@@ -35,6 +35,9 @@ from cns_core.models.nli_metrics import expected_calibration_error, fit_temperat
 __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
            "fit_contradiction_threshold", "bundled_base_model", "export_checkpoint", "CALIBRATION_FILE", "REPORT_FILE"]
 
+# How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
+# FEVER, or fact swaps made from a TSV's supported pairs (cns_core.models.verifier_data).
+READERS = ("tsv", "scifact", "evouna", "saf", "boolq", "fever_symmetric", "swaps")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -54,6 +57,14 @@ class TrainSource(BaseModel):
     file: str = Field(min_length=1)
     folder: str | None = None
     pairs: int | None = Field(None, ge=1)
+    reader: str | None = None    # how to read it (READERS); left out: by suffix (.jsonl SciFact, else TSV)
+
+    @field_validator("reader")
+    @classmethod
+    def _known_reader(cls, value: str | None) -> str | None:
+        if value is not None and value not in READERS:
+            raise ValueError(f"must be one of {', '.join(READERS)}")
+        return value
 
 
 class TrainSettings(BaseModel):
@@ -87,6 +98,11 @@ class TrainSettings(BaseModel):
     max_steps: int | None = Field(None, ge=1)     # a hard cap on optimizer steps (quick runs, tests)
     train_fraction: float = Field(1.0, gt=0, le=1)  # share of the mix trained on (a short second stage)
     augment_negation: int = Field(0, ge=0)        # training sentences turned into minimal negation pairs
+    question_folds: int = Field(10, ge=2)         # judged answers: questions hashed into this many folds ...
+    question_held_folds: list[int] = Field(default_factory=lambda: [0])   # ... these kept for the benchmark
+    exclude_questions: list[str] = Field(default_factory=list)  # TSV files (CNS_DATA_DIR-relative) whose
+                                                                # questions never reach training (NQ301)
+    max_train_seconds: float | None = Field(None, gt=0)  # stop the epochs at this time and write the model
 
     @field_validator("device")
     @classmethod
@@ -186,13 +202,33 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
 
 
 def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NLIPairs:
-    """One file's pairs (SciFact's held-out folds left out), sampled down to ``source.pairs``."""
-    if path.suffix == ".jsonl":
+    """One file's pairs (held-out folds and questions left out), sampled down to ``source.pairs``."""
+    from cns_core.models import verifier_data as vd
+
+    reader = source.reader or ("scifact" if path.suffix == ".jsonl" else "tsv")
+    seed = settings.seed + zlib.crc32(path.name.encode())
+    if reader == "swaps":
+        return vd.swap_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"swaps:{path.name}")
+    if reader == "scifact":
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
+    elif reader == "fever_symmetric":
+        data = vd.read_fever_symmetric([path])
+    elif reader in ("evouna", "saf", "boolq"):
+        if reader == "evouna":
+            excluded: set[str] = set()
+            for name in settings.exclude_questions:
+                excluded |= vd.nq301_questions(settings.source_path(TrainSource(file=Path(name).name,
+                                                                                folder=str(Path(name).parent))))
+            answers, problems = vd.read_evouna(path, exclude=excluded, folds=settings.question_folds,
+                                               held_folds=settings.question_held_folds)
+        else:
+            answers, problems = vd.read_saf(path) if reader == "saf" else vd.read_boolq(path)
+        data = vd.answers_as_pairs(answers, path.name)
+        data.problems = problems
     else:
         data = read_nli_tsv(path)
     if source.pairs is not None:
-        data = sample_pairs(data, source.pairs, settings.seed + zlib.crc32(path.name.encode()))
+        data = sample_pairs(data, source.pairs, seed)
     return data
 
 
@@ -392,6 +428,11 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
             state["seconds"] = time.perf_counter() - started
             if state["global_step"] >= total_steps:
                 break
+            if settings.max_train_seconds is not None and state["seconds"] >= settings.max_train_seconds:
+                state["time_limit_at_step"] = state["global_step"]   # the model is written as it stands
+                log(f"time limit of {settings.max_train_seconds:.0f} s reached at step {state['global_step']} "
+                    f"of {total_steps}")
+                break
             if state["global_step"] % settings.checkpoint_every == 0:
                 save_checkpoint()
             if stop_after_steps is not None and steps_this_call >= stop_after_steps:
@@ -399,6 +440,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
                 break
         if stopped:
             break
+        out_of_time = "time_limit_at_step" in state
         dev_figures = _figures(predict_logits(model, tokenizer, dev, settings.max_length, settings.eval_batch_size,
                                               device), dev.labels) if len(dev) else {}
         state["history"].append({"epoch": state["epoch"] + 1, "step": state["global_step"],
@@ -408,6 +450,8 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
         state["epoch"] += 1
         state["step_in_epoch"] = 0
         save_checkpoint()
+        if out_of_time:
+            break
     bar.close()
     state["seconds"] = time.perf_counter() - started
     if stopped:
@@ -493,7 +537,8 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
         "steps": state["global_step"], "train_seconds": round(state["seconds"], 1),
         "device": str(device) if device.type != "cpu" else f"cpu ({torch.get_num_threads()} threads, "
                                                           f"{platform.processor() or platform.machine()})",
-        "history": state["history"], "temperature": calibration.get("temperature", 1.0),
+        "history": state["history"], "time_limit_at_step": state.get("time_limit_at_step"),
+        "temperature": calibration.get("temperature", 1.0),
         "contradiction_threshold": calibration.get("contradiction_threshold"),
         "dev_before_calibration": calibration.get("dev_before", {}),
         "dev_after_calibration": calibration.get("dev_after", {}),
@@ -507,6 +552,7 @@ def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
     """What must not change between a checkpoint and its resumption."""
     keys = ("base_model", "train_files", "dev_fraction", "seed", "epochs", "batch_size", "learning_rate",
             "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps", "train_fraction",
-            "augment_negation", "scifact_folds", "scifact_held_folds")
+            "augment_negation", "scifact_folds", "scifact_held_folds", "question_folds", "question_held_folds",
+            "exclude_questions")
     dumped = settings.model_dump()
     return json.dumps({k: dumped[k] for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)

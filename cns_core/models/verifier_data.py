@@ -1,0 +1,290 @@
+"""Training and evaluation pairs for the verifier: answers judged by people, claim verification, swaps.
+
+The verifier is the project's cross-encoder (``models/nli-minilm-l6``) trained to say whether a
+claim is supported, contradicted or left open by its evidence. Generic NLI data teaches it what
+"entails" means between two sentences; it does not teach it that "It was Tesla, in 1893" is wrong
+when the question asked who demonstrated radio first and the reference says Marconi. The readers
+here turn the annotated corpora of ``shared/data`` into (premise, hypothesis, label) pairs in the
+one input form the product uses (:func:`cns_core.models.verifier.verifier_pair`):
+
+* ``answer_judgements/evouna.jsonl``: LLM answers judged right or wrong by people against the
+  gold answer (right -> entailment, wrong -> contradiction);
+* ``answer_judgements/saf_en``: exam answers graded against the teacher's reference (correct ->
+  entailment, partially correct -> neutral, incorrect -> contradiction);
+* ``answer_judgements/boolq_dev.jsonl``: a yes/no question with the passage that answers it
+  (the right answer -> entailment, the other -> contradiction);
+* ``fever_symmetric``: FEVER claims against minimally edited evidence (tokenized text put back);
+* fact swaps made here from supported pairs (:func:`swap_pairs`): a changed number, date, name
+  or quantity word -> contradiction, an added fact the evidence never states -> neutral.
+
+Questions are held out *by question*, never by row (one question has one row per system): a
+question's fold is a hash of its normalised text (:func:`question_fold`), so NQ301's questions,
+and EVOUNA's held-out fold, never reach training whatever the row order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
+from cns_core.models.nli_data import NLIPairs, RowProblem, detokenize, read_nli_tsv
+from cns_core.models.verifier import verifier_pair
+
+__all__ = ["JudgedAnswer", "question_key", "question_fold", "read_evouna", "read_nq301", "read_saf",
+           "read_boolq", "read_fever_symmetric", "swap_pairs", "answers_as_pairs", "nq301_questions",
+           "SWAP_KINDS"]
+
+_MAX_ROW_BYTES = 200_000          # a row longer than this is not a judged answer; skipped, reported
+
+
+@dataclass(frozen=True)
+class JudgedAnswer:
+    """One answer a person judged against a reference: ``correct`` None means "partially"."""
+
+    dataset: str
+    question: str
+    reference: str
+    answer: str
+    correct: bool | None
+    system: str = ""
+
+
+def question_key(question: str) -> str:
+    """A question's identity across files: lower case, words only ("Who wrote X?" == "who wrote x")."""
+    return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
+
+
+def question_fold(question: str, folds: int) -> int:
+    """The fold of a question, a hash of :func:`question_key` (stable under reordering)."""
+    digest = hashlib.blake2b(question_key(question).encode(), digest_size=8).hexdigest()
+    return int(digest, 16) % folds
+
+
+def _jsonl(path: Path) -> Iterable[tuple[int, dict | None, str | None]]:
+    """(line, row, problem) for each non-blank line of a JSON-lines file."""
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    with path.open(encoding="utf-8") as handle:
+        for line, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            if len(text) > _MAX_ROW_BYTES:
+                yield line, None, f"row of {len(text)} bytes is over {_MAX_ROW_BYTES}"
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                yield line, None, f"not JSON ({exc.msg})"
+                continue
+            yield line, row if isinstance(row, dict) else None, None if isinstance(row, dict) else "not an object"
+
+
+def read_evouna(path: str | Path, *, exclude: Iterable[str] = (), folds: int = 10,
+                held_folds: Sequence[int] = (0,), held: bool = False) -> tuple[list[JudgedAnswer], list[RowProblem]]:
+    """EVOUNA's judged answers. Questions in ``exclude`` (question keys) are left out; those whose
+    :func:`question_fold` is in ``held_folds`` are the held-out benchmark (``held=True`` reads only them)."""
+    path = Path(path)
+    excluded = set(exclude)
+    out: list[JudgedAnswer] = []
+    problems: list[RowProblem] = []
+    for line, row, problem in _jsonl(path):
+        if row is None:
+            problems.append(RowProblem(path.name, line, problem or "unreadable"))
+            continue
+        try:
+            question, reference, answer = (str(row[k]).strip() for k in ("question", "reference", "answer"))
+            correct = row["correct"]
+        except KeyError as exc:
+            problems.append(RowProblem(path.name, line, f"missing field {exc}"))
+            continue
+        if not (question and reference and answer) or not isinstance(correct, bool):
+            problems.append(RowProblem(path.name, line, "question, reference, answer or correct: empty or not boolean"))
+            continue
+        if row.get("dataset") == "TQ":
+            reference = _aliases(reference)
+        key = question_key(question)
+        if key in excluded or (question_fold(question, folds) in held_folds) != held:
+            continue
+        out.append(JudgedAnswer(f"evouna-{row.get('dataset', '?')}", question, reference, answer, correct,
+                                str(row.get("system", ""))))
+    return out, problems
+
+
+_MAX_ALIASES = 4
+
+
+def _aliases(reference: str) -> str:
+    """TriviaQA's gold answer is a ``/``-joined list of aliases, some URL-quoted and dozens long; keep the
+    first few distinct ones, joined as NQ301 joins several golds (``" | "``)."""
+    from urllib.parse import unquote
+
+    seen: dict[str, str] = {}
+    for alias in reference.split("/"):
+        alias = unquote(alias).replace('"', '').strip()
+        if alias and alias.lower() not in seen:
+            seen[alias.lower()] = alias
+    return " | ".join(list(seen.values())[:_MAX_ALIASES]) or reference
+
+
+def _tsv_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def read_nq301(human: str | Path, gold: str | Path) -> list[JudgedAnswer]:
+    """NQ301: people's verdicts (``Acceptable?`` of ``nq301_human.tsv``) on answers to 301 NQ questions,
+    with the gold answers of ``nq301_gold.tsv`` (same rows, same order; several golds joined by ``|``)."""
+    people, golds = _tsv_rows(Path(human)), _tsv_rows(Path(gold))
+    if len(people) != len(golds):
+        raise ValueError(f"{human} and {gold}: {len(people)} vs {len(golds)} rows; they must align")
+    out = []
+    for person, gold in zip(people, golds):
+        if person["Question"].strip() != gold["Question"].strip():
+            raise ValueError(f"{human}: question {person['Question']!r} does not match {gold['Question']!r}")
+        references = [g.strip() for g in gold["Gold answers"].split("|") if g.strip()]
+        verdict = person["Acceptable?"].strip().lower()
+        if verdict not in ("yes", "no") or not references:
+            continue
+        out.append(JudgedAnswer("nq301", person["Question"].strip(), " | ".join(references),
+                                person["Model answer"].strip(), verdict == "yes"))
+    return out
+
+
+def nq301_questions(human: str | Path) -> set[str]:
+    """The question keys of NQ301, kept out of training."""
+    return {question_key(r["Question"]) for r in _tsv_rows(Path(human))}
+
+
+_SAF_VERDICTS = {"correct": True, "incorrect": False, "partially correct": None}
+
+
+def read_saf(folder: str | Path) -> tuple[list[JudgedAnswer], list[RowProblem]]:
+    """SAF exam answers of one split folder (``training``, ``unseen_answers``, ``unseen_questions``)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise ValueError(f"{folder}: no such folder")
+    out: list[JudgedAnswer] = []
+    problems: list[RowProblem] = []
+    for path in sorted(folder.glob("*.xml")):
+        try:
+            root = ET.parse(path).getroot()   # the corpus's own files; no entities are declared in them
+        except ET.ParseError as exc:
+            problems.append(RowProblem(path.name, 0, f"not XML ({exc})"))
+            continue
+        question = " ".join((root.findtext("questionText") or "").split())
+        reference = " ".join((root.findtext("referenceAnswers/referenceAnswer") or "").split())
+        for student in root.iter("studentAnswer"):
+            answer = " ".join((student.findtext("response") or "").split())
+            verdict = (student.findtext("verification_feedback") or "").strip().lower()
+            if not answer or verdict not in _SAF_VERDICTS:
+                problems.append(RowProblem(path.name, 0, f"{student.get('id')}: no response or verdict {verdict!r}"))
+                continue
+            out.append(JudgedAnswer("saf", question, reference, answer, _SAF_VERDICTS[verdict]))
+    return out, problems
+
+
+def read_boolq(path: str | Path) -> tuple[list[JudgedAnswer], list[RowProblem]]:
+    """BoolQ: each question twice, with its right answer (correct) and the other one (wrong)."""
+    path = Path(path)
+    out: list[JudgedAnswer] = []
+    problems: list[RowProblem] = []
+    for line, row, problem in _jsonl(path):
+        if row is None or not isinstance(row.get("answer"), bool) or not row.get("question") or not row.get("passage"):
+            problems.append(RowProblem(path.name, line, problem or "question, passage or answer missing"))
+            continue
+        question = str(row["question"]).strip().rstrip("?") + "?"
+        for said in (True, False):
+            out.append(JudgedAnswer("boolq", question, str(row["passage"]).strip(), "Yes." if said else "No.",
+                                    said == row["answer"]))
+    return out, problems
+
+
+def answers_as_pairs(answers: Sequence[JudgedAnswer], source: str) -> NLIPairs:
+    """Judged answers in the verifier's input form: right -> entailment, partial -> neutral, wrong -> contradiction."""
+    out = NLIPairs()
+    for a in answers:
+        premise, hypothesis = verifier_pair(a.reference, a.answer, a.question)
+        out.premises.append(premise)
+        out.hypotheses.append(hypothesis)
+        out.labels.append(ENTAILMENT if a.correct else NEUTRAL if a.correct is None else CONTRADICTION)
+        out.sources.append(source)
+    return out
+
+
+# FEVER's tokenizer writes brackets as -LRB- and friends.
+_PTB = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}", "``": '"', "''": '"',
+        "--": "-"}
+_PTB_RE = re.compile("|".join(re.escape(k) for k in _PTB))
+_FEVER_LABELS = {"SUPPORTS": ENTAILMENT, "REFUTES": CONTRADICTION, "NOT ENOUGH INFO": NEUTRAL}
+
+
+def _fever_text(text: str) -> str:
+    return detokenize(_PTB_RE.sub(lambda m: _PTB[m.group(0)], text)).replace("( ", "(").replace(" )", ")")
+
+
+def read_fever_symmetric(paths: Sequence[str | Path]) -> NLIPairs:
+    """Symmetric FEVER rows (v0.1 ``evidence_sentence`` or v0.2 ``evidence``), tokenization undone."""
+    out = NLIPairs()
+    for path in map(Path, paths):
+        for line, row, problem in _jsonl(path):
+            evidence = (row or {}).get("evidence_sentence") or (row or {}).get("evidence")
+            label = _FEVER_LABELS.get(str((row or {}).get("gold_label") or (row or {}).get("label") or ""))
+            if row is None or not evidence or not row.get("claim") or label is None:
+                out.problems.append(RowProblem(path.name, line, problem or "claim, evidence or label missing"))
+                continue
+            out.premises.append(_fever_text(str(evidence)))
+            out.hypotheses.append(_fever_text(str(row["claim"])))
+            out.labels.append(label)
+            out.sources.append(path.name)
+    return out
+
+
+SWAP_KINDS = ("number", "date", "name", "quantity", "added_fact")
+
+
+def swap_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "swaps") -> NLIPairs:
+    """Fact swaps of supported pairs: the hypothesis with one number, date, name or quantity word
+    changed (-> contradiction) or a fact of another pair added (-> neutral), against the same premise.
+
+    Only the entailment rows of ``supported`` are used; the kinds take turns so each is about as
+    common as the pairs admit; at most ``limit`` swaps, chosen by ``seed``.
+    """
+    from cns_core.critics.claim_errors import inject_error
+
+    rows = [i for i, label in enumerate(supported.labels) if label == ENTAILMENT]
+    rng = np.random.default_rng(seed)
+    rng.shuffle(rows)
+    out = NLIPairs()
+    turn = 0
+    for n, i in enumerate(rows):
+        if len(out) >= limit:
+            break
+        donor = supported.hypotheses[rows[(n + len(rows) // 2) % len(rows)]]
+        for step in range(len(SWAP_KINDS)):
+            kind = SWAP_KINDS[(turn + step) % len(SWAP_KINDS)]
+            changed = inject_error(supported.hypotheses[i], kind, donor)
+            if changed:
+                out.premises.append(supported.premises[i])
+                out.hypotheses.append(changed)
+                out.labels.append(NEUTRAL if kind == "added_fact" else CONTRADICTION)
+                out.sources.append(f"{source}:{kind}")
+                turn = (turn + step + 1) % len(SWAP_KINDS)
+                break
+    return out
+
+
+def read_tsv_pairs(path: str | Path) -> NLIPairs:
+    """A project TSV of pairs (``premise, hypothesis, label, genre``): the NLI sets' own format."""
+    return read_nli_tsv(path)
