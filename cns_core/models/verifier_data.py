@@ -39,7 +39,7 @@ from cns_core.models.nli_data import NLIPairs, RowProblem, detokenize, read_nli_
 from cns_core.models.verifier import verifier_pair
 
 __all__ = ["JudgedAnswer", "question_key", "question_fold", "read_evouna", "read_nq301", "read_saf",
-           "read_boolq", "read_fever_symmetric", "swap_pairs", "answers_as_pairs", "nq301_questions",
+           "read_boolq", "read_fever_symmetric", "swap_pairs", "swap_name_from_premise", "answers_as_pairs", "nq301_questions",
            "SWAP_KINDS"]
 
 _MAX_ROW_BYTES = 200_000          # a row longer than this is not a judged answer; skipped, reported
@@ -251,12 +251,56 @@ def read_fever_symmetric(paths: Sequence[str | Path]) -> NLIPairs:
     return out
 
 
-SWAP_KINDS = ("number", "date", "name", "quantity", "added_fact")
+SWAP_KINDS = ("premise_name", "number", "date", "name", "quantity", "added_fact")
+# A capitalised name anywhere in a sentence, its first word not a common sentence opener.
+_ANY_NAME = re.compile(r"\b((?:[A-Z][a-z]+(?: (?:de |van |von |of )?[A-Z][a-z]+)+)|[A-Z][a-z]{3,})\b")
+
+
+# Capitalised words that are mostly adjectives or verbs, not names: demonyms, -ing forms, ordinal words.
+_NOT_A_NAME = re.compile(r"(?:an|ese|ish|ic|ian|ing|ed|ly|est|th)$")
+
+
+def _names_anywhere(text: str) -> list[str]:
+    from cns_core.critics.claim_errors import _LOWER_START, _MONTHS
+
+    out = []
+    for m in _ANY_NAME.finditer(text):
+        name = m.group(1)
+        words = name.split()
+        if words[0].lower() in _LOWER_START or any(w in _MONTHS for w in words):
+            continue
+        if len(words) == 1 and _NOT_A_NAME.search(name):
+            continue
+        out.append(name)
+    return out
+
+
+def swap_name_from_premise(premise: str, hypothesis: str) -> str | None:
+    """The hypothesis with its first name replaced by another name the premise mentions.
+
+    The hard case for a cross-encoder: "Canberra is the capital city of Australia. Sydney is its
+    largest city." against "Sydney is the capital of Australia." shares every word with the premise,
+    yet the premise gives the role to someone else. Such a swap is labelled contradicted.
+    """
+    mine = _names_anywhere(hypothesis)
+    if not mine:
+        return None
+    old = mine[0]
+    theirs = [n for n in dict.fromkeys(_names_anywhere(premise))
+              if n not in hypothesis and old not in n and n not in old]
+    if not theirs:
+        return None
+    same_shape = [n for n in theirs if n.count(" ") == old.count(" ")]
+    if not same_shape:
+        return None
+    pick = int(hashlib.blake2b(hypothesis.encode(), digest_size=4).hexdigest(), 16) % len(same_shape)
+    return hypothesis.replace(old, same_shape[pick], 1)
 
 
 def swap_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "swaps") -> NLIPairs:
     """Fact swaps of supported pairs: the hypothesis with one number, date, name or quantity word
-    changed (-> contradiction) or a fact of another pair added (-> neutral), against the same premise.
+    changed, or its name swapped for another the premise mentions (-> contradiction), or a fact of
+    another pair added (-> neutral), against the same premise.
 
     Only the entailment rows of ``supported`` are used; the kinds take turns so each is about as
     common as the pairs admit; at most ``limit`` swaps, chosen by ``seed``.
@@ -274,7 +318,8 @@ def swap_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "swaps"
         donor = supported.hypotheses[rows[(n + len(rows) // 2) % len(rows)]]
         for step in range(len(SWAP_KINDS)):
             kind = SWAP_KINDS[(turn + step) % len(SWAP_KINDS)]
-            changed = inject_error(supported.hypotheses[i], kind, donor)
+            changed = (swap_name_from_premise(supported.premises[i], supported.hypotheses[i])
+                       if kind == "premise_name" else inject_error(supported.hypotheses[i], kind, donor))
             if changed:
                 out.premises.append(supported.premises[i])
                 out.hypotheses.append(changed)
