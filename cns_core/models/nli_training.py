@@ -37,7 +37,7 @@ __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings",
 
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.models.verifier_data).
-READERS = ("tsv", "scifact", "evouna", "saf", "boolq", "fever_symmetric", "swaps")
+READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "saf", "boolq", "fever_symmetric", "swaps")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -213,14 +213,16 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
     elif reader == "fever_symmetric":
         data = vd.read_fever_symmetric([path])
-    elif reader in ("evouna", "saf", "boolq"):
-        if reader == "evouna":
+    elif reader in ("evouna", "evouna_sentences", "saf", "boolq"):
+        if reader.startswith("evouna"):
             excluded: set[str] = set()
             for name in settings.exclude_questions:
                 excluded |= vd.nq301_questions(settings.source_path(TrainSource(file=Path(name).name,
                                                                                 folder=str(Path(name).parent))))
             answers, problems = vd.read_evouna(path, exclude=excluded, folds=settings.question_folds,
                                                held_folds=settings.question_held_folds)
+            if reader == "evouna_sentences":
+                answers = vd.answers_against_a_good_answer(answers, settings.seed)
         else:
             answers, problems = vd.read_saf(path) if reader == "saf" else vd.read_boolq(path)
         data = vd.answers_as_pairs(answers, path.name)

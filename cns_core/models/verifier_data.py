@@ -39,7 +39,7 @@ from cns_core.models.nli_data import NLIPairs, RowProblem, detokenize, read_nli_
 from cns_core.models.verifier import verifier_pair
 
 __all__ = ["JudgedAnswer", "question_key", "question_fold", "read_evouna", "read_nq301", "read_saf",
-           "read_boolq", "read_fever_symmetric", "swap_pairs", "swap_name_from_premise", "answers_as_pairs", "nq301_questions",
+           "read_boolq", "read_fever_symmetric", "swap_pairs", "answers_against_a_good_answer", "swap_name_from_premise", "answers_as_pairs", "nq301_questions",
            "SWAP_KINDS"]
 
 _MAX_ROW_BYTES = 200_000          # a row longer than this is not a judged answer; skipped, reported
@@ -132,6 +132,40 @@ def _aliases(reference: str) -> str:
         if alias and alias.lower() not in seen:
             seen[alias.lower()] = alias
     return " | ".join(list(seen.values())[:_MAX_ALIASES]) or reference
+
+
+def _states_gold(answer: JudgedAnswer) -> bool:
+    """Whether a right answer states (one of) its gold answers' words: people's verdicts are not perfect,
+    and a refusal judged right must not become a reference."""
+    from cns_core.models.answer_features import content_tokens
+
+    said = set(content_tokens(answer.answer))
+    return any(words and len(words & said) >= 0.5 * len(words)
+               for words in (set(content_tokens(gold)) for gold in answer.reference.split("|")))
+
+
+def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
+    """Each question's other answers judged against one of its right answers as the reference.
+
+    A memory's reference is often a whole sentence ("Canberra is the capital of Australia."), and a
+    wrong answer can share nearly all of its words ("Sydney is the capital of Australia."). Gold
+    answers are bare names, so the judged answers alone never show that case: here one right,
+    sentence-long answer of a question (chosen by ``seed``) becomes the reference of the others,
+    each keeping its people's verdict.
+    """
+    by_question: dict[str, list[JudgedAnswer]] = {}
+    for a in answers:
+        by_question.setdefault(question_key(a.question), []).append(a)
+    out = []
+    for key, group in by_question.items():
+        sentences = [a for a in group if a.correct and len(a.answer.split()) >= 5 and _states_gold(a)]
+        if not sentences or len(group) < 2:
+            continue
+        pick = int(hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=4).hexdigest(), 16) % len(sentences)
+        reference = sentences[pick]
+        out += [JudgedAnswer(a.dataset + "-sentence", a.question, reference.answer, a.answer, a.correct, a.system)
+                for a in group if a is not reference]
+    return out
 
 
 def _tsv_rows(path: Path) -> list[dict[str, str]]:
