@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-__all__ = ["UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
+__all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
            "time_key", "time_keys", "range_clauses", "and_clauses"]
 
@@ -36,6 +36,8 @@ MAX_TIMESTAMP = 1e10               # seconds since the epoch (the year 2286): la
 SCORE_BUCKETS = (5, 4, 3, 2, 1, UNGRADED)   # the "score" order, best first, ungraded last
 _W_MAX = 2e10                      # a time window this wide holds every engram
 UNTRUSTED = -1.0                   # trust_score of an engram the critics have not scored (or could not)
+DECIDED_VERDICTS = ("correct", "incorrect")      # answer verdicts that settle right or wrong
+UNDECIDED_VERDICTS = ("unverified", "no_answer")  # ... and those that leave it to the Trust Score
 TRUST_PREFIX = "trust_"            # metadata keys owned by the critics' scoring of the answer
 TRUST_KEYS = (
     "trust_score",        # float in [0, 1]: the critics' Trust Score of the drafted answer; UNTRUSTED if none
@@ -46,6 +48,16 @@ TRUST_KEYS = (
     "trust_claims",       # int: claims drafted from the answer
     "trust_evidence",     # int: evidence passages (from the reference and sources; 0: grounding has none)
     "trust_error",        # str: why no score could be made (drafting or scoring failed)
+    "trust_uncapped",     # float: the critics' score before a verified-wrong answer was capped
+    "trust_verdict",      # str: correct / incorrect / unverified / no_answer (agents.answer_verdict)
+    "trust_verdict_p",    # float: the probability of that verdict
+    "trust_verdict_score",   # float: p(the answer is right)
+    "trust_p_supported",  # float: the verifier's p(supported) of the answer given its question
+    "trust_p_contradicted",  # float: ... and p(contradicted)
+    "trust_verdict_claim",   # str: the answer, or the detail sentence, the verdict rests on
+    "trust_verdict_passage",  # str: the evidence passage behind it
+    "trust_verdict_evidence",  # str: which evidence ("reference", "source 2")
+    "trust_verdict_note",    # str: the verdict in words
 )
 
 
@@ -121,6 +133,12 @@ class Engram:
         return float(value)
 
     @property
+    def answer_verdict(self) -> str | None:
+        """The answer's verdict (correct / incorrect / unverified / no_answer), None before one was made."""
+        value = self.metadata.get("trust_verdict")
+        return value if value in DECIDED_VERDICTS + UNDECIDED_VERDICTS else None
+
+    @property
     def trust_complete(self) -> bool:
         """False when a critic failed on this answer (its Trust Score then leaves that critic out)."""
         return self.metadata.get("trust_complete", True) is not False
@@ -171,9 +189,19 @@ class DisagreementRule:
             raise ValueError(f"trust.disagree: unknown key(s) {', '.join(map(str, unknown))}")
         return cls(**cfg)
 
-    def verdict(self, grade: int | None, trust: float | None) -> str | None:
-        """``"judge higher"`` or ``"critics higher"`` where they disagree, else None."""
+    def verdict(self, grade: int | None, trust: float | None, answer: str | None = None) -> str | None:
+        """``"judge higher"`` or ``"critics higher"`` where they disagree, else None.
+
+        ``answer`` is the answer's verdict: where it says correct or incorrect, it alone is set against
+        the grade (a right answer is right whatever its argument's Trust); otherwise the Trust Score is.
+        """
         if grade is None or trust is None:
+            return None
+        if answer in DECIDED_VERDICTS:
+            if grade >= self.judge_high and answer == "incorrect":
+                return "judge higher"
+            if grade <= self.judge_low and answer == "correct":
+                return "critics higher"
             return None
         if grade >= self.judge_high and trust < self.trust_low:
             return "judge higher"
@@ -183,11 +211,15 @@ class DisagreementRule:
 
     def clause(self) -> dict[str, Any]:
         """The rule as one Chroma ``where`` clause (graded engrams only: ungraded ones store -1)."""
+        high = {"critic_score": {"$gte": self.judge_high}}
+        low = [{"critic_score": {"$gte": 1}}, {"critic_score": {"$lte": self.judge_low}}]
+        undecided = {"trust_verdict": {"$in": list(UNDECIDED_VERDICTS)}}
         return {"$or": [
-            {"$and": [{"critic_score": {"$gte": self.judge_high}}, {"trust_score": {"$gte": 0.0}},   # not UNTRUSTED
+            {"$and": [high, {"trust_verdict": "incorrect"}]},
+            {"$and": [*low, {"trust_verdict": "correct"}]},
+            {"$and": [high, undecided, {"trust_score": {"$gte": 0.0}},   # not UNTRUSTED
                       {"trust_score": {"$lt": self.trust_low}}]},
-            {"$and": [{"critic_score": {"$gte": 1}}, {"critic_score": {"$lte": self.judge_low}},
-                      {"trust_score": {"$gte": self.trust_high}}]}]}
+            {"$and": [*low, undecided, {"trust_score": {"$gte": self.trust_high}}]}]}
 
 
 @dataclass(frozen=True)
@@ -215,6 +247,7 @@ class EngramFilters:
     max_trust: float | None = None
     untrusted_only: bool = False
     disagreeing: DisagreementRule | None = None
+    answer_verdicts: tuple[str, ...] = ()     # keep answers with one of these verdicts (empty: any)
 
     def __post_init__(self) -> None:
         for name in ("min_score", "max_score"):
@@ -239,6 +272,10 @@ class EngramFilters:
             raise ValueError(f"min_trust {self.min_trust:g} is above max_trust {self.max_trust:g}")
         if self.untrusted_only and (self.min_trust is not None or self.max_trust is not None or self.disagreeing):
             raise ValueError("untrusted_only cannot be combined with min_trust/max_trust or disagreeing")
+        unknown = [v for v in self.answer_verdicts if v not in DECIDED_VERDICTS + UNDECIDED_VERDICTS]
+        if unknown:
+            raise ValueError(f"answer_verdicts: {', '.join(map(repr, unknown))} is not one of "
+                             f"{', '.join(DECIDED_VERDICTS + UNDECIDED_VERDICTS)}")
         if self.disagreeing is not None and not isinstance(self.disagreeing, DisagreementRule):
             raise ValueError(f"disagreeing: expected a DisagreementRule, got {type(self.disagreeing).__name__}")
         for name in ("contains", "similar_to", "session_id"):
@@ -296,6 +333,8 @@ def _trust_clauses(filters: EngramFilters) -> list[dict[str, Any]]:
     """The Trust Score part of the filters. Chroma cannot ask for a missing key, so an engram
     without a score stores UNTRUSTED (-1), as an ungraded one stores UNGRADED."""
     clauses: list[dict[str, Any]] = []
+    if filters.answer_verdicts:
+        clauses.append({"trust_verdict": {"$in": list(filters.answer_verdicts)}})
     if filters.untrusted_only:
         clauses.append({"trust_score": {"$lt": 0.0}})        # UNTRUSTED
     if filters.min_trust is not None:

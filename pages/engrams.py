@@ -10,6 +10,7 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display
+from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.views.engram_view import (DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
@@ -56,6 +57,10 @@ with frame.guard("Could not open the engram memory"):
         trust_range = st.slider("Trust Score range", 0.0, 1.0, (0.0, 1.0), step=0.05, key="cns_engrams_trust",
                                 disabled=untrusted, help="The critics' Trust Score of the answer. The full range "
                                                          "0-1 also keeps answers without one.")
+        verdicts = st.multiselect("Answer verdict", list(ANSWER_VERDICTS), key="cns_engrams_verdicts",
+                                  format_func=VERDICT_LABELS.get,
+                                  help="The verifier's verdict on each answer, against its reference or sources "
+                                       "given the question (none picked: any).")
         disagree = st.checkbox("Judge and critics disagree", key="cns_engrams_disagree",
                                help=f"Only the marked turns: {rule_text(rule)} (config/memory.yaml, trust.disagree).")
 
@@ -67,7 +72,8 @@ with frame.guard("Could not open the engram memory"):
                                              until=until, contains=contains, similar_to=similar,
                                              min_similarity=min_similarity,
                                              session_id=session, trust_range=tuple(trust_range),
-                                             untrusted_only=untrusted, disagree_only=disagree), rule)
+                                             untrusted_only=untrusted, disagree_only=disagree,
+                                             verdicts=tuple(verdicts)), rule)
     except ValueError as exc:
         st.error(f"Filter: {exc}")
         st.stop()

@@ -7,6 +7,11 @@ main claim answers, the turn's reference and sources as evidence), scored by the
 pipeline under the configured weight profile (``trust`` in ``config/memory.yaml``) and the
 result stored in the engram's ``trust_*`` metadata (:data:`cns_core.engrams.TRUST_KEYS`).
 
+Beside the Trust Score each answer gets a verdict (:mod:`cns_core.agents.answer_verdict`):
+correct, incorrect, unverified or no answer, judged by the verifier against the reference or the
+sources, given the question. The Trust Score follows it: a verified-wrong answer is capped below
+the lowest accepting band (config/meta.yaml), whatever its argument's structure.
+
 The MemoryAgent does this for every turn it writes; :func:`backfill` (``cns trust-backfill``)
 for turns already stored, skipping those scored under the same settings. A failure to draft
 or score never loses a turn: the outcome carries the reason (stored as ``trust_error``,
@@ -135,6 +140,8 @@ class TrustOutcome:
     claims: int = 0
     evidence: int = 0
     error: str | None = None
+    verdict: Any = None          # the AnswerVerdict; None when scoring failed
+    capped_from: float | None = None   # the critics' score before a verified-wrong answer was capped
 
     def metadata(self) -> dict[str, Any]:
         """The engram's ``trust_*`` keys (every key of TRUST_KEYS that applies; the rest are cleared)."""
@@ -147,6 +154,10 @@ class TrustOutcome:
                         "trust_evidence": self.evidence})
             if self.incomplete:
                 out["trust_incomplete"] = ",".join(self.incomplete)
+            if self.verdict is not None:
+                out.update(self.verdict.metadata())
+            if self.capped_from is not None:
+                out["trust_uncapped"] = round(self.capped_from, 6)
         return out
 
 
@@ -158,6 +169,9 @@ class AnswerScorer:
         self._weights = self.settings.weights()
         self._pipeline = pipeline
         self._fingerprint: str | None = None
+        from cns_core.agents.answer_verdict import VerdictSettings
+
+        self._verdict_settings = VerdictSettings.from_config()
 
     @classmethod
     def configured(cls) -> "AnswerScorer | None":
@@ -194,7 +208,8 @@ class AnswerScorer:
 
             payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
                        "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
-                       "drafting": [drafter_identity(), repr(DraftSettings())]}   # a new drafter scores again
+                       "drafting": [drafter_identity(), repr(DraftSettings())],   # a new drafter scores again
+                       "verdict": repr(self._verdict_settings), "wrong_ceiling": self.wrong_ceiling}
             blob = json.dumps(payload, sort_keys=True, default=str)
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint
@@ -218,13 +233,35 @@ class AnswerScorer:
             return self._failed(item, f"drafting failed: {type(exc).__name__}: {exc}")
         try:
             evaluation = self.pipeline.evaluate(draft.sno, self._weights)
+            verdict = self.verdicts([item])[0]
         except Exception as exc:  # noqa: BLE001 - nor a scoring bug
             return self._failed(item, f"scoring failed: {type(exc).__name__}: {exc}")
         if evaluation.failed:
             log.info("trust: answer %s scored without %s", item.query_id, incomplete_note(evaluation.failed))
-        return TrustOutcome(item.query_id, float(evaluation.trust_score), self.settings.profile, self.fingerprint,
+        trust, capped_from = float(evaluation.trust_score), None
+        if verdict.verdict == "incorrect" and trust > self.wrong_ceiling:
+            trust, capped_from = self.wrong_ceiling, trust
+        return TrustOutcome(item.query_id, trust, self.settings.profile, self.fingerprint,
                             complete=evaluation.complete, incomplete=tuple(evaluation.failed),
-                            claims=len(draft.sno.claims), evidence=len(draft.sno.evidence))
+                            claims=len(draft.sno.claims), evidence=len(draft.sno.evidence), verdict=verdict,
+                            capped_from=capped_from)
+
+    def verdicts(self, items: Sequence[AnswerItem]) -> list[Any]:
+        """Each answer's verdict (right, wrong, unverified, no answer), with the pipeline's own models."""
+        from cns_core.agents.answer_verdict import judge_answers
+        from cns_core.models import get_embedder, get_nli_backend
+
+        pipeline = self.pipeline
+        return judge_answers(items, pipeline.nli or get_nli_backend(), pipeline.embedder or get_embedder(),
+                             self._verdict_settings)
+
+    @property
+    def wrong_ceiling(self) -> float:
+        """The highest Trust Score a verified-wrong answer keeps: just below the lowest band that accepts."""
+        from cns_core.meta.settings import MetaConfig
+
+        accepting = [band.min_score for band in MetaConfig.load().bands if band.accept]
+        return round(max(0.0, min(accepting, default=0.5) - 0.01), 2)
 
     def score_many(self, items: Iterable[AnswerItem]) -> list[TrustOutcome]:
         return [self.score(item) for item in items]

@@ -20,6 +20,7 @@ import numpy as np
 from cns_core.critics.grounding_passages import (Passage, build_passages, choose_passages, lexical_match, runs,
                                                  units_worth_embedding)
 from cns_core.critics.grounding_verdict import Fusion, VerdictRule, claim_features
+from cns_core.models.verifier import verifier_pair
 
 __all__ = ["GroundingProblem", "JudgedPassage", "ClaimVerdict", "RetrievalSettings", "judge_problems"]
 
@@ -27,10 +28,15 @@ __all__ = ["GroundingProblem", "JudgedPassage", "ClaimVerdict", "RetrievalSettin
 @dataclass(frozen=True)
 class GroundingProblem:
     """Claims and the sources they are judged against; ``units[s]`` are source s's sentences
-    (a short source is one unit)."""
+    (a short source is one unit). ``questions`` (parallel to ``claims``, empty for none) names the
+    question a claim answers: the verifier then reads the claim as that question's answer."""
 
     claims: tuple[str, ...]
     units: tuple[tuple[str, ...], ...]
+    questions: tuple[str, ...] = ()
+
+    def question(self, i: int) -> str | None:
+        return (self.questions[i] or None) if i < len(self.questions) else None
 
 
 @dataclass(frozen=True)
@@ -113,8 +119,8 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
         else:
             lexical = np.zeros((len(problem.claims), 2))
         plans.append((found.passages, chosen, sims, lexical))
-        for claim, idx in zip(problem.claims, chosen):
-            pairs.extend((found.passages[j].text, claim) for j in idx)
+        for i, (claim, idx) in enumerate(zip(problem.claims, chosen)):
+            pairs.extend(verifier_pair(found.passages[j].text, claim, problem.question(i)) for j in idx)
 
     scored = np.asarray(nli.predict(pairs), dtype=np.float64) if pairs else np.zeros((0, 3))
     if scored.shape != (len(pairs), 3) or not np.isfinite(scored).all():

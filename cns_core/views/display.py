@@ -39,6 +39,8 @@ __all__ = [
     "score_badge",
     "score_badge_html",
     "trust_badge_html",
+    "answer_verdict_html",
+    "VERDICT_STYLE",
     "disagreement_html",
     "unit_colour",
     "grounding_colour",
@@ -233,6 +235,31 @@ def trust_badge_html(trust: float | None, *, complete: bool = True, note: str = 
     if evidence == 0:
         tip += "; no reference or sources: grounding had no evidence"
     return _pill(label, unit_colour(trust), tip, f'class="cns-trust" data-trust="{trust:.4f}"')
+
+
+# The answer verdict's look: a word and a mark as well as a colour, so it reads without colour too.
+VERDICT_STYLE: dict[str, tuple[str, str, bool]] = {     # verdict -> (mark, colour, outlined)
+    "correct": ("\u2713", GREEN, False),
+    "incorrect": ("\u2717", RED, False),
+    "unverified": ("?", AMBER, True),
+    "no_answer": ("\u2013", GREY, True),
+}
+
+
+def answer_verdict_html(verdict: str | None, *, probability: Any = None, note: str = "", claim: str = "",
+                        passage: str = "") -> str:
+    """The answer's verdict as a pill ("✓ correct 0.93"); hover says what it rests on."""
+    if verdict not in VERDICT_STYLE:
+        return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
+                     'class="cns-verdict" data-verdict="none"', outline=True, spaced=False)
+    mark, colour, outline = VERDICT_STYLE[verdict]
+    label = f"{mark} {verdict.replace('_', ' ')}"
+    if isinstance(probability, (int, float)) and not isinstance(probability, bool):
+        label += f" {float(probability):.2f}"
+    tip = " ".join(part for part in (note, f"Claim: {claim}" if claim and claim != note else "",
+                                     f"Evidence: {passage}" if passage else "") if part)
+    return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,
+                 spaced=False)
 
 
 def outlined_cards_css(key_prefix: str) -> str:

@@ -39,6 +39,7 @@ class FilterChoice:
     trust_range: tuple[float, float] = (0.0, 1.0)
     untrusted_only: bool = False
     disagree_only: bool = False
+    verdicts: tuple[str, ...] = ()      # answer verdicts to keep (empty: any)
 
 
 def _day_start(day: date) -> float:
@@ -69,7 +70,8 @@ def build_filters(choice: FilterChoice, rule: DisagreementRule | None = None) ->
                          session_id=choice.session_id or None,
                          min_trust=t_lo if trusted else None, max_trust=t_hi if trusted else None,
                          untrusted_only=choice.untrusted_only,
-                         disagreeing=(rule or disagreement_rule()) if choice.disagree_only else None)
+                         disagreeing=(rule or disagreement_rule()) if choice.disagree_only else None,
+                         answer_verdicts=tuple(choice.verdicts))
 
 
 def score_histogram(memory: Any, filters: EngramFilters | None = None) -> dict[int, int]:
@@ -92,8 +94,9 @@ def disagreement_rule() -> DisagreementRule:
 
 def rule_text(rule: DisagreementRule) -> str:
     """The rule in words, for help texts and the marks' hover."""
-    return (f"judge {rule.judge_high}-5 with Trust below {rule.trust_low:g}, "
-            f"or judge 1-{rule.judge_low} with Trust {rule.trust_high:g} and up")
+    return (f"judge {rule.judge_high}-5 on an answer judged incorrect, or judge 1-{rule.judge_low} on one "
+            f"judged correct; without such a verdict, judge {rule.judge_high}-5 with Trust below "
+            f"{rule.trust_low:g}, or judge 1-{rule.judge_low} with Trust {rule.trust_high:g} and up")
 
 
 def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRule, matches: int) -> int:
@@ -109,11 +112,15 @@ def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRu
 def trust_html(engram: Engram, rule: DisagreementRule) -> str:
     """The critics' Trust badge of a row, and a disagreement mark where the rule sees one."""
     meta = engram.metadata
+    answer = display.answer_verdict_html(engram.answer_verdict, probability=meta.get("trust_verdict_p"),
+                                         note=str(meta.get("trust_verdict_note") or ""),
+                                         claim=str(meta.get("trust_verdict_claim") or ""),
+                                         passage=str(meta.get("trust_verdict_passage") or ""))
     badge = display.trust_badge_html(engram.trust_score, complete=engram.trust_complete,
                                      note=str(meta.get("trust_error") or meta.get("trust_incomplete") or ""),
                                      evidence=meta.get("trust_evidence"))
-    verdict = rule.verdict(engram.critic_score, engram.trust_score)
-    return badge + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
+    verdict = rule.verdict(engram.critic_score, engram.trust_score, engram.answer_verdict)
+    return answer + badge + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
 
 
 def page_count(total: int, per_page: int) -> int:
@@ -125,7 +132,7 @@ def card_key(engram: Engram, rule: DisagreementRule) -> str:
     """The Streamlit key of an engram's card: :data:`DISAGREE_CARD` + id where the rule sees a
     disagreement (the page's style outlines those whole cards), else ``cns_engram_card_`` + id."""
     safe = re.sub(r"[^A-Za-z0-9_-]", "_", engram.id)
-    verdict = rule.verdict(engram.critic_score, engram.trust_score)
+    verdict = rule.verdict(engram.critic_score, engram.trust_score, engram.answer_verdict)
     return f"{DISAGREE_CARD if verdict else 'cns_engram_card_'}{safe}"
 
 
