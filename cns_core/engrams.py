@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-__all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
+__all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
            "time_key", "time_keys", "range_clauses", "and_clauses"]
 
@@ -38,6 +38,7 @@ _W_MAX = 2e10                      # a time window this wide holds every engram
 UNTRUSTED = -1.0                   # trust_score of an engram the critics have not scored (or could not)
 DECIDED_VERDICTS = ("correct", "incorrect")      # answer verdicts that settle right or wrong
 UNDECIDED_VERDICTS = ("unverified", "no_answer")  # ... and those that leave it to the Trust Score
+NO_VERDICT = "none"   # trust_verdict of a scored engram without a verdict (Chroma cannot ask for a missing key)
 TRUST_PREFIX = "trust_"            # metadata keys owned by the critics' scoring of the answer
 TRUST_KEYS = (
     "trust_score",        # float in [0, 1]: the critics' Trust Score of the drafted answer; UNTRUSTED if none
@@ -213,7 +214,7 @@ class DisagreementRule:
         """The rule as one Chroma ``where`` clause (graded engrams only: ungraded ones store -1)."""
         high = {"critic_score": {"$gte": self.judge_high}}
         low = [{"critic_score": {"$gte": 1}}, {"critic_score": {"$lte": self.judge_low}}]
-        undecided = {"trust_verdict": {"$in": list(UNDECIDED_VERDICTS)}}
+        undecided = {"trust_verdict": {"$in": [*UNDECIDED_VERDICTS, NO_VERDICT]}}
         return {"$or": [
             {"$and": [high, {"trust_verdict": "incorrect"}]},
             {"$and": [*low, {"trust_verdict": "correct"}]},

@@ -34,6 +34,7 @@ from cns_core.engrams import (
     ORDERS,
     SCORE_BUCKETS,
     TRUST_KEYS,
+    NO_VERDICT,
     TRUST_PREFIX,
     UNGRADED,
     UNTRUSTED,
@@ -422,7 +423,7 @@ class MemoryService:
             score = flat.get("trust_score", UNTRUSTED)
             if score != UNTRUSTED:
                 validate_trust(score, f"trust[{qid}].trust_score")
-            clean[qid] = {**_no_trust(), **flat, "trust_score": float(score)}
+            clean[qid] = {**_no_trust(), "trust_verdict": NO_VERDICT, **flat, "trust_score": float(score)}
         if not clean:
             return []
         found = self._get(self._engrams, list(clean), include=("metadatas",))

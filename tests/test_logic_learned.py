@@ -247,11 +247,16 @@ def test_support_cycles_multiply_the_learned_score_down(tiny_model):
     assert any(i.code == "circular_reasoning" for i in result.issues)
 
 
-def test_one_claim_with_evidence_keeps_the_heuristic_verdict(tiny_model):
-    """A short answer and its reference is no argument to judge for structure (the memory's answer
-    scores rely on it); without evidence the same claim is a bare assertion for the model."""
+def test_one_claim_with_evidence_is_neutral_not_rewarded(tiny_model):
+    """A short answer and its reference is no argument to judge for structure: Logic neither rewards it
+    (the heuristic's 1.0 did) nor punishes it; without evidence the same claim is a bare assertion."""
     grounded = build_sno({"h": "An adult human has 206 bones."}, evidence=[("e1", "Adults have 206 bones.")])
     result = LogicCritic({"model": str(tiny_model)}).evaluate(grounded, _context())
-    assert result.score == 1.0 and "learned" not in result.evidence and "grounding critic" in result.explanation
+    assert result.score == 0.5 and "learned" not in result.evidence and "grounding critic" in result.explanation
+    rewarded = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "heuristic"}).evaluate(
+        grounded, _context())
+    assert rewarded.score == 1.0
+    with pytest.raises(ValueError, match="lone_claim_with_evidence"):
+        LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "maybe"}).evaluate(grounded, _context())
     learned = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "learned"}).evaluate(grounded, _context())
     assert "learned" in learned.evidence and learned.issues[0].code == "bare_assertion"

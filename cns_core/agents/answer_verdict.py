@@ -39,7 +39,8 @@ _TEXT_KEPT = 400          # characters of a claim or passage kept on the engram
 # A refusal or a profession of ignorance, at the start of an answer (or the whole of a short one).
 _NON_ANSWER = re.compile(
     r"^\W*(?:i\s+(?:do\s*n[o']t|don't|cannot|can't|am\s+(?:not\s+(?:sure|able|aware)|unable|sorry))"
-    r"|i'?m\s+(?:not\s+(?:sure|able|aware)|unable|sorry)|sorry\b|as\s+an\s+ai\b|unknown\b|no\s+idea\b"
+    r"|i'?m\s+(?:not\s+(?:sure|able|aware)|unable|sorry)|sorry\s*(?:[,.!]|but\b|i\b)|as\s+an\s+ai\b"
+    r"|(?:unknown|no\s+idea)\W*$"
     r"|there\s+is\s+no\s+(?:way\s+to\s+know|(?:definitive|single|clear)\s+answer)"
     r"|i\s+have\s+no\s+(?:idea|information|way))", re.IGNORECASE)
 

@@ -41,6 +41,9 @@ from cns_core.sno import SNO
 
 __all__ = ["HeuristicLogicCritic", "LogicCritic"]
 
+# How a single claim with evidence is scored: neutral 0.5, the model's score, or the heuristic's (1.0).
+LONE_CLAIM_CHOICES = ("neutral", "learned", "heuristic")
+
 
 class HeuristicLogicCritic(ConfiguredCritic):
     """Graph heuristics and structural flaws of the reasoning graph (the spec's proxy; the fallback and
@@ -207,12 +210,21 @@ class LogicCritic(HeuristicLogicCritic):
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         heuristic = super().evaluate(sno, context)
-        if len(sno.claims) == 1 and sno.evidence and self.settings.get("lone_claim_with_evidence") == "heuristic":
-            # One claim with its evidence (a short answer and its reference) is no argument to judge
-            # for structure: the grounding critic judges it. A lone claim *without* evidence is a bare
-            # assertion, and the model scores it low.
-            return replace(heuristic, explanation=heuristic.explanation + " One claim with evidence: the grounding "
-                           "critic judges it (logic.lone_claim_with_evidence).")
+        lone = self.settings.get("lone_claim_with_evidence", "neutral")
+        if lone not in LONE_CLAIM_CHOICES:
+            raise ValueError(f"critics.yaml: logic.lone_claim_with_evidence: {lone!r} is not one of "
+                             f"{', '.join(LONE_CLAIM_CHOICES)}")
+        if len(sno.claims) == 1 and sno.evidence and lone == "neutral":
+            # One claim with its evidence (a short answer and its reference) has no structure to judge:
+            # Logic neither rewards a short confident answer (the heuristic finds no fault, 1.0) nor
+            # punishes it; the grounding critic and the answer's verdict judge it. A lone claim
+            # *without* evidence is a bare assertion, and the model scores it low.
+            return replace(heuristic, score=0.5, confidence=0.3, explanation=(
+                "One claim with evidence: no reasoning to judge, so Logic stays neutral (0.5); the grounding "
+                "critic and the answer's verdict judge it (logic.lone_claim_with_evidence)."))
+        if len(sno.claims) == 1 and sno.evidence and lone == "heuristic":
+            return replace(heuristic, explanation=heuristic.explanation + " One claim with evidence: the "
+                           "heuristic's verdict (logic.lone_claim_with_evidence).")
         model, why = load_model_cached(self.settings.get("model"))
         if model is None:
             return self._fallback(heuristic, str(why))

@@ -1,0 +1,140 @@
+"""Each stored answer's verdict: no answer, correct, incorrect (by the answer or by a detail), unverified;
+the Trust cap of a verified-wrong answer; the verdict on the engram and in the disagreement rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, TrustOutcome
+from cns_core.agents.answer_verdict import AnswerVerdict, VerdictSettings, is_non_answer, judge_answers
+from cns_core.config import ConfigError
+from cns_core.engrams import DisagreementRule, EngramFilters
+from cns_core.models.verifier import verifier_pair
+from critic_doubles import TableEmbedder, TableNLI
+
+Q = "What is the capital of Australia?"
+REF = "Canberra is the capital of Australia."
+SUPPORTS, CONTRADICTS, SILENT = (0.9, 0.05, 0.05), (0.05, 0.05, 0.9), (0.1, 0.8, 0.1)
+
+
+@pytest.mark.parametrize("answer, declines", [
+    ("I don't know.", True), ("I'm not sure, sorry.", True), ("As an AI language model, I cannot browse.", True),
+    ("Sorry, I can't help with that.", True), ("There is no definitive answer to this.", True),
+    ("Canberra.", False), ("I think it is Canberra.", False), ("Sorry seems to be the hardest word (Elton John).", False), ("Unknown.", True), ("No idea", True),
+    ("Unknown Pleasures is a Joy Division album.", False),
+])
+def test_non_answers_are_recognised(answer, declines):
+    assert is_non_answer(answer) is declines
+
+
+def _judge(items, table, settings=VerdictSettings()):
+    """Judged with NLI rows from ``table``; every text embeds alike (similarity 1), so the fusion reads
+    the NLI rows alone."""
+    same = {text: [1.0] + [0.0] * 15 for pair in table for text in pair}
+    same.update({t: [1.0] + [0.0] * 15 for item in items for t in [item.answer, item.reference or "", *item.sources]})
+    return judge_answers(items, TableNLI(table), TableEmbedder(same), settings)
+
+
+def test_a_contradicted_answer_is_incorrect_and_says_why():
+    answer = "Sydney is the capital of Australia."
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], {verifier_pair(REF, answer, Q): CONTRADICTS})
+    assert (v.verdict, v.probability, v.claim, v.passage, v.evidence) == ("incorrect", 0.9, answer, REF, "reference")
+    assert v.score == pytest.approx(0.05 * (1 - 0.1))        # the plain reading: the table's neutral row
+    assert "reference contradicts" in v.note
+
+
+def test_a_supported_answer_is_correct_and_open_details_do_not_sink_it():
+    answer = "Canberra is the capital. It has many parks."
+    table = {verifier_pair(REF, answer, Q): SUPPORTS, verifier_pair(REF, answer): SUPPORTS,
+             verifier_pair(REF, "Canberra is the capital."): SUPPORTS}
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], table)
+    assert v.verdict == "correct" and v.score == pytest.approx(0.9 * 0.95)
+    assert [(d.sentence, d.verdict) for d in v.details][1][0] == "It has many parks."
+    assert "1 detail(s) the evidence does not mention stay unverified" in v.note
+
+
+def test_a_detail_the_evidence_surely_contradicts_makes_the_answer_incorrect():
+    answer = "Canberra is the capital. It was founded in 1066."
+    table = {verifier_pair(REF, answer, Q): SUPPORTS, verifier_pair(REF, "It was founded in 1066."): (0.01, 0.01, 0.98)}
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], table,
+                 VerdictSettings(detail_contradicted_at=0.9))
+    assert (v.verdict, v.claim) == ("incorrect", "It was founded in 1066.")
+    assert "contradicts a detail" in v.note
+    # the same contradiction below the detail threshold leaves the verified answer correct
+    [lenient] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(detail_contradicted_at=0.99))
+    assert lenient.verdict == "correct"
+
+
+def test_a_plain_reading_contradicted_is_enough():
+    answer = "Sydney."
+    table = {verifier_pair(REF, answer, Q): (0.6, 0.3, 0.1), verifier_pair(REF, answer): (0.2, 0.0, 0.8)}
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], table)
+    assert v.verdict == "incorrect" and v.p_contradicted == 0.8 and v.score == pytest.approx(0.6 * 0.2)
+
+
+def test_silence_is_unverified_and_no_evidence_or_a_refusal_decide_nothing():
+    items = [AnswerItem("a", Q, "Canberra, probably.", REF), AnswerItem("b", Q, "Canberra.", None),
+             AnswerItem("c", Q, "I do not know.", REF)]
+    table = {verifier_pair(REF, "Canberra, probably.", Q): SILENT}
+    silent, bare, refusal = _judge(items, table)
+    assert (silent.verdict, bare.verdict, refusal.verdict) == ("unverified", "unverified", "no_answer")
+    assert bare.probability is None and "No reference or sources" in bare.note
+    assert refusal.score is None and refusal.label == "no answer"
+
+
+def test_without_a_reference_the_sources_judge_the_answer():
+    source = "The city of Canberra has been the capital since 1913."
+    [v] = _judge([AnswerItem("a", Q, "Canberra.", None, (source,))], {verifier_pair(source, "Canberra.", Q): SUPPORTS})
+    assert (v.verdict, v.evidence) == ("correct", "source 1")
+
+
+def test_verdict_settings_name_bad_keys():
+    with pytest.raises(ConfigError, match="memory.yaml: verdict.correct_at: must be between 0 and 1"):
+        VerdictSettings.from_config({"correct_at": 2})
+    with pytest.raises(ConfigError, match="unknown key"):
+        VerdictSettings.from_config({"correct": 0.5})
+    assert VerdictSettings.from_config() == VerdictSettings()
+
+
+def test_the_verdict_is_stored_and_a_wrong_answer_is_capped_below_the_accepting_bands():
+    verdict = AnswerVerdict("incorrect", 0.9, 0.05, 0.05, 0.9, 0.05, claim="Sydney.", passage=REF,
+                            evidence="reference", note="The reference contradicts the answer.")
+    outcome = TrustOutcome("q1", 0.49, "verification", "f", verdict=verdict, capped_from=0.82)
+    meta = outcome.metadata()
+    assert meta["trust_verdict"] == "incorrect" and meta["trust_verdict_p"] == 0.9
+    assert meta["trust_verdict_passage"] == REF and meta["trust_uncapped"] == 0.82
+    assert AnswerScorer.__new__(AnswerScorer).wrong_ceiling == 0.49     # "acceptable" starts at 0.5
+
+
+@pytest.mark.parametrize("grade, trust, answer, disagreement", [
+    (5, 0.9, "incorrect", "judge higher"),     # the verdict decides, whatever the Trust
+    (5, 0.2, "correct", None),                 # a right answer with a weak argument agrees with a high grade
+    (1, 0.1, "correct", "critics higher"),
+    (1, 0.9, "incorrect", None),
+    (5, 0.2, "unverified", "judge higher"),    # no decided verdict: the Trust rule
+    (5, 0.2, None, "judge higher"),
+])
+def test_the_disagreement_rule_reads_the_verdict_first(grade, trust, answer, disagreement):
+    assert DisagreementRule().verdict(grade, trust, answer) == disagreement
+
+
+def test_verdict_filters_are_checked():
+    assert EngramFilters(answer_verdicts=("incorrect",)).answer_verdicts == ("incorrect",)
+    with pytest.raises(ValueError, match="answer_verdicts: 'wrong' is not one of"):
+        EngramFilters(answer_verdicts=("wrong",))
+
+
+@pytest.mark.slow
+def test_the_shipped_verifier_reads_the_moon_distance_as_wrong_and_the_right_answers_as_right():
+    from cns_core.models import get_embedder, get_nli_backend
+
+    items = [AnswerItem("m1", "How far is the Moon from Earth?", "About 40,000 kilometres.",
+                        "On average about 384,400 kilometres."),
+             AnswerItem("m2", "How far is the Moon from Earth?", "It is about 384,400 km away on average.",
+                        "On average about 384,400 kilometres."),
+             AnswerItem("c", Q, "Canberra is the capital of Australia.", REF),
+             AnswerItem("r", "Who first demonstrated radio transmission?", "It was Tesla, in 1893.",
+                        "Guglielmo Marconi")]
+    moon_wrong, moon_right, canberra, tesla = judge_answers(items, get_nli_backend(), get_embedder())
+    assert moon_wrong.verdict == "incorrect" and tesla.verdict == "incorrect"
+    assert moon_right.verdict == "correct" and canberra.verdict == "correct"
