@@ -1,0 +1,163 @@
+"""MkDocs hooks (mkdocs.yml ``hooks:``): the reference pages are generated from the code at build time.
+
+* ``<!-- cli-reference -->`` in a page becomes the help of ``cns`` and of every subcommand, read from
+  ``cns_core.cli.build_parser()`` (the parser ``cns`` itself runs), so the page cannot drift;
+* ``<!-- config-reference -->`` becomes one section per ``config/*.yaml`` file: its header comment, then
+  every key (dotted path), its shipped value and the comment written beside or above it.
+
+Nothing in ``cns_core`` imports MkDocs; this file only imports ``cns_core``. The functions are plain, so
+tests/test_docs.py can call them too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "config"
+CLI_MARK = "<!-- cli-reference -->"
+CONFIG_MARK = "<!-- config-reference -->"
+_KEY = re.compile(r"""^(\s*)([A-Za-z0-9_.\-]+|"[^"]*"|'[^']*'):(?:\s+|$)(.*)$""")
+
+
+# --- the CLI -------------------------------------------------------------------------------------------
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    """``cns``'s subcommands in the order ``cns --help`` lists them, with their parsers."""
+    parser = _parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _parser() -> argparse.ArgumentParser:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    os.environ["COLUMNS"] = "100"          # the same wrapping on every machine
+    from cns_core.cli import build_parser
+
+    return build_parser()
+
+
+def cli_markdown() -> str:
+    parser = _parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in action._choices_actions}
+    out = ["| command | what it does |", "| --- | --- |"]
+    out += [f"| [`cns {name}`](#cns-{name}) | {_cell(helps.get(name) or '')} |" for name in action.choices]
+    out += ["", "## cns", "", "```text", parser.format_help().rstrip(), "```", ""]
+    for name, sub in action.choices.items():
+        out += [f"## cns {name}", "", "```text", sub.format_help().rstrip(), "```", ""]
+    return "\n".join(out)
+
+
+# --- the configuration ---------------------------------------------------------------------------------
+
+def yaml_keys(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Every mapping key of a loaded YAML document as (dotted path, value), parents before children."""
+    keys: list[tuple[str, Any]] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            keys.append((path, value))
+            keys.extend(yaml_keys(value, path))
+    return keys
+
+
+def yaml_comments(text: str) -> tuple[str, dict[str, str]]:
+    """(the file's header comment, dotted key -> the comment above it, beside it and continuing below it)."""
+    lines = text.splitlines()
+    header: list[str] = []
+    i = 0
+    while i < len(lines) and lines[i].lstrip().startswith("#"):
+        header.append(lines[i].lstrip()[1:].strip())
+        i += 1
+    comments: dict[str, list[str]] = {}
+    stack: list[tuple[int, str]] = []
+    pending: list[str] = []
+    last: tuple[int, str] | None = None        # the key line a deeper comment-only line continues
+    in_list: int | None = None                  # indent of a list whose items' keys are not config keys
+    for line in lines[i:]:
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            pending, last = [], None
+            continue
+        if stripped.startswith("#"):
+            note = stripped[1:].strip()
+            if last is not None and indent > last[0]:
+                comments.setdefault(last[1], []).append(note)
+            else:
+                pending.append(note)
+                last = None
+            continue
+        if in_list is not None and (indent > in_list or (indent == in_list and stripped.startswith("-"))):
+            pending = []
+            continue
+        in_list = None
+        if stripped.startswith("-"):
+            in_list, pending = indent, []
+            continue
+        match = _KEY.match(line)
+        if not match:
+            pending = []
+            continue
+        key = match.group(2).strip("\"'")
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        path = ".".join([k for _, k in stack] + [key])
+        stack.append((indent, key))
+        beside = re.search(r"(?:^|\s)#\s?(.*)$", match.group(3))
+        notes = pending + ([beside.group(1).strip()] if beside else [])
+        comments[path] = notes
+        pending = []
+        last = (indent, path)
+    return " ".join(header), {k: " ".join(v).strip() for k, v in comments.items()}
+
+
+def _cell(text: str) -> str:
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ""
+    if isinstance(value, list) and len(value) > 4:
+        return f"a list of {len(value)}"
+    shown = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+    shown = shown.removesuffix("\n...").removesuffix("...").strip()
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return f"`{shown}`".replace("|", "\\|") if shown else ""
+
+
+def config_markdown(config_dir: Path = CONFIG) -> str:
+    out: list[str] = []
+    for path in sorted(config_dir.glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        header, comments = yaml_comments(text)
+        out += [f"## config/{path.name}", ""]
+        if header:
+            out += [_cell(header), ""]
+        out += ["| key | shipped value | what it means |", "| --- | --- | --- |"]
+        for key, value in yaml_keys(yaml.safe_load(text) or {}):
+            out.append(f"| `{key}` | {_value(value)} | {_cell(comments.get(key, ''))} |")
+        out.append("")
+    return "\n".join(out)
+
+
+# --- the hook ------------------------------------------------------------------------------------------
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    if CLI_MARK in markdown:
+        markdown = markdown.replace(CLI_MARK, cli_markdown())
+    if CONFIG_MARK in markdown:
+        markdown = markdown.replace(CONFIG_MARK, config_markdown())
+    return markdown
