@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: run test install demo-memory browser clean
+.PHONY: run test install demo-memory browser clean docs docs-build docs-screens
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -48,5 +48,19 @@ run: $(STAMP) demo-memory
 test: $(STAMP) browser
 	$(PY) -m pytest -n 2 --dist loadfile -q
 
+# The documentation site (docs/, mkdocs.yml). The CLI and configuration references are generated from the
+# code at build time (scripts/docs_hooks.py); make test builds the site with --strict (tests/test_docs.py).
+DOCS_ADDR ?= 127.0.0.1:8000
+docs: $(STAMP)
+	$(PY) -m mkdocs serve --strict --dev-addr $(DOCS_ADDR)
+
+docs-build: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
+# The screenshots of the docs and the README: Chromium driven through the running `make run` app on PORT,
+# else through a small demo dashboard of its own (scripts/docs_screens.py).
+docs-screens: $(STAMP) browser
+	PORT=$(PORT) $(PY) scripts/docs_screens.py
+
 clean:
-	rm -rf $(VENV) .cns test-artifacts
+	rm -rf $(VENV) .cns test-artifacts site

@@ -82,11 +82,17 @@ def yaml_comments(text: str) -> tuple[str, dict[str, str]]:
     comments: dict[str, list[str]] = {}
     stack: list[tuple[int, str]] = []
     pending: list[str] = []
-    last: tuple[int, str] | None = None        # the key line a deeper comment-only line continues
+    last: tuple[int, str] | None = None        # (column of its comment, key): a comment-only line aligned with a
+                                                # key's beside comment continues it
     in_list: int | None = None                  # indent of a list whose items' keys are not config keys
+    in_block: int | None = None                 # indent of a key whose value is a block scalar (| or >)
     for line in lines[i:]:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
+        if in_block is not None:
+            if not stripped or indent > in_block:
+                continue
+            in_block = None
         if not stripped:
             pending, last = [], None
             continue
@@ -118,7 +124,9 @@ def yaml_comments(text: str) -> tuple[str, dict[str, str]]:
         notes = pending + ([beside.group(1).strip()] if beside else [])
         comments[path] = notes
         pending = []
-        last = (indent, path)
+        last = (len(line) - len(match.group(3)) + beside.start(0) - 2, path) if beside else None
+        if re.match(r"[|>][-+0-9]*(\s|$)", match.group(3)):
+            in_block = indent
     return " ".join(header), {k: " ".join(v).strip() for k, v in comments.items()}
 
 
@@ -131,8 +139,11 @@ def _value(value: Any) -> str:
         return ""
     if isinstance(value, list) and len(value) > 4:
         return f"a list of {len(value)}"
-    shown = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
-    shown = shown.removesuffix("\n...").removesuffix("...").strip()
+    if isinstance(value, str) and (len(value) > 60 or "\n" in value):
+        shown = " ".join(value.split())            # a long text (a prompt): its start, on one line
+    else:
+        shown = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+        shown = " ".join(shown.removesuffix("\n...").removesuffix("...").split())
     if len(shown) > 60:
         shown = shown[:57] + "..."
     return f"`{shown}`".replace("|", "\\|") if shown else ""
