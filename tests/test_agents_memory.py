@@ -139,14 +139,17 @@ def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, me
                                 what="two graded and scored engrams")
         assert agent.running and (agent.trust_scored, agent.trust_failed) == (2, 0)
     assert (right.critic_score, wrong.critic_score) == (4, 5)
-    assert right.trust_score > 0.8 > 0.65 > wrong.trust_score          # the NLI sees 312 contradict 206
+    assert (right.answer_verdict, wrong.answer_verdict) == ("correct", "incorrect")   # 312 contradicts 206
+    assert right.trust_score > 0.6 > 0.5 > wrong.trust_score
+    assert wrong.metadata["trust_verdict_claim"] == "An adult has 312 bones."
     assert right.metadata["trust_evidence"] == 2 and wrong.metadata["trust_evidence"] == 1   # reference (+ source)
     assert right.metadata["trust_settings"] == scorer.fingerprint and right.metadata["trust_profile"] == "verification"
     assert right.metadata["reference"] == REFERENCE and json.loads(right.metadata["sources"]) == [
         "Bones of the skeleton: an adult has 206 of them."]                # kept for a backfill
     assert wrong.metadata["intent"] == "x" and wrong.metadata["critic_feedback"] == "The judge was fooled."
     assert "turn t-wrong: metadata critic_score, trust_score dropped (set by the memory itself)" in caplog.text
-    assert scorer.settings.rule.verdict(wrong.critic_score, wrong.trust_score) is None   # 0.58 is not below 0.5
+    # the judge was fooled (5); the verdict catches it, so the page marks the disagreement
+    assert scorer.settings.rule.verdict(wrong.critic_score, wrong.trust_score, wrong.answer_verdict) == "judge higher"
 
 
 class _BrokenPipeline:

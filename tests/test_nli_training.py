@@ -277,7 +277,9 @@ def test_committed_second_stage_continues_the_first():
 
     first = load_train_settings()
     second = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_negation.yaml")
-    assert second.base_model == first.output and second.output == "models/nli-minilm-l6"
+    assert second.base_model == first.output and second.output == "models/nli-minilm-l6-stage2"
+    verifier = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train.yaml")
+    assert verifier.base_model == second.output and verifier.output == "models/nli-minilm-l6"   # the shipped model
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 

@@ -47,7 +47,8 @@ def test_backfill_scores_stored_answers_once(memory, capsys):
     assert main(["trust-backfill"]) == 0
     assert _counts(capsys.readouterr().out) == (3, 1, 0, 4)
     right, wrong, sky, empty = memory.get(["b0", "b1", "b2", "b3"])
-    assert right.trust_score > 0.8 > 0.65 > wrong.trust_score         # grounded on the stored reference
+    assert (right.answer_verdict, wrong.answer_verdict) == ("correct", "incorrect")   # against the reference
+    assert right.trust_score > 0.6 > 0.5 > wrong.trust_score         # a verified-wrong answer is never accepted
     assert (right.metadata["trust_evidence"], wrong.metadata["trust_evidence"], sky.metadata["trust_evidence"]) == (
         1, 3, 0)                                                       # reference, + 2 sources, none
     assert sky.metadata["trust_claims"] == 2                           # "because": a claim and its reason
