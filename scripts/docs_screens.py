@@ -5,8 +5,9 @@
     python scripts/docs_screens.py --own --count 60     # always its own demo state and dashboard
 
 Without a running app it writes a small demo into a temporary state folder (the demo memory and the
-demo corpus run, as ``make run`` does) and serves the dashboard on a free port with the browser tests'
-helpers (``tests/local_servers.py``, ``tests/test_browser.py``). Every page the router lists is opened
+demo corpus run, as ``make run`` does) and starts ``cns run`` (dashboard and judge loop, no judge model)
+on free ports, as ``tests/test_browser_demo.py`` does, with the browser tests' helpers
+(``tests/local_servers.py``, ``tests/test_browser.py``). Every page the router lists is opened
 by its address and saved, one window high, as ``docs/img/pages/<stem>.png``; the Reasoning graph is
 copied to ``assets/dashboard.png`` for the README. Debian's ``/usr/bin/chromium`` is driven by
 Playwright; no browser is downloaded.
@@ -20,14 +21,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.request
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from local_servers import serve_dashboard  # noqa: E402
+from local_servers import free_port, stop_process, wait_until_serving  # noqa: E402
 from test_browser import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -52,15 +54,40 @@ def answers(url: str) -> bool:
         return False
 
 
-def demo_state(count: int) -> Path:
-    """``make run``'s demo data, smaller, in a private state folder."""
-    state = Path(tempfile.mkdtemp(prefix="cns-docs-screens-"))
-    env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "ANONYMIZED_TELEMETRY": "False"}
+def demo_env(state: Path) -> dict[str, str]:
+    """A private state folder, bus ports nobody uses, and a judge URL where nothing answers."""
+    return {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "ANONYMIZED_TELEMETRY": "False", "CNS_OLLAMA_URL": f"http://127.0.0.1:{free_port()}",
+            **{k: str(free_port()) for k in ("CNS_BUS_PUB_PORT", "CNS_BUS_SUB_PORT", "CNS_BUS_JOURNAL_PORT")}}
+
+
+def demo_state(count: int, env: dict[str, str]) -> Path:
+    """``make run``'s demo data, smaller, in the private state folder."""
+    state = Path(env["CNS_STATE_DIR"])
     for module, extra in (("cns_core.cli.demo_memory", ["--count", str(count)]), ("cns_core.cli.demo_corpus", [])):
         print(f"docs-screens: python -m {module} {' '.join(extra)} (state {state})", flush=True)
         subprocess.run([sys.executable, "-m", module, *extra], cwd=ROOT, env=env, check=True)
     return state
+
+
+@contextmanager
+def cns_run(env: dict[str, str]):
+    """``cns run`` (dashboard and judge loop) on a free port; yields the dashboard URL once the loop is up."""
+    web = free_port()
+    log_path = Path(env["CNS_STATE_DIR"]) / "run.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "run", "--port", str(web), "--address",
+                                 "127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 300)
+        deadline = time.monotonic() + 300
+        while "memory: running" not in log_path.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the judge loop did not start; log:\n{log_path.read_text()}")
+            time.sleep(1)
+        yield f"http://127.0.0.1:{web}"
+    finally:
+        stop_process(proc)
 
 
 def shoot_all(base: str) -> list[Path]:
@@ -76,6 +103,8 @@ def shoot_all(base: str) -> list[Path]:
             page.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
             for stem, title in dashboard_pages():
                 open_page(page, base, stem, title)
+                if stem == "judge":              # the status row lands a moment after the script run
+                    page.get_by_text("Judge loop").first.wait_for(timeout=60_000)
                 page.wait_for_timeout(2500)      # charts, graphs and grids are drawn after the script run
                 settle(page)
                 assert_clean(page, title)
@@ -103,9 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         base = args.url.rstrip("/")
         if args.own or not answers(base):
             print(f"docs-screens: nothing answers at {base}; starting an own demo dashboard", flush=True)
-            state = demo_state(args.count)
-            stack.callback(shutil.rmtree, state, True)
-            base = stack.enter_context(serve_dashboard(state, timeout_s=180))
+            env = demo_env(Path(tempfile.mkdtemp(prefix="cns-docs-screens-")))
+            stack.callback(shutil.rmtree, env["CNS_STATE_DIR"], True)
+            demo_state(args.count, env)
+            base = stack.enter_context(cns_run(env))
         shoot_all(base)
     return 0
 
