@@ -38,13 +38,17 @@ class InputTooLarge(ValueError):
 def read_bounded(path: str | Path, limit: int) -> bytes:
     """The bytes of ``path``, reading at most ``limit + 1`` of them.
 
-    Raises :class:`InputTooLarge` when there are more than ``limit`` (``/dev/zero``, a growing
-    file, a FIFO: whatever ``stat`` claims), ``IsADirectoryError``/``OSError`` as ``open`` does.
+    Raises :class:`InputTooLarge` when there are more than ``limit``, worded "N bytes exceed the limit
+    of L bytes" for a regular file and "more than L bytes ..." for what ``stat`` cannot size
+    (``/dev/zero``, a pipe, a growing file); ``OSError`` as ``open`` does.
     """
     with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise InputTooLarge(f"{size:,} bytes exceed the limit of {limit:,} bytes")
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise InputTooLarge(f"more than {limit:,} bytes")
+        raise InputTooLarge(f"more than {limit:,} bytes (the limit) although its size reads {size:,}")
     return data
 
 
