@@ -158,9 +158,9 @@ class PendingGrader:
     def _sweep(self, publisher: Publisher) -> None:
         if not self.ready():
             return
-        memory = self.memory()
-        up = memory is not None and self.judge_up()
-        if up:
+        up = self.judge_up()
+        memory = self.memory() if up else None    # opened only once a judge answers (it loads the embedder)
+        if memory is not None:
             turns = {t.query_id: t for t in pending_turns(memory, self.limit)}
             due = self.schedule.due(turns, time.monotonic())
             for qid in due:
