@@ -287,6 +287,10 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
 
         # warmed here: model loading never counts against the 250 ms pre-write budget
         hook = CoherenceHook(memory=memory).warm_up().as_pre_write_hook()
+    else:       # the embedder loads here, not under the first turn (and not while a stop waits for it)
+        from cns_core.models import get_embedder
+
+        get_embedder().encode(["warm up"])
     return MemoryAgent(bus, memory=memory, pre_write_hook=hook, trust=scorer)
 
 
