@@ -129,6 +129,22 @@ class LoopUnderTest:
         finally:
             db.close()
 
+    def journal_messages(self, subject: str) -> list[tuple[float, dict[str, Any]]]:
+        """(time the journal received it, payload) of every journaled message of ``subject``."""
+        import json
+
+        path = self.state / "bus_journal.sqlite"
+        if not path.exists():
+            return []
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("SELECT received, body FROM messages WHERE subject = ? ORDER BY seq", (subject,))
+            return [(float(t), json.loads(body)["payload"]) for t, body in rows]
+        except sqlite3.Error:
+            return []
+        finally:
+            db.close()
+
     def grades(self) -> Counter:
         """query_id -> how many critiques *with a score* the journal holds (the judge graded it that often)."""
         import json
