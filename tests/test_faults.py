@@ -463,3 +463,16 @@ def test_children_of_a_killed_supervisor_exit_and_an_orphaned_dashboard_is_repla
     finally:
         if orphan.poll() is None:
             orphan.kill()
+
+
+def test_cns_replay_reads_hostile_lines_bounded(tmp_path):
+    """Every input bounded before parsing: a replay file's deep or over-long line is named, not a traceback."""
+    from cns_core.cli.agents import read_turns
+
+    path = tmp_path / "turns.jsonl"
+    path.write_bytes(json.dumps(turn_payload(1)).encode() + b"\n" + b"[" * 100_000 + b"\n\xff\xfe\n"
+                     + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000)
+    found = [(n, p is not None, problem) for n, p, problem in read_turns(path)]
+    assert found == [(1, True, ""), (2, False, "JSON nested more than 32 levels deep"),
+                     (3, False, "not UTF-8 text (byte 0)"), (4, True, ""),
+                     (5, False, "longer than 1,000,000 bytes (the bus limit); the rest of the file is not read")]

@@ -43,12 +43,14 @@ class HeldWork:
         self.clock = clock
         self._items: dict[str, _Held] = {}
         self.last_success = float("-inf")  # when the store last accepted a write
+        self.overflowed = False          # something could not be held: only a restart's replay recovers it
 
     def __len__(self) -> int:
         return len(self._items)
 
     def __bool__(self) -> bool:
-        return bool(self._items)
+        """True while anything waits for a retry, so the checkpoint must stay where it is."""
+        return bool(self._items) or self.overflowed
 
     def succeeded(self) -> None:
         """The store accepted a write: held messages that keep failing after this are poison."""
@@ -60,6 +62,7 @@ class HeldWork:
         item = self._items.get(envelope.message_id)
         if item is None:
             if len(self._items) >= self.cap:
+                self.overflowed = True
                 return
             item = self._items[envelope.message_id] = _Held(envelope, 0, now, now, reason)
         item.attempts += 1

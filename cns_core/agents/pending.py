@@ -37,6 +37,7 @@ from cns_core.config import replace_atomically, state_dir
 __all__ = ["pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
 
 log = logging.getLogger(__name__)
+_UNSENDABLE: set[str] = set()     # engrams already reported as too large to send
 
 
 def pending_turns(memory: Any, limit: int = 1000) -> list[TurnMessage]:
@@ -58,8 +59,10 @@ def pending_turns(memory: Any, limit: int = 1000) -> list[TurnMessage]:
                 out.append(TurnMessage(query=engram.query, answer=engram.answer, session_id=engram.session_id,
                                        query_id=engram.id))
             except ValidationError as exc:   # stored before the limits on a turn: cannot be sent on the bus
-                log.warning("pending grades: engram %s cannot be sent to the judge: %s", engram.id,
-                            describe_errors(exc))
+                if engram.id not in _UNSENDABLE:       # said once, not every sweep
+                    _UNSENDABLE.add(engram.id)
+                    log.warning("pending grades: engram %s cannot be sent to the judge: %s", engram.id,
+                                describe_errors(exc))
     return out
 
 

@@ -352,15 +352,29 @@ def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
 def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file."""
     from cns_core.agents.messages import TurnMessage, describe_errors
+    from cns_core.agents.wire import MAX_JSON_DEPTH, MAX_MESSAGE_BYTES
+    from cns_core.bounds import json_depth_over
 
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with open(path, "rb") as handle:
+        for number, data in enumerate(iter(lambda: handle.readline(MAX_MESSAGE_BYTES + 1), b""), 1):
+            if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
+                yield number, None, (f"longer than {MAX_MESSAGE_BYTES:,} bytes (the bus limit); the rest of the "
+                                     "file is not read")
+                return
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, None, f"not UTF-8 text (byte {exc.start})"
+                continue
             if not line.strip():
+                continue
+            if json_depth_over(data, MAX_JSON_DEPTH):
+                yield number, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
                 continue
             try:
                 raw = json.loads(line)
             except ValueError as exc:
-                yield number, None, f"not JSON ({exc.msg})"
+                yield number, None, f"not JSON ({getattr(exc, 'msg', exc)})"
                 continue
             if not isinstance(raw, dict):
                 yield number, None, f"expected a JSON object, got {type(raw).__name__}"
@@ -381,7 +395,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise OSError(f"{path}: no such file")
+        raise OSError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
