@@ -167,6 +167,12 @@ class BusProxy:
         self._thread = None
         if self.journal is not None:
             self.journal.stop()
+        # ZeroMQ frees a closed socket's port in its I/O thread, a moment after close(): wait for that, so
+        # whoever asks next ("is a loop there?", a restart binding the port) sees it stopped
+        deadline = time.monotonic() + 2.0
+        while any(proxy_reachable(self.config.model_copy(update={"pub_port": p, "sub_port": p}), timeout=0.1)
+                  for p in (self.config.pub_port, self.config.sub_port)) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     @property
     def running(self) -> bool:

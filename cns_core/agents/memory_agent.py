@@ -43,10 +43,10 @@ from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.held import HeldWork
 from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
-from cns_core.agents.wire import BusError
-from cns_core.bounds import keep_damaged
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
+from cns_core.agents.wire import BusError
+from cns_core.bounds import keep_damaged
 from cns_core.config import replace_atomically, state_dir
 from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
 
