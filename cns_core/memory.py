@@ -219,6 +219,11 @@ def _client(path: str | Path | None, url: str | None, allow_non_loopback: bool =
         raise MemoryStoreError(f"cannot open the Chroma store at {folder} ({type(exc).__name__}: {exc})") from exc
 
 
+def _document(query: str, answer: str) -> str:
+    """The stored text of a turn (the answer starts at ``len(query) + 2``)."""
+    return f"{query}\n\n{answer}"
+
+
 class MemoryService:
     """Engrams in Chroma with scores, pending critiques and a quarantine (see the module doc)."""
 
@@ -304,7 +309,20 @@ class MemoryService:
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
                 "answer_start": len(query) + 2, "critic_score": UNGRADED, **time_keys(UNGRADED, ts),
                 **_no_trust()}
-        return query_id, f"{query}\n\n{answer}", meta
+        return query_id, _document(query, answer), meta
+
+    def already_stored(self, turns: Sequence[tuple[str, str, str]]) -> set[str]:
+        """The ids of ``(query_id, query, answer)`` turns stored with this very text, as an engram or in the
+        quarantine: a replayed message (nothing to do, and the coherence hook must not judge a turn a second
+        time) as opposed to a rewrite of the turn."""
+        wanted = {qid: _document(query, answer) for qid, query, answer in turns}
+        if not wanted:
+            return set()
+        same: set[str] = set()
+        for col in (self._engrams, self._quarantine):
+            got = self._get(col, list(wanted), include=("documents",))
+            same.update(i for i, doc in zip(got["ids"], got["documents"]) if doc == wanted[i])
+        return same
 
     def write_episodic(self, query: str, answer: str, session_id: str, query_id: str | None = None,
                        *, timestamp: float | None = None, **meta: Any) -> str:
@@ -478,10 +496,17 @@ class MemoryService:
         if not parked["ids"]:
             return 0
         present = set(self._get(self._engrams, parked["ids"], include=())["ids"])
-        items = []
+        items, damaged = [], []
         for qid, meta in zip(parked["ids"], parked["metadatas"]):
-            if qid in present and meta:
+            try:
+                validate_score((meta or {}).get("critic_score"), f"parked critique {qid}: critic_score")
+            except ValueError as exc:
+                damaged.append((qid, meta, str(exc)))
+                continue
+            if qid in present:
                 items.append({k: v for k, v in meta.items() if k.startswith(CRITIC_PREFIX)} | {"query_id": qid})
+        if damaged:
+            self._set_aside_parked(damaged)
         if not items:
             return 0
         found = self._get(self._engrams, [i["query_id"] for i in items], include=("metadatas",))
@@ -494,6 +519,22 @@ class MemoryService:
         self._engrams.update(ids=found["ids"], metadatas=metas)
         self._pending.delete(ids=found["ids"])
         return len(found["ids"])
+
+    def _set_aside_parked(self, damaged: Sequence[tuple[str, Any, str]]) -> None:
+        """Parked critiques that cannot be applied (a damaged score): kept in a file beside the store, named in
+        the log, and taken out of the pending collection so they never block the others."""
+        import json
+
+        from cns_core.bounds import excerpt
+
+        folder = self.path if self.path is not None else state_dir()
+        kept = Path(folder) / f"parked_critiques.damaged-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        with open(kept, "a", encoding="utf-8") as out:
+            for qid, meta, problem in damaged:
+                out.write(json.dumps({"query_id": qid, "problem": problem, "metadata": meta}, default=str) + "\n")
+        self._pending.delete(ids=[qid for qid, _, _ in damaged])
+        log.error("memory: %d parked critique(s) of %s could not be applied (%s); kept them in %s",
+                  len(damaged), self, excerpt(damaged[0][2], 200), kept)
 
     def _placeholder(self) -> list[float]:
         """Pending critiques and quarantined turns are never searched by meaning: a fixed unit vector."""

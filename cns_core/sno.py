@@ -32,6 +32,7 @@ import networkx as nx
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cns_core.bounds import InputTooLarge, excerpt, expanded_size_over, json_depth_over, read_bounded
 from cns_core.config import yaml_problem
 
 __all__ = [
@@ -185,7 +186,7 @@ def _reference_problems(raw: dict[str, Any]) -> list[str]:
                 continue
             ident = item["id"]
             if ident in seen:
-                problems.append(f"{section}[{i}].id: duplicate id {ident!r} (first at {section}[{seen[ident]}])")
+                problems.append(f"{section}[{i}].id: duplicate id {_q(ident)} (first at {section}[{seen[ident]}])")
             else:
                 seen[ident] = i
         return seen
@@ -198,37 +199,37 @@ def _reference_problems(raw: dict[str, Any]) -> list[str]:
         if isinstance(rel, dict) and isinstance(rel.get("id"), str) and rel["id"]:
             rid = rel["id"]
             if rid in claim_ids:
-                problems.append(f"relations[{i}].id: {rid!r} is already a claim id")
+                problems.append(f"relations[{i}].id: {_q(rid)} is already a claim id")
             elif rid in relation_ids:
-                problems.append(f"relations[{i}].id: duplicate id {rid!r} (first at relations[{relation_ids[rid]}])")
+                problems.append(f"relations[{i}].id: duplicate id {_q(rid)} (first at relations[{relation_ids[rid]}])")
             else:
                 relation_ids[rid] = i
 
     hypothesis = raw.get("hypothesis")
     if isinstance(hypothesis, str) and hypothesis.strip() and claim_ids and hypothesis not in claim_ids:
-        problems.append(f"hypothesis: unknown claim {hypothesis!r}")
+        problems.append(f"hypothesis: unknown claim {_q(hypothesis)}")
 
     for i, rel in enumerate(relations):
         if not isinstance(rel, dict):
             continue
         source, target = rel.get("source"), rel.get("target")
         if isinstance(source, str) and source.strip() and source not in claim_ids:
-            problems.append(f"relations[{i}].source: unknown claim {source!r}")
+            problems.append(f"relations[{i}].source: unknown claim {_q(source)}")
         if not (isinstance(target, str) and target.strip()):
             continue
         declared = rel.get("attack_type")
         if target in claim_ids:
             if declared == "undercut":
-                problems.append(f"relations[{i}].attack_type: an undercut must target a relation, {target!r} is a claim")
+                problems.append(f"relations[{i}].attack_type: an undercut must target a relation, {_q(target)} is a claim")
         elif target in relation_ids:
             if rel.get("kind") == "support":
-                problems.append(f"relations[{i}].target: a support must target a claim, {target!r} is a relation")
+                problems.append(f"relations[{i}].target: a support must target a claim, {_q(target)} is a relation")
             elif declared == "rebut":
-                problems.append(f"relations[{i}].attack_type: a rebut must target a claim, {target!r} is a relation")
+                problems.append(f"relations[{i}].attack_type: a rebut must target a claim, {_q(target)} is a relation")
             elif relation_ids[target] == i:
                 problems.append(f"relations[{i}].target: a relation cannot undercut itself")
         else:
-            problems.append(f"relations[{i}].target: unknown claim or relation {target!r}")
+            problems.append(f"relations[{i}].target: unknown claim or relation {_q(target)}")
         if rel.get("kind") == "support" and declared is not None:
             problems.append(f"relations[{i}].attack_type: only an attack has an attack type")
     problems.extend(_edge_collisions(relations, relation_ids))
@@ -258,7 +259,7 @@ def _edge_collisions(relations: list[Any], relation_ids: dict[str, int]) -> list
             continue
         edge = (rel["source"], anchor(rel["target"]))
         if edge in first:
-            problems.append(f"relations[{i}]: {edge[0]!r} already argues about {edge[1]!r} in "
+            problems.append(f"relations[{i}]: {_q(edge[0])} already argues about {_q(edge[1])} in "
                             f"relations[{first[edge]}]; the reasoning graph holds one relation per pair "
                             f"of claims (an undercut counts at the claim it attacks), keep one")
         else:
@@ -266,9 +267,18 @@ def _edge_collisions(relations: list[Any], relation_ids: dict[str, int]) -> list
     return problems
 
 
+_MAX_DEPTH = 64     # nesting an SNO file may use (an SNO itself needs about 5 levels; metadata a few more)
+
+
+def _q(value: Any) -> str:
+    """A value from the input as quoted in a problem: bounded, whatever its size (an id may be megabytes)."""
+    return excerpt(value, 80)
+
+
 def _format_pydantic_error(err: dict[str, Any]) -> str:
     path = ""
     for part in err["loc"]:
+        part = part if isinstance(part, int) or len(str(part)) <= 60 else excerpt(part, 60)
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
     kind = err["type"]
     if kind == "missing":
@@ -276,19 +286,19 @@ def _format_pydantic_error(err: dict[str, Any]) -> str:
     elif kind == "extra_forbidden":
         message = "unknown field"
     elif kind == "value_error":
-        message = str(err["ctx"]["error"])
+        message = str(err["ctx"]["error"])[:500]
     elif kind == "literal_error":
-        message = f"must be one of {err['ctx']['expected']} (got {err.get('input')!r})"
+        message = f"must be one of {err['ctx']['expected']} (got {_q(err.get('input'))})"
     elif kind in {"string_type", "str_type"}:
         message = "must be a string"
     elif kind.startswith("float") or kind.startswith("int"):
-        message = f"must be a number (got {err.get('input')!r})"
+        message = f"must be a number (got {_q(err.get('input'))})"
     elif kind == "too_short":
         message = f"must hold at least {err['ctx']['min_length']} item(s)"
     elif kind in {"list_type", "dict_type", "model_type"}:
         message = f"must be a {'list' if kind == 'list_type' else 'mapping'}"
     else:
-        message = err["msg"][:1].lower() + err["msg"][1:]
+        message = err["msg"][:1].lower() + err["msg"][1:500]
     return f"{path or '(root)'}: {message}"
 
 
@@ -313,7 +323,13 @@ class SNO(BaseModel):
 
     @model_validator(mode="after")
     def _check_references(self) -> "SNO":
-        problems = _reference_problems(self.model_dump(mode="python"))
+        # only the ids and ends are needed: dumping the whole SNO would copy its metadata (and did, once,
+        # expand a YAML alias bomb held there to gigabytes)
+        problems = _reference_problems({
+            "hypothesis": self.hypothesis, "claims": [{"id": c.id} for c in self.claims],
+            "evidence": [{"id": e.id} for e in self.evidence],
+            "relations": [{"id": r.id, "source": r.source, "target": r.target, "kind": r.kind,
+                           "attack_type": r.attack_type} for r in self.relations]})
         if problems:
             raise ValueError("; ".join(problems))
         claim_ids = {c.id for c in self.claims}
@@ -393,18 +409,32 @@ class SNO(BaseModel):
 
 # ----- reading and writing --------------------------------------------------
 
-def _decode(text: str, name: str, fmt: str | None) -> Any:
+def _decode(text: str, name: str, fmt: str | None, limits: SNOLimits) -> Any:
+    """The parsed file, bounded: nesting is checked before parsing, and what YAML aliases expand to after
+    parsing but before anything walks the tree (validation, hashing, dumping would expand it)."""
     fmt = fmt or (Path(name).suffix.lower().lstrip(".") or None)
     looks_json = text.lstrip()[:1] in ("{", "[")
-    if fmt == "json" or (fmt is None and looks_json):
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SNOValidationError([f"file: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"], name)
+    too_deep = f"file: nested more than {_MAX_DEPTH} levels deep; an SNO needs a handful"
+    if json_depth_over(text, _MAX_DEPTH):       # flow brackets, in JSON and in YAML alike
+        raise SNOValidationError([too_deep], name)
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SNOValidationError([f"file: not valid JSON or YAML: {yaml_problem(exc)}"], name)
+        if fmt == "json" or (fmt is None and looks_json):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise SNOValidationError([f"file: not valid JSON: {exc.msg} at line {exc.lineno} column "
+                                          f"{exc.colno}"], name)
+        try:
+            raw = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SNOValidationError([f"file: not valid JSON or YAML: {yaml_problem(exc)[:500]}"], name)
+    except RecursionError:                      # block nesting by indentation
+        raise SNOValidationError([too_deep], name) from None
+    over = expanded_size_over(raw, limits.max_file_bytes, _MAX_DEPTH)
+    if over:
+        raise SNOValidationError([f"file: {over} once its YAML aliases are expanded (config/sno.yaml "
+                                  "max_file_bytes); write the repeated parts out, or remove the aliases"], name)
+    return raw
 
 
 def _validate_one(raw: Any, prefix: str, limits: SNOLimits) -> tuple[SNO | None, list[str]]:
@@ -448,7 +478,7 @@ def parse_snos(data: str | bytes, name: str = "<input>", fmt: str | None = None,
             raise SNOValidationError([f"file: not UTF-8 text (byte {exc.start})"], name)
     if not data.strip():
         raise SNOValidationError(["file: is empty"], name)
-    raw = _decode(data, name, fmt)
+    raw = _decode(data, name, fmt, limits)
     if isinstance(raw, list):
         if not raw:
             raise SNOValidationError(["file: the list holds no SNO"], name)
@@ -471,17 +501,17 @@ def parse_snos(data: str | bytes, name: str = "<input>", fmt: str | None = None,
 
 
 def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
-    """Read one JSON/YAML file; always returns a list. The size limit is checked before reading."""
+    """Read one JSON/YAML file; always returns a list. The size limit is checked while reading (``stat`` says
+    0 bytes for ``/dev/zero`` and a pipe)."""
     path = Path(path)
     limits = limits or SNOLimits.from_config()
     try:
-        size = path.stat().st_size
+        data = read_bounded(path, limits.max_file_bytes)
+    except InputTooLarge as exc:
+        raise SNOValidationError([f"file: {exc} (config/sno.yaml max_file_bytes)"], str(path)) from None
     except OSError as exc:
-        raise SNOValidationError([f"file: cannot be read: {exc.strerror}"], str(path))
-    if size > limits.max_file_bytes:
-        raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes "
-                                  f"(config/sno.yaml max_file_bytes)"], str(path))
-    return parse_snos(path.read_bytes(), name=str(path), limits=limits)
+        raise SNOValidationError([f"file: cannot be read: {exc.strerror or exc}"], str(path)) from None
+    return parse_snos(data, name=str(path), limits=limits)
 
 
 # Characters YAML reads as line breaks; PyYAML writes them raw in plain style, so a

@@ -86,7 +86,11 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption("Every turn the judge loop stores is checked against the memory before it is written; one chain "
                "per turn. These numbers are about that stream, not about the SNO of the other tab.")
     path = default_log_path()
-    rows = load_log(path)
+    damaged: list[str] = []
+    rows = load_log(path, problems=damaged)
+    if damaged:
+        st.warning("Some lines of the coherence log are damaged and were skipped; the rest is shown:\n\n"
+                   + "\n".join(f"- {frame.md(p)}" for p in damaged))
     if not rows:
         st.info(f"No coherence log yet ({path}). It fills when the judge loop runs with the coherence hook "
                 "(`cns agents`) or with `cns coherence check`.")

@@ -7,8 +7,10 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.agents.bus import BusError, bus_settings
-from cns_core.agents.pending import request_grades
-from cns_core.views.judge_feed import apply_updates, judge_status, loop_view, new_turn, store_ungraded
+from cns_core.agents.pending import read_schedule, request_grades
+from cns_core.views.judge_feed import (
+    apply_updates, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
+)
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
            "bus; the answer shows at once and its badge appears when the grade arrives.")
@@ -41,6 +43,9 @@ with frame.guard("Could not read the bus and judge settings"):
                    if status.judge_server else ("unknown: server unreachable", display.GREY))
     c3.markdown("**Judge model** " + frame.badge(*model_badge), unsafe_allow_html=True)
     c3.caption(frame.md(status.judge_model))
+    retries = retry_schedule_text(read_schedule())
+    if retries:
+        st.caption(retries)
     if loop.message:
         st.warning(loop.message)
         st.code(loop.command, language="bash")

@@ -96,13 +96,16 @@ def test_corpus_table_sorts_and_keeps_unreadable_files_last(table):
 
 
 def test_sno_for_row_reopens_the_file_or_says_why_not(table, tmp_path):
-    label, found = corpus.sno_for_row(table.iloc[1])
+    from cns_core.access import Root
+
+    roots = [Root("test folder", tmp_path.resolve())]
+    label, found = corpus.sno_for_row(table.iloc[1], roots)
     assert (label, found.id) == ("Title b · corpus", "b")
     with pytest.raises(LookupError, match="could not be read"):
-        corpus.sno_for_row(table.iloc[4])
+        corpus.sno_for_row(table.iloc[4], roots)
     dump_snos(sno("other"), tmp_path / "a.json")
     with pytest.raises(LookupError, match="holds no SNO with id 'a'"):
-        corpus.sno_for_row(table.iloc[0])
+        corpus.sno_for_row(table.iloc[0], roots)
 
 
 def test_load_results_round_trip_and_folder_checks(table, tmp_path, state_dir):

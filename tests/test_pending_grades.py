@@ -40,3 +40,45 @@ def test_a_failed_grade_stays_pending_and_is_retried(bus_config, proxy, judge_se
         # the agent counts a grade once its critique is published: the critique may arrive first
         wait_for(lambda: critic.graded == 1, 15, what="the grade to be counted")
         assert critic.graded == 1 and critic.failed == 1 and critic.skipped == 0
+
+
+class _Memory:
+    """Two stored, ungraded turns (what ``pending_turns`` reads through ``browse``)."""
+
+    def browse(self, filters, offset=0, limit=50, order="oldest"):
+        from cns_core.engrams import Engram
+
+        rows = [Engram(id=f"w{i}", query=f"Question {i}?", answer="An answer.", session_id="s", timestamp=float(i),
+                       critic_score=None, feedback="", metadata={}) for i in range(2)]
+        return rows[offset:offset + limit]
+
+
+def test_the_sweep_waits_for_the_replay_then_repeats_while_the_judge_answers(bus_config, proxy, state_dir):
+    """Issue 38, items 4 and 5: nothing is requested before the MemoryAgent has replayed the journal (a turn
+    graded there would be sent again), and afterwards every sweep asks again for what is still ungraded,
+    each turn on its own back-off, although the judge never went away."""
+    import threading
+
+    from cns_core.agents.pending import PendingGrader, read_schedule
+    from cns_core.agents.retry_schedule import RetrySchedule
+
+    replayed = threading.Event()
+    asked: list[str] = []
+    with Subscriber([GRADE], bus_config) as sub, Publisher(bus_config, source="test") as pub:
+        sub.wait_ready(pub)
+        grader = PendingGrader(bus_config, lambda: _Memory(), lambda: True, every_s=0.2, ready=replayed.is_set,
+                               schedule=RetrySchedule(first_s=0.3, max_s=0.3, in_flight=4)).start()
+        try:
+            assert sub.recv(timeout=1.0) is None                     # not before the replay
+            replayed.set()
+            first = wait_for(lambda: sub.recv_batch(10, 1.0), 10, what="the first requests")
+            asked += [e.payload["query_id"] for e in first]
+            pub.publish(CRITIQUE, {"query_id": "w0", "score": None, "error": "http_error: HTTP 500"})
+            pub.publish(CRITIQUE, {"query_id": "w1", "score": None, "error": "timeout: 1 s"})
+            again = wait_for(lambda: sub.recv_batch(10, 1.0), 10, what="a retry after the back-off")
+            asked += [e.payload["query_id"] for e in again]
+        finally:
+            grader.stop()
+    assert sorted(asked[:2]) == ["w0", "w1"] and asked[2] in ("w0", "w1")
+    schedule = read_schedule(state_dir)
+    assert schedule["waiting"] == 2 and schedule["judge_up"] is True

@@ -1,8 +1,15 @@
 """The thread every agent runs in: subscribe, prove the subscription, handle batches, survive errors.
 
 An agent owns its ZeroMQ sockets inside its own thread (sockets are not thread
-safe). Any exception while handling a batch is logged and counted; the loop goes
-on. ``stop()`` finishes the batch in hand and closes the sockets.
+safe). Any exception while receiving or handling a batch is logged and counted; the
+loop goes on (a loop that stopped silently would leave the process half alive). Should
+the thread end anyway, :attr:`Agent.running` turns False and ``cns agents`` stops with
+an error. ``stop()`` finishes the batch in hand and closes the sockets.
+
+:attr:`Agent.caught_up` is set once the start-up step (``after_ready``: a MemoryAgent's
+replay of the journal) is over, so work that depends on it (the pending grades' sweep)
+waits for it; :meth:`Agent.on_idle` runs whenever no message came within ``poll_s``
+(work held back for a retry).
 """
 
 from __future__ import annotations
@@ -10,6 +17,8 @@ from __future__ import annotations
 import logging
 import threading
 from typing import Sequence
+
+import zmq
 
 from cns_core.agents.bus import BusConfig, BusError, Envelope, Publisher, Subscriber, bus_settings
 
@@ -31,6 +40,7 @@ class Agent:
         self.publisher: Publisher | None = None
         self._stop = threading.Event()
         self._ready = threading.Event()
+        self.caught_up = threading.Event()
         self._thread: threading.Thread | None = None
         self.startup_error: BaseException | None = None
         self.handled = 0
@@ -44,6 +54,7 @@ class Agent:
             return self
         self._stop.clear()
         self._ready.clear()
+        self.caught_up.clear()
         self.startup_error = None
         self._thread = threading.Thread(target=self._run, name=f"cns-{self.name}", daemon=True)
         self._thread.start()
@@ -84,6 +95,9 @@ class Agent:
     def after_ready(self) -> None:
         """Runs in the agent thread once the subscription is live, before live messages are handled."""
 
+    def on_idle(self) -> None:
+        """Runs in the agent thread when no message arrived within ``poll_s``."""
+
     def handle(self, envelope: Envelope) -> None:
         raise NotImplementedError
 
@@ -120,9 +134,20 @@ class Agent:
             except Exception:
                 self.failures += 1
                 log.exception("%s: start-up step failed; continuing with live messages", self.name)
+            finally:
+                self.caught_up.set()
             while not self._stop.is_set():
-                batch = subscriber.recv_batch(self.max_batch, self.poll_s)
-                if not batch:
+                try:
+                    batch = subscriber.recv_batch(self.max_batch, self.poll_s)
+                    if not batch:
+                        self.on_idle()
+                        continue
+                except zmq.ContextTerminated:
+                    raise
+                except Exception:  # noqa: BLE001 - a half-dead loop is worse than a logged error
+                    self.failures += 1
+                    log.exception("%s: receiving failed; going on", self.name)
+                    self._stop.wait(self.poll_s)
                     continue
                 try:
                     self.handle_batch(batch)
@@ -130,6 +155,8 @@ class Agent:
                     self.failures += 1
                     log.exception("%s: failed to handle a batch of %d", self.name, len(batch))
                 self.handled += len(batch)
+        except zmq.ContextTerminated:
+            log.info("%s: the bus context ended", self.name)
         finally:
             subscriber.close()
             self.publisher.close()

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join,
 )
+from cns_core.bounds import excerpt
 from cns_core.config import ConfigError, env_override, load_config
 
 __all__ = [
@@ -49,6 +50,7 @@ QUERY = "query.request"            # dashboard / CLI -> GeneratorAgent
 GRADE = "critique.request"         # a stored, ungraded turn to grade (pending grades) -> CriticAgent
 SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE)
 _PING = "bus.ping."
+_HARD_CAP = 16      # times max_message_bytes: a message that large never enters the proxy
 
 
 def bus_settings(**overrides: Any) -> BusConfig:
@@ -65,6 +67,8 @@ def bus_settings(**overrides: Any) -> BusConfig:
         "ready_timeout_s": cfg.get("ready_timeout_s", 5.0), "stop_grace_s": cfg.get("stop_grace_s", 8.0),
         "journal_enabled": journal.get("enabled", True), "journal_path": journal.get("path"),
         "journal_keep": journal.get("keep", 200_000), "replay_batch": journal.get("replay_batch", 2000),
+        "max_message_bytes": cfg.get("max_message_bytes", 1_000_000),
+        "max_json_depth": cfg.get("max_json_depth", 32),
     }
     values.update(overrides)
     try:
@@ -105,6 +109,9 @@ class BusProxy:
         tag = uuid.uuid4().hex[:8]
         xsub = ctx.socket(zmq.XSUB)
         xsub.setsockopt(zmq.RCVHWM, cfg.hwm)
+        # a hard cap on what one message may make the proxy hold: a publisher sending more is cut off by
+        # ZeroMQ; between max_message_bytes and this, the journal records the refusal and subscribers drop it
+        xsub.setsockopt(zmq.MAXMSGSIZE, _HARD_CAP * cfg.max_message_bytes)
         xsub.setsockopt(zmq.SNDHWM, cfg.hwm)
         bind_socket(xsub, cfg.pub_address, "bus proxy (publisher side)")
         xpub = ctx.socket(zmq.XPUB)
@@ -160,10 +167,18 @@ class BusProxy:
         self._thread = None
         if self.journal is not None:
             self.journal.stop()
+        # ZeroMQ frees a closed socket's port in its I/O thread, a moment after close(): wait for that, so
+        # whoever asks next ("is a loop there?", a restart binding the port) sees it stopped
+        deadline = time.monotonic() + 2.0
+        while any(proxy_reachable(self.config.model_copy(update={"pub_port": p, "sub_port": p}), timeout=0.1)
+                  for p in (self.config.pub_port, self.config.sub_port)) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """The forwarder runs, and so does the journal when there is one (the proxy stalls without it)."""
+        alive = self._thread is not None and self._thread.is_alive()
+        return alive and (self.journal is None or self.journal.running)
 
     def __enter__(self) -> "BusProxy":
         return self.start()
@@ -217,6 +232,10 @@ class Publisher:
 
     def send(self, envelope: Envelope) -> None:
         frames = envelope.encode()
+        if len(frames[1]) > self.config.max_message_bytes:   # every subscriber would drop it: say so here
+            raise ValueError(f"message {envelope.message_id} ({envelope.subject}): {len(frames[1]):,} bytes exceed "
+                             f"the bus limit of {self.config.max_message_bytes:,} (config/bus.yaml "
+                             "max_message_bytes)")
         if not self.wait_ready():
             raise BusError(f"no bus proxy at {self.config.pub_address} after {self.config.ready_timeout_s:g} s; "
                            "start it with `cns agents`")
@@ -276,10 +295,12 @@ class Subscriber:
             return None
         frames = self._sock.recv_multipart()
         try:
-            env = Envelope.decode(frames)
+            env = Envelope.decode(frames, max_bytes=self.config.max_message_bytes,
+                                  max_depth=self.config.max_json_depth)
         except MalformedMessage as exc:
             self.dropped += 1
-            log.warning("bus: dropped a malformed message (subject frame %r): %s", bytes(frames[0])[:80], exc)
+            log.warning("bus: dropped a malformed message (subject frame %s): %s",
+                        excerpt(bytes(frames[0]) if frames else b"", 80), exc)
             return None
         if env.subject == self._ping:
             self._pinged = True

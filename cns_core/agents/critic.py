@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, GRADE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.judge_parse import parse_verdict
-from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
+from cns_core.agents.messages import LIMITS, CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import JudgeSettings, build_messages, chat_client, critic_settings
 from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, StateMachine
@@ -89,7 +89,7 @@ class CriticAgent(Agent):
             machine.fire(CriticAction.FAIL)
             log.warning("critic: dropped %s %s: %s", envelope.subject, envelope.message_id, describe_errors(exc))
             qid = envelope.payload.get("query_id")
-            if isinstance(qid, str) and qid:
+            if isinstance(qid, str) and 0 < len(qid) <= LIMITS["id"]:     # a reply needs an id that fits
                 self._publish(CritiqueMessage(query_id=qid, error=f"bad_turn: {describe_errors(exc)}"))
             machine.fire(CriticAction.RESET)
             return

@@ -9,7 +9,16 @@ REQ/REP port; its thread owns the SQLite connection.
 Requests and replies are JSON objects:
 ``{"op": "tail"}`` -> ``{"ok": true, "seq": N}`` (the newest sequence number);
 ``{"op": "replay", "after_seq": N | "after_message_id": ID, "subjects": [...], "limit": K}``
--> ``{"ok": true, "found": bool, "messages": [[seq, subject, json], ...], "more": bool}``.
+-> ``{"ok": true, "found": bool, "messages": [[seq, subject, json], ...], "more": bool}``;
+``{"op": "reject", "message_id": ID, "reason": TEXT}`` -> ``{"ok": true, "moved": bool}`` (a receiver
+found the message unusable: it leaves the replayable messages and is kept with its reason);
+``{"op": "rejected", "limit": K}`` -> ``{"ok": true, "rejected": [[time, message_id, subject, reason], ...]}``.
+
+Nothing a publisher sends can stop the journal: a body over ``max_message_bytes`` or nested
+deeper than ``max_json_depth`` is refused before parsing and recorded in the ``rejected``
+table with its reason and a short excerpt, never replayed; any other error in the thread is
+logged and the thread goes on. A journal file that SQLite cannot read is moved aside as
+``bus_journal.sqlite.damaged-<time>`` (said once, naming both files) and a new one started.
 """
 
 from __future__ import annotations
@@ -24,9 +33,12 @@ from typing import Any, Iterator, Sequence
 
 import zmq
 
-from cns_core.agents.wire import BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join
+from cns_core.agents.wire import (
+    BusConfig, BusError, Envelope, MalformedMessage, bind_socket, check_body, signal_and_join,
+)
+from cns_core.bounds import excerpt, keep_damaged
 
-__all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay"]
+__all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay", "reject", "rejected"]
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +51,17 @@ CREATE TABLE IF NOT EXISTS messages (
     received REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_subject ON messages(subject, seq);
+CREATE TABLE IF NOT EXISTS rejected (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    message_id TEXT,
+    subject TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    excerpt TEXT NOT NULL,
+    received REAL NOT NULL
+);
 """
+_REJECTED_KEEP = 10_000     # newest rejections kept
+_REASON = 500               # characters of a reason kept
 
 
 class JournalUnavailable(BusError):
@@ -57,11 +79,16 @@ class Journal:
         self._thread: threading.Thread | None = None
         self._stop_endpoint = f"inproc://cns-journal-stop-{uuid.uuid4().hex[:8]}"
         self._stopper: zmq.Socket | None = None
+        self._unsaved: list[tuple[Any, ...]] = []     # rows a failed write keeps for the next round
         self.recorded = 0
+        self.rejected = 0
+        self.errors = 0
+        self.damaged: str | None = None     # what was wrong with the file found at start, and where it went
 
     def start(self) -> "Journal":
         path = self.config.journal_file()
         path.parent.mkdir(parents=True, exist_ok=True)
+        db = self._open(path)
         pull = self._ctx.socket(zmq.PULL)
         pull.setsockopt(zmq.RCVHWM, 0)
         pull.bind(self.capture_endpoint)
@@ -70,19 +97,27 @@ class Journal:
             bind_socket(rep, self.config.journal_address, "bus journal")
         except BusError:
             pull.close(linger=0)
+            db.close()
             raise
         stop = self._ctx.socket(zmq.PAIR)
         stop.bind(self._stop_endpoint)
         self._stopper = self._ctx.socket(zmq.PAIR)
         self._stopper.connect(self._stop_endpoint)
-        db = sqlite3.connect(str(path), check_same_thread=False)
-        db.executescript(_SCHEMA)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
         self._thread = threading.Thread(target=self._run, args=(pull, rep, stop, db), name="cns-bus-journal",
                                         daemon=True)
         self._thread.start()
         return self
+
+    def _open(self, path: Any) -> sqlite3.Connection:
+        """The journal database; a file SQLite cannot read is kept aside and a new one started."""
+        try:
+            return _connect(path)
+        except sqlite3.DatabaseError as exc:
+            kept = keep_damaged(path, suffixes=("-wal", "-shm"))
+            self.damaged = (f"bus journal {path}: damaged ({exc}); kept it as {kept} and started a new journal. "
+                            "Messages recorded before cannot be replayed; what the memory stored is kept")
+            log.error("%s", self.damaged)
+            return _connect(path)
 
     def stop(self) -> None:
         if self._thread is None:
@@ -90,6 +125,10 @@ class Journal:
         assert self._stopper is not None
         signal_and_join(self._stopper, b"stop", self._thread)
         self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     # ------------------------------------------------------------------ the thread
 
@@ -100,13 +139,13 @@ class Journal:
         try:
             while True:
                 events = dict(poller.poll(500))
-                if pull in events or rep in events:
-                    self._record(pull, db)          # what was captured comes before any answer
+                if pull in events or rep in events or self._unsaved:
+                    self._guarded(self._record, pull, db)     # what was captured comes before any answer
                 if rep in events:
                     request = rep.recv()
-                    rep.send(json.dumps(self._answer(request, db)).encode())
+                    rep.send(json.dumps(self._answer(request, db)).encode())   # REP must always answer
                 if stop in events:
-                    self._record(pull, db)
+                    self._guarded(self._record, pull, db)
                     return
         except zmq.ContextTerminated:
             return
@@ -115,65 +154,155 @@ class Journal:
                 sock.close(linger=0)
             db.close()
 
+    def _guarded(self, step: Any, *args: Any) -> None:
+        """Run one step; an error is logged and counted, never the end of the thread (the bus depends on it)."""
+        try:
+            step(*args)
+        except Exception as exc:  # noqa: BLE001 - a stopped journal would stall the proxy: survive anything
+            self.errors += 1
+            log.error("bus journal: %s: %s; going on", type(exc).__name__, exc)
+            time.sleep(0.05)        # a failing disk must not turn this loop into a spin
+
     def _record(self, pull: zmq.Socket, db: sqlite3.Connection) -> None:
-        rows = []
+        rows, refused = self._unsaved, []
+        self._unsaved = []
         now = time.time()
-        while pull.poll(0, zmq.POLLIN):
+        while pull.poll(0, zmq.POLLIN) and len(rows) < 50_000:
             frames = pull.recv_multipart()
             if len(frames) != 2 or frames[0][:1] in (b"\x00", b"\x01") or frames[0].startswith(b"bus.ping."):
                 continue                        # subscriptions and readiness pings are not messages
-            try:      # a light check: subscribers validate fully; the journal keeps what names itself
-                body = json.loads(frames[1])
-                message_id, subject = body["message_id"], body["subject"]
-            except (ValueError, KeyError, TypeError):
-                continue
-            if not isinstance(message_id, str) or subject != frames[0].decode("utf-8", "replace"):
-                continue
-            rows.append((message_id, subject, frames[1].decode("utf-8", "replace"), now))
-        if not rows:
-            return
-        with db:
-            db.executemany("INSERT OR IGNORE INTO messages(message_id, subject, body, received) VALUES (?,?,?,?)",
-                           rows)
+            row, problem = self._row(frames, now)
+            if row is not None:
+                rows.append(row)
+            else:
+                refused.append(problem)
+        try:
+            with db:
+                if rows:
+                    db.executemany("INSERT OR IGNORE INTO messages(message_id, subject, body, received) "
+                                   "VALUES (?,?,?,?)", rows)
+                if refused:
+                    db.executemany("INSERT INTO rejected(message_id, subject, reason, excerpt, received) "
+                                   "VALUES (?,?,?,?,?)", refused)
+        except sqlite3.Error:
+            self._unsaved = rows[-self.config.journal_keep:]     # kept for the next round; the error is logged
+            raise
+        for problem in refused:
+            log.warning("bus journal: refused a message on %s: %s", problem[1], problem[2])
+        self.rejected += len(refused)
         before = self.recorded // 5000
         self.recorded += len(rows)
         if self.recorded // 5000 != before:
             with db:
                 db.execute("DELETE FROM messages WHERE seq <= (SELECT MAX(seq) FROM messages) - ?",
                            (self.config.journal_keep,))
+                db.execute("DELETE FROM rejected WHERE id <= (SELECT MAX(id) FROM rejected) - ?", (_REJECTED_KEEP,))
+
+    def _row(self, frames: list[bytes], now: float) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
+        """(the row to keep, None) or (None, the rejection row): bounds first, then a light parse.
+
+        Subscribers validate fully; the journal keeps what names itself and fits the bus limits.
+        """
+        subject = frames[0].decode("utf-8", "replace")[:200]
+        body = frames[1]
+        try:
+            check_body(body, self.config.max_message_bytes, self.config.max_json_depth)
+            parsed = json.loads(body)
+            message_id, named = parsed["message_id"], parsed["subject"]
+            if not isinstance(message_id, str) or not message_id or len(message_id) > 200:
+                raise ValueError("message_id: missing or not a short string")
+            if named != subject:
+                raise ValueError(f"subject {excerpt(named, 60)} differs from the subject frame")
+        except MalformedMessage as exc:
+            return None, (None, subject, str(exc)[:_REASON], excerpt(bytes(body[:200]), 160), now)
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
+            reason = f"not an envelope ({type(exc).__name__}: {excerpt(str(exc), 200)})"
+            return None, (None, subject, reason, excerpt(bytes(body[:200]), 160), now)
+        return (message_id, subject, body.decode("utf-8", "replace"), now), ()
 
     def _answer(self, raw: bytes, db: sqlite3.Connection) -> dict[str, Any]:
         try:
+            check_body(raw, 64_000, 8)
             request = json.loads(raw)
             if not isinstance(request, dict):
                 raise ValueError("expected a JSON object")
             op = request.get("op")
             if op == "tail":
-                return {"ok": True, "seq": db.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0]}
+                return {"ok": True, "seq": _tail(db)}
+            if op == "reject":
+                return self._reject(request, db)
+            if op == "rejected":
+                limit = max(1, min(int(request.get("limit", 100)), 1000))
+                rows = db.execute("SELECT received, message_id, subject, reason FROM rejected ORDER BY id DESC "
+                                  "LIMIT ?", (limit,)).fetchall()
+                return {"ok": True, "rejected": [list(r) for r in rows]}
             if op != "replay":
-                raise ValueError(f"op: expected 'tail' or 'replay', got {op!r}")
-            found = True
-            if request.get("after_message_id") is not None:
-                row = db.execute("SELECT seq FROM messages WHERE message_id = ?",
-                                 (str(request["after_message_id"]),)).fetchone()
-                found = row is not None
-                after = row[0] if row else 0
-            else:
-                after = int(request.get("after_seq", 0))
-            limit = max(1, min(int(request.get("limit", self.config.replay_batch)), self.config.replay_batch))
-            subjects = request.get("subjects") or []
-            if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
-                raise ValueError("subjects: expected a list of strings")
-            sql = "SELECT seq, subject, body FROM messages WHERE seq > ?"
-            args: list[Any] = [after]
-            if subjects:
-                sql += f" AND subject IN ({','.join('?' * len(subjects))})"
-                args += subjects
-            rows = db.execute(sql + " ORDER BY seq LIMIT ?", [*args, limit + 1]).fetchall()
-            return {"ok": True, "found": found, "messages": [list(r) for r in rows[:limit]],
-                    "more": len(rows) > limit}
-        except (ValueError, TypeError) as exc:
+                raise ValueError(f"op: expected 'tail', 'replay', 'reject' or 'rejected', got {excerpt(op, 40)}")
+            return self._replay(request, db)
+        except (ValueError, TypeError, MalformedMessage) as exc:
             return {"ok": False, "error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a REP socket must answer, and the thread must live
+            self.errors += 1
+            log.error("bus journal: cannot answer a request: %s: %s", type(exc).__name__, exc)
+            return {"ok": False, "error": f"the journal failed: {type(exc).__name__}: {exc}"}
+
+    def _replay(self, request: dict[str, Any], db: sqlite3.Connection) -> dict[str, Any]:
+        found = True
+        if request.get("after_message_id") is not None:
+            row = db.execute("SELECT seq FROM messages WHERE message_id = ?",
+                             (str(request["after_message_id"]),)).fetchone()
+            found = row is not None
+            after = row[0] if row else 0
+        else:
+            after = int(request.get("after_seq", 0))
+            if after > _tail(db):        # a position in an older journal (this one was rebuilt): start over
+                found, after = False, 0
+        limit = max(1, min(int(request.get("limit", self.config.replay_batch)), self.config.replay_batch))
+        subjects = request.get("subjects") or []
+        if not isinstance(subjects, list) or not all(isinstance(s, str) for s in subjects):
+            raise ValueError("subjects: expected a list of strings")
+        sql = "SELECT seq, subject, body FROM messages WHERE seq > ?"
+        args: list[Any] = [after]
+        if subjects:
+            sql += f" AND subject IN ({','.join('?' * len(subjects))})"
+            args += subjects
+        rows = db.execute(sql + " ORDER BY seq LIMIT ?", [*args, limit + 1]).fetchall()
+        return {"ok": True, "found": found, "messages": [list(r) for r in rows[:limit]], "more": len(rows) > limit}
+
+    def _reject(self, request: dict[str, Any], db: sqlite3.Connection) -> dict[str, Any]:
+        """A receiver found this message unusable: keep it with the reason, out of every later replay."""
+        message_id, reason = request.get("message_id"), request.get("reason")
+        if not isinstance(message_id, str) or not isinstance(reason, str):
+            raise ValueError("reject: expected message_id and reason as text")
+        with db:
+            row = db.execute("SELECT subject, body FROM messages WHERE message_id = ?", (message_id,)).fetchone()
+            if row is None:
+                return {"ok": True, "moved": False}
+            db.execute("INSERT INTO rejected(message_id, subject, reason, excerpt, received) VALUES (?,?,?,?,?)",
+                       (message_id, row[0], reason[:_REASON], excerpt(row[1][:200], 160), time.time()))
+            db.execute("DELETE FROM messages WHERE message_id = ?", (message_id,))
+        return {"ok": True, "moved": True}
+
+
+def _connect(path: Any) -> sqlite3.Connection:
+    """Open the journal and prove SQLite can read all of it (a quick check, then the schema)."""
+    db = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        status = db.execute("PRAGMA quick_check").fetchone()
+        if status is None or status[0] != "ok":
+            raise sqlite3.DatabaseError(f"quick_check: {excerpt(status and status[0], 200)}")
+        db.executescript(_SCHEMA)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        _tail(db)
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
+def _tail(db: sqlite3.Connection) -> int:
+    return int(db.execute("SELECT COALESCE(MAX(seq), 0) FROM messages").fetchone()[0])
 
 
 def _request(config: BusConfig, request: dict[str, Any], timeout: float,
@@ -217,10 +346,24 @@ def replay(config: BusConfig, *, after_seq: int | None = None, after_message_id:
             log.warning("bus journal: message %s is no longer kept; replaying everything kept", after_message_id)
         for seq, subject, body in reply["messages"]:
             try:
-                yield seq, Envelope.decode([subject.encode(), body.encode()])
+                yield seq, Envelope.decode([subject.encode(), body.encode()], max_bytes=config.max_message_bytes,
+                                           max_depth=config.max_json_depth)
             except MalformedMessage as exc:  # the journal checks only ids and subjects
                 log.warning("bus journal: skipped message %s: %s", seq, exc)
         if not reply["more"] or not reply["messages"]:
             return
         request = {"op": "replay", "subjects": list(subjects), "limit": config.replay_batch,
                    "after_seq": reply["messages"][-1][0]}
+
+
+def reject(config: BusConfig, message_id: str, reason: str, timeout: float = 2.0) -> bool:
+    """Tell the journal a message is unusable (kept with ``reason``, never replayed again); True when it
+    was there to move. Raises :class:`JournalUnavailable` when no journal answers."""
+    return bool(_request(config, {"op": "reject", "message_id": message_id, "reason": reason[:_REASON]},
+                         timeout)["moved"])
+
+
+def rejected(config: BusConfig, limit: int = 100, timeout: float = 2.0) -> list[dict[str, Any]]:
+    """The newest rejected messages, newest first: time, message_id (None when it had none), subject, reason."""
+    rows = _request(config, {"op": "rejected", "limit": limit}, timeout)["rejected"]
+    return [{"time": r[0], "message_id": r[1], "subject": r[2], "reason": r[3]} for r in rows]

@@ -22,7 +22,7 @@ from cns_core.agents.wire import BusConfig
 from cns_core.config import replace_atomically, state_dir
 
 __all__ = ["RECORD_NAME", "LoopRecord", "LoopFinding", "record_path", "write_record", "clear_record", "read_record",
-           "find_loop", "free_bus_ports", "port_holder"]
+           "find_loop", "free_bus_ports", "port_holder", "process_started"]
 
 RECORD_NAME = "judge_loop.json"
 
@@ -59,7 +59,9 @@ def _folder(folder: str | Path | None) -> Path:
 
 
 
-def _started(pid: int) -> float | None:
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (psutil's create_time), None when it is gone or a zombie: with the pid,
+    it tells a live process from a later one that reuses the pid."""
     import psutil
 
     try:
@@ -74,7 +76,7 @@ def _started(pid: int) -> float | None:
 def write_record(bus: BusConfig, folder: str | Path | None = None) -> LoopRecord:
     """Say that this process serves ``folder`` (default: the state dir) on ``bus``'s ports."""
     where = _folder(folder)
-    record = LoopRecord(os.getpid(), _started(os.getpid()) or time.time(), str(where.resolve()), bus.host,
+    record = LoopRecord(os.getpid(), process_started(os.getpid()) or time.time(), str(where.resolve()), bus.host,
                         bus.pub_port, bus.sub_port, bus.journal_port)
     with replace_atomically(record_path(where)) as tmp:
         tmp.write_text(json.dumps(asdict(record), indent=1), encoding="utf-8")
@@ -98,7 +100,7 @@ def read_record(folder: str | Path | None = None) -> LoopRecord | None:
         record = LoopRecord(**{k: raw[k] for k in LoopRecord.__dataclass_fields__})
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    started = _started(int(record.pid))
+    started = process_started(int(record.pid))
     if started is None or abs(started - float(record.started)) > 1.0:
         return None
     return record

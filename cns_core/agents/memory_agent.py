@@ -8,7 +8,15 @@
 * Restarts: after each batch the id of its last message is saved (a checkpoint
   file in the state folder). On start the agent asks the bus journal for every
   message after it, so what arrived while it was down is handled too. Handling
-  is idempotent (a rewritten turn keeps its score), so overlaps are harmless.
+  is idempotent: a turn already stored with the same text (an engram or in the
+  quarantine) is skipped before the coherence hook, so a replay, even from the
+  journal's start after a damaged checkpoint (kept aside as ``*.damaged-<time>``),
+  never stores a turn twice.
+* Failures: a batch the store refuses is held (:mod:`cns_core.agents.held`) and
+  retried on a back-off while the agent is idle, the checkpoint staying before it;
+  a turn that fails alone while others are written is a poison message: rejected
+  once, its reason kept by the journal, which never replays it. A payload that does
+  not fit its subject's model is rejected the same way.
 * The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
   block a turn (it then goes to the quarantine) and may add flat metadata; a hook
   that raises is logged and the turn is written as usual.
@@ -33,9 +41,12 @@ from pydantic import ValidationError
 from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
-from cns_core.agents.journal import JournalUnavailable, journal_tail, replay
+from cns_core.agents.held import HeldWork
+from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
+from cns_core.agents.wire import BusError
+from cns_core.bounds import keep_damaged
 from cns_core.config import replace_atomically, state_dir
 from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
 
@@ -73,7 +84,10 @@ class MemoryAgent(Agent):
         self.replayed = 0
         self.trust_scored = 0
         self.trust_failed = 0
-        self._hold_checkpoint = False   # set when a batch failed: a restart must replay it
+        self.rejected = 0
+        self.skipped_stored = 0
+        self.held = HeldWork()          # messages the store refused, retried while idle
+        self._last_id: str | None = None
 
     # ---------------------------------------------------------------- start-up
 
@@ -88,9 +102,13 @@ class MemoryAgent(Agent):
 
     def after_ready(self) -> None:
         assert self.memory is not None
-        applied = self.memory.apply_pending()
-        if applied:
-            log.info("memory: applied %d parked critique(s) whose engrams exist", applied)
+        try:      # a failure here must not cost the replay below
+            applied = self.memory.apply_pending()
+            if applied:
+                log.info("memory: applied %d parked critique(s) whose engrams exist", applied)
+        except Exception as exc:  # noqa: BLE001
+            log.error("memory: parked critiques could not be applied (%s: %s); they stay parked", type(exc).__name__,
+                      exc)
         position = self._read_checkpoint()
         if not self.replay_on_start or position is None or not self.bus.journal_enabled:
             return
@@ -112,15 +130,26 @@ class MemoryAgent(Agent):
             log.info("memory: caught up on %d message(s) from the journal", self.replayed)
 
     def _read_checkpoint(self) -> dict[str, Any] | None:
+        """The replay position; a damaged file is kept aside and the journal replayed from its start
+        (turns already stored are skipped, so nothing is stored twice)."""
         try:
-            data = json.loads(self.checkpoint_path.read_text())
+            data = json.loads(self.checkpoint_path.read_text(encoding="utf-8"))
+            if isinstance(data, dict) and (isinstance(data.get("after_message_id"), str)
+                                           or isinstance(data.get("after_seq"), int)):
+                return data
+            problem = "not a replay position"
         except FileNotFoundError:
             return None
         except (OSError, ValueError) as exc:
-            log.warning("memory: unreadable checkpoint %s (%s); replaying from the journal start", 
-                        self.checkpoint_path, exc)
-            return {"after_seq": 0}
-        return data if isinstance(data, dict) else {"after_seq": 0}
+            problem = f"{type(exc).__name__}: {exc}"
+        try:
+            kept = f"kept it as {keep_damaged(self.checkpoint_path)}"
+        except OSError as exc:
+            kept = f"could not keep a copy ({exc})"
+        log.error("memory: damaged checkpoint %s (%s); %s and replay the journal from its start (turns "
+                  "already stored are skipped)", self.checkpoint_path, problem[:200], kept)
+        self._write_checkpoint({"after_seq": 0})
+        return {"after_seq": 0}
 
     def _write_checkpoint(self, position: dict[str, Any]) -> None:
         with replace_atomically(self.checkpoint_path) as tmp:
@@ -130,52 +159,133 @@ class MemoryAgent(Agent):
 
     def handle_batch(self, envelopes: Sequence[Envelope]) -> None:
         fresh = [e for e in envelopes if e.message_id not in self._seen]
-        turns: list[TurnMessage] = []
-        critiques: list[CritiqueMessage] = []
+        self._process(fresh)
         for env in fresh:
+            self._seen[env.message_id] = None
+        while len(self._seen) > _SEEN:
+            self._seen.popitem(last=False)
+        if envelopes:
+            self._last_id = envelopes[-1].message_id
+        self._save_position()
+
+    def on_idle(self) -> None:
+        """Retry what the store refused, once its back-off is over; reject what proved to be poison."""
+        retry, poison = self.held.due()
+        for env, reason in poison:
+            self._reject(env, f"fails on its own while other turns are stored: {reason}")
+        if retry:
+            self._process(retry)
+        if retry or poison:
+            self._save_position()
+
+    def _save_position(self) -> None:
+        """The checkpoint moves only while nothing is held: a restart must replay what is."""
+        if self._last_id is not None and not self.held:
+            self._write_checkpoint({"after_message_id": self._last_id})
+
+    def _process(self, envelopes: Sequence[Envelope]) -> None:
+        turns: list[tuple[Envelope, TurnMessage]] = []
+        critiques: list[tuple[Envelope, CritiqueMessage]] = []
+        for env in envelopes:
             try:
                 if env.subject == RESPONSE:
-                    turns.append(TurnMessage.model_validate(env.payload))
+                    turns.append((env, TurnMessage.model_validate(env.payload)))
                 elif env.subject == CRITIQUE:
                     critique = CritiqueMessage.model_validate(env.payload)
                     if critique.score is None:
                         log.info("memory: critique of %s has no score (%s); nothing to merge",
                                  critique.query_id, critique.error)
+                        self.held.release(env.message_id)
                     else:
-                        critiques.append(critique)
+                        critiques.append((env, critique))
             except ValidationError as exc:
-                log.warning("memory: dropped %s %s: %s", env.subject, env.message_id, describe_errors(exc))
+                self._reject(env, describe_errors(exc))
+        turns = self._not_stored_yet(turns)
         if turns:
-            stamps = {str(e.payload["query_id"]): e.timestamp for e in fresh
-                      if e.subject == RESPONSE and "query_id" in e.payload}
-            self._step(MemoryAction.WRITE, self.write_turns, turns, stamps)
+            stamps = {t.query_id: e.timestamp for e, t in turns}
+            if self._step(MemoryAction.WRITE, self.write_turns, [t for _, t in turns], stamps):
+                self._done(e for e, _ in turns)
+            else:
+                self._one_by_one(turns, stamps)
         if critiques:
-            self._step(MemoryAction.UPDATE_SCORE, self._score, critiques)
-        for env in fresh:
-            self._seen[env.message_id] = None
-        while len(self._seen) > _SEEN:
-            self._seen.popitem(last=False)
-        if envelopes and not self._hold_checkpoint:
-            self._write_checkpoint({"after_message_id": envelopes[-1].message_id})
+            if self._step(MemoryAction.UPDATE_SCORE, self._score, [c for _, c in critiques]):
+                self._done(e for e, _ in critiques)
+            else:
+                for env, _ in critiques:
+                    self.held.hold(env, "the store refused the score")
 
-    def _step(self, action: MemoryAction, work: Callable[..., None], *args: Any) -> None:
-        """One state-machine step with retries; a batch that keeps failing is logged, not fatal."""
+    def _done(self, envelopes: Any) -> None:
+        self.held.succeeded()
+        for env in envelopes:
+            self.held.release(env.message_id)
+
+    def _not_stored_yet(self, turns: list[tuple[Envelope, TurnMessage]]) -> list[tuple[Envelope, TurnMessage]]:
+        """Leave out turns stored already with the same text (a replay); on a store error, keep them all."""
+        if not turns or self.memory is None or not hasattr(self.memory, "already_stored"):
+            return turns
+        try:
+            stored = self.memory.already_stored([(t.query_id, t.query, t.answer) for _, t in turns])
+        except Exception as exc:  # noqa: BLE001 - the write that follows retries and holds
+            log.warning("memory: cannot tell stored turns apart (%s); handling them all", exc)
+            return turns
+        for env, turn in turns:
+            if turn.query_id in stored:
+                self.held.release(env.message_id)
+        self.skipped_stored += sum(t.query_id in stored for _, t in turns)
+        return [(e, t) for e, t in turns if t.query_id not in stored]
+
+    def _one_by_one(self, turns: list[tuple[Envelope, TurnMessage]], stamps: Mapping[str, float]) -> None:
+        """A batch that failed: each turn alone. One that fails while another is written is poison;
+        when all fail, the store is the cause and they are held for a retry."""
+        failed: list[tuple[Envelope, str]] = []
+        for env, turn in turns:
+            try:
+                self.write_turns([turn], stamps)
+                self._done([env])
+            except Exception as exc:  # noqa: BLE001 - judged below: poison or a store that refuses
+                failed.append((env, f"{type(exc).__name__}: {exc}"[:300]))
+        if len(turns) > 1 and len(failed) < len(turns):
+            for env, reason in failed:
+                self._reject(env, f"fails on its own while other turns are stored: {reason}")
+            return
+        for env, reason in failed:
+            self.held.hold(env, reason)
+        if failed:
+            log.warning("memory: %d turn(s) held for a retry (%s); the checkpoint stays before them", len(failed),
+                        failed[0][1])
+
+    def _reject(self, env: Envelope, reason: str) -> None:
+        """Reject a message once: logged, counted, and kept by the journal with its reason, out of every
+        later replay."""
+        self.rejected += 1
+        self.held.release(env.message_id)
+        log.warning("memory: dropped %s %s: %s (kept by the journal as rejected, never replayed)", env.subject,
+                    env.message_id, reason)
+        if not self.bus.journal_enabled:
+            return
+        try:
+            reject(self.bus, env.message_id, reason, timeout=2.0)
+        except BusError as exc:
+            log.warning("memory: the journal did not take the rejection of %s (%s)", env.message_id, exc)
+
+    def _step(self, action: MemoryAction, work: Callable[..., None], *args: Any) -> bool:
+        """One state-machine step with retries; False when it kept failing (logged, never fatal)."""
         for attempt in range(self.retries + 1):
             self.machine.fire(action)
             try:
                 work(*args)
                 self.machine.fire(MemoryAction.DONE)
-                return
+                return True
             except Exception as exc:
                 self.machine.fire(MemoryAction.FAIL)
                 self.machine.fire(MemoryAction.RESET)
                 if attempt == self.retries:
                     self.failures += 1
-                    self._hold_checkpoint = True
-                    log.exception("memory: %s failed after %d attempt(s): %s; the checkpoint stays before this "
-                                  "batch so a restart replays it", action.value, attempt + 1, exc)
-                    return
+                    log.warning("memory: %s failed after %d attempt(s): %s: %s", action.value, attempt + 1,
+                                type(exc).__name__, exc)
+                    return False
                 time.sleep(0.2 * (attempt + 1))
+        return False
 
     def write_turns(self, turns: Sequence[TurnMessage], stamp: Mapping[str, float] | None = None) -> None:
         """Run each turn through the pre-write hook, then write the passing ones as engrams (one batch)

@@ -2,23 +2,50 @@
 
 An envelope whose payload does not fit its subject's model is logged and dropped
 by the receiving agent (the error names the field); it never stops the agent.
+
+Every field is bounded. A turn is embedded, checked by the coherence hook, scored by the
+critics and sent to the judge, each costing time and memory in proportion to its text: a
+10 MB answer once held the MemoryAgent for minutes at gigabytes and, replayed after a
+restart, again. The limits below are far above any real question or answer (an answer of
+100,000 characters is some 25,000 tokens, beyond a judge's context) and far below what
+would hurt.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Union
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError, field_validator
 
-__all__ = ["TurnMessage", "CritiqueMessage", "QueryMessage", "describe_errors"]
+from cns_core.bounds import excerpt
 
-FlatValue = Union[str, bool, int, float]
+__all__ = ["TurnMessage", "CritiqueMessage", "QueryMessage", "describe_errors", "LIMITS"]
+
+# The most characters (or items) each field may hold.
+LIMITS = {"query": 20_000, "answer": 100_000, "reference": 100_000, "rubric": 20_000, "id": 200,
+          "metadata_items": 64, "metadata_key": 100, "metadata_text": 2_000, "sources": 100, "source": 20_000,
+          "feedback": 20_000, "error": 2_000}
+
+Id = Annotated[str, StringConstraints(max_length=LIMITS["id"])]
+Query = Annotated[str, StringConstraints(max_length=LIMITS["query"])]
+Answer = Annotated[str, StringConstraints(max_length=LIMITS["answer"])]
+Reference = Annotated[str, StringConstraints(max_length=LIMITS["reference"])]
+RubricText = Annotated[str, StringConstraints(max_length=LIMITS["rubric"])]
+Rubric = Union[RubricText, Annotated[dict[Annotated[str, StringConstraints(max_length=LIMITS["metadata_key"])],
+                                          RubricText], Field(max_length=16)]]
+FlatValue = Union[Annotated[str, StringConstraints(max_length=LIMITS["metadata_text"])], bool, int, float]
+Metadata = Annotated[dict[Annotated[str, StringConstraints(max_length=LIMITS["metadata_key"])], FlatValue],
+                     Field(max_length=LIMITS["metadata_items"])]
+Source = Annotated[str, StringConstraints(max_length=LIMITS["source"])]
 
 
 def describe_errors(exc: ValidationError, limit: int = 3) -> str:
-    """``field: problem; ...`` for the first few validation errors."""
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'payload'}: {e['msg']}" for e in exc.errors()[:limit])
+    """``field: problem; ...`` for the first few validation errors (field names quoted in bounded excerpts)."""
+    def where(loc: tuple[Any, ...]) -> str:
+        return ".".join(p if isinstance(p, str) and len(p) <= 60 else excerpt(p, 60) for p in map(str, loc))
+
+    return "; ".join(f"{where(e['loc']) or 'payload'}: {e['msg']}" for e in exc.errors()[:limit])
 
 
 class QueryMessage(BaseModel):
@@ -26,11 +53,11 @@ class QueryMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    query: str = Field(min_length=1)
-    session_id: str = ""
-    query_id: str = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1)
-    reference: str | None = None
-    rubric: str | dict[str, str] | None = None
+    query: Query = Field(min_length=1)
+    session_id: Id = ""
+    query_id: Id = Field(default_factory=lambda: uuid.uuid4().hex, min_length=1)
+    reference: Reference | None = None
+    rubric: Rubric | None = None
 
 
 class TurnMessage(BaseModel):
@@ -43,15 +70,15 @@ class TurnMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    query: str = Field(min_length=1)
-    answer: str
-    session_id: str = ""
-    query_id: str = Field(min_length=1, max_length=200)
-    reference: str | None = None
-    rubric: str | dict[str, str] | None = None
-    model: str | None = None
-    metadata: dict[str, FlatValue] = Field(default_factory=dict)
-    sources: list[str] = Field(default_factory=list, max_length=100)
+    query: Query = Field(min_length=1)
+    answer: Answer
+    session_id: Id = ""
+    query_id: Id = Field(min_length=1)
+    reference: Reference | None = None
+    rubric: Rubric | None = None
+    model: Id | None = None
+    metadata: Metadata = Field(default_factory=dict)
+    sources: list[Source] = Field(default_factory=list, max_length=LIMITS["sources"])
 
     @field_validator("query")
     @classmethod
@@ -67,15 +94,24 @@ class CritiqueMessage(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    query_id: str = Field(min_length=1, max_length=200)
-    session_id: str = ""
+    query_id: Id = Field(min_length=1)
+    session_id: Id = ""
     score: StrictInt | None = Field(default=None, ge=1, le=5)
     feedback: str = ""
-    query: str = ""
-    answer: str = ""
-    judge_model: str = ""
+    query: Query = ""
+    answer: Answer = ""
+    judge_model: Id = ""
     latency_s: float | None = None
     error: str | None = None
+
+    @field_validator("feedback", "error", mode="before")
+    @classmethod
+    def _clipped(cls, value: Any, info: Any) -> Any:
+        """A judge's long feedback or a server's long error page is cut, not refused: the grade still counts."""
+        limit = LIMITS[info.field_name]
+        if isinstance(value, str) and len(value) > limit:
+            return value[:limit - 1] + "…"
+        return value
 
     def memory_fields(self) -> dict[str, Any]:
         """What MemoryService stores with the score (as ``critic_*`` keys)."""

@@ -17,9 +17,16 @@ import zmq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cns_core.access import is_loopback
+from cns_core.bounds import excerpt, json_depth_over
 from cns_core.config import state_dir
 
-__all__ = ["BusError", "MalformedMessage", "Envelope", "BusConfig", "bind_socket", "signal_and_join"]
+__all__ = ["BusError", "MalformedMessage", "Envelope", "BusConfig", "bind_socket", "signal_and_join",
+           "MAX_MESSAGE_BYTES", "MAX_JSON_DEPTH", "check_body"]
+
+# The defaults of bus.yaml's max_message_bytes and max_json_depth. A turn's fields are bounded
+# far below this (cns_core.agents.messages); an envelope nests three levels deep.
+MAX_MESSAGE_BYTES = 1_000_000
+MAX_JSON_DEPTH = 32
 
 class BusError(RuntimeError):
     """The bus cannot be used: a port is taken, the proxy is not there, a queue stays full."""
@@ -47,19 +54,37 @@ class Envelope(BaseModel):
             raise ValueError(f"payload of {self.subject!r}: not JSON-serialisable ({exc})") from exc
 
     @classmethod
-    def decode(cls, frames: Sequence[bytes]) -> "Envelope":
-        """The envelope in ``frames``, or :class:`MalformedMessage` saying what is wrong."""
+    def decode(cls, frames: Sequence[bytes], *, max_bytes: int = MAX_MESSAGE_BYTES,
+               max_depth: int = MAX_JSON_DEPTH) -> "Envelope":
+        """The envelope in ``frames``, or :class:`MalformedMessage` saying what is wrong.
+
+        Size and nesting are checked before the JSON is parsed (:func:`check_body`).
+        """
         if len(frames) != 2:
             raise MalformedMessage(f"expected 2 frames (subject, JSON), got {len(frames)}")
+        check_body(frames[1], max_bytes, max_depth)
         try:
             env = cls.model_validate_json(frames[1])
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:3])
             raise MalformedMessage(problems) from None
         if env.subject.encode() != bytes(frames[0]):
-            raise MalformedMessage(f"subject frame {bytes(frames[0])[:60]!r} differs from envelope subject "
-                                   f"{env.subject!r}")
+            raise MalformedMessage(f"subject frame {excerpt(bytes(frames[0]), 60)} differs from envelope subject "
+                                   f"{excerpt(env.subject, 60)}")
         return env
+
+
+def check_body(body: bytes, max_bytes: int = MAX_MESSAGE_BYTES, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """MalformedMessage when a message body is larger than ``max_bytes`` or its JSON nests deeper than
+    ``max_depth``: checked before parsing, so no message can make a parser recurse or a reader
+    hold gigabytes."""
+    size = len(body)
+    if size > max_bytes:
+        raise MalformedMessage(f"body: {size:,} bytes exceed the bus limit of {max_bytes:,} "
+                               "(config/bus.yaml max_message_bytes)")
+    if json_depth_over(body, max_depth):
+        raise MalformedMessage(f"body: JSON nested more than {max_depth} levels deep "
+                               "(config/bus.yaml max_json_depth)")
 
 
 class BusConfig(BaseModel):
@@ -80,6 +105,8 @@ class BusConfig(BaseModel):
     journal_path: str | None = None
     journal_keep: int = Field(200_000, ge=100)
     replay_batch: int = Field(2000, ge=1)
+    max_message_bytes: int = Field(MAX_MESSAGE_BYTES, ge=4096)
+    max_json_depth: int = Field(MAX_JSON_DEPTH, ge=4, le=200)
 
     @model_validator(mode="after")
     def _loopback(self) -> "BusConfig":

@@ -101,6 +101,8 @@ def run_agents(args: argparse.Namespace) -> int:
         if proxy is not None:
             proxy.start()
             record = write_record(bus)     # says which state folder this loop serves (loop_record)
+            if proxy.journal is not None and proxy.journal.damaged:
+                _say(f"warning: {proxy.journal.damaged}", err=True)
             _say(f"bus: publishers -> {bus.pub_address}, subscribers -> {bus.sub_address}"
                  + (f", journal -> {bus.journal_address}" if bus.journal_enabled else "")
                  + f"; serving the state folder {_state_folder()}")
@@ -122,7 +124,8 @@ def run_agents(args: argparse.Namespace) -> int:
                 _say(f"{agent.name}: running")
         if not args.no_critic and not stop.requested:
             grader = _pending_grader(bus, judge, started)
-            _say(f"pending grades: requested whenever the judge at {judge.url} answers")
+            _say(f"pending grades: swept every {grader.every_s:g} s while the judge at {judge.url} answers, "
+                 "each turn on its own back-off")
         if not stop.requested:
             _say("press Ctrl-C to stop")
         while not stop.event.wait(0.5):
@@ -131,8 +134,13 @@ def run_agents(args: argparse.Namespace) -> int:
                 stop.request()
                 break
             dead = [a.name for a in started if not a.running]
-            if dead or (proxy is not None and not proxy.running):
-                _say(f"error: stopped unexpectedly: {', '.join(dead) or 'bus proxy'}", err=True)
+            if proxy is not None and not proxy.running:
+                dead.append("bus proxy" if proxy.journal is None or proxy.journal.running else "bus journal")
+            if grader is not None and not grader.running:
+                dead.append("pending grader")
+            if dead:
+                _say(f"error: stopped unexpectedly: {', '.join(dead)}; see the log above. Exiting so that the "
+                     "loop is restarted whole (cns run does so)", err=True)
                 return 1
         return 0
     finally:
@@ -217,6 +225,7 @@ def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
     from cns_core.agents.chat import ChatError
     from cns_core.agents.pending import PendingGrader
     from cns_core.agents.prometheus import chat_client
+    from cns_core.agents.retry_schedule import RetrySchedule
     from cns_core.config import load_config
 
     def judge_up() -> bool:
@@ -237,9 +246,30 @@ def _pending_grader(bus: Any, judge: Any, agents: list[Any]) -> Any:
             opened.append(MemoryService())
         return opened[0]
 
-    pending = load_config("critic").get("pending") or {}
-    return PendingGrader(bus, memory, judge_up, every_s=float(pending.get("check_every_s", 15)),
-                         limit=int(pending.get("limit", 1000))).start()
+    def ready() -> bool:     # the MemoryAgent has replayed the journal: what it shows graded is stored graded
+        return all(agent.caught_up.is_set() for agent in agents if getattr(agent, "name", "") == "memory")
+
+    cfg = pending_settings(load_config("critic").get("pending") or {})
+    schedule = RetrySchedule(first_s=cfg["retry_first_s"], max_s=cfg["retry_max_s"], in_flight=cfg["in_flight"],
+                             answer_timeout_s=max(60.0, 4 * judge.timeout))
+    return PendingGrader(bus, memory, judge_up, every_s=cfg["check_every_s"], limit=int(cfg["limit"]), ready=ready,
+                         schedule=schedule).start()
+
+
+def pending_settings(section: Any) -> dict[str, float]:
+    """critic.yaml's ``pending`` section, each number checked (``CNS_PENDING_<KEY>`` overrides it)."""
+    from cns_core.config import config_number, env_override
+
+    defaults = {"check_every_s": 15.0, "limit": 1000, "retry_first_s": 10.0, "retry_max_s": 120.0, "in_flight": 16}
+    out = {}
+    for key, default in defaults.items():
+        value = env_override(section.get(key, default), f"CNS_PENDING_{key.upper()}", float)
+        out[key] = config_number({key: value}, key, file="critic.yaml", path="pending", low=0.01)
+    if out["retry_first_s"] > out["retry_max_s"]:
+        from cns_core.config import ConfigError
+
+        raise ConfigError("critic.yaml: pending.retry_first_s: must not exceed pending.retry_max_s")
+    return out
 
 
 def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
@@ -257,6 +287,10 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
 
         # warmed here: model loading never counts against the 250 ms pre-write budget
         hook = CoherenceHook(memory=memory).warm_up().as_pre_write_hook()
+    else:       # the embedder loads here, not under the first turn (and not while a stop waits for it)
+        from cns_core.models import get_embedder
+
+        get_embedder().encode(["warm up"])
     return MemoryAgent(bus, memory=memory, pre_write_hook=hook, trust=scorer)
 
 
@@ -318,15 +352,29 @@ def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
 def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file."""
     from cns_core.agents.messages import TurnMessage, describe_errors
+    from cns_core.agents.wire import MAX_JSON_DEPTH, MAX_MESSAGE_BYTES
+    from cns_core.bounds import json_depth_over
 
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
+    with open(path, "rb") as handle:
+        for number, data in enumerate(iter(lambda: handle.readline(MAX_MESSAGE_BYTES + 1), b""), 1):
+            if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
+                yield number, None, (f"longer than {MAX_MESSAGE_BYTES:,} bytes (the bus limit); the rest of the "
+                                     "file is not read")
+                return
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield number, None, f"not UTF-8 text (byte {exc.start})"
+                continue
             if not line.strip():
+                continue
+            if json_depth_over(data, MAX_JSON_DEPTH):
+                yield number, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
                 continue
             try:
                 raw = json.loads(line)
             except ValueError as exc:
-                yield number, None, f"not JSON ({exc.msg})"
+                yield number, None, f"not JSON ({getattr(exc, 'msg', exc)})"
                 continue
             if not isinstance(raw, dict):
                 yield number, None, f"expected a JSON object, got {type(raw).__name__}"
@@ -347,7 +395,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise OSError(f"{path}: no such file")
+        raise OSError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()

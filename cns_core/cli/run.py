@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,11 +117,31 @@ def judge_loop_plan(bus: "BusConfig") -> tuple["BusConfig", list[str] | None]:
     return bus, [sys.executable, "-m", "cns_core.cli", "agents", "--exit-with-parent"]
 
 
+def _replaced_orphan(port: int) -> bool:
+    """True when ``port`` was held by this state folder's dashboard whose ``cns run`` is gone, and it is
+    stopped now (so ours can start there); False when anything else holds the port."""
+    from cns_core.cli.dashboard_record import orphaned_dashboard, stop_dashboard
+
+    orphan = orphaned_dashboard(port)
+    if orphan is None:
+        return False
+    print(f"dashboard: pid {orphan.pid} on port {port} was started by a `cns run` (pid {orphan.supervisor}) that is "
+          "gone; stopping it and starting a new one")
+    if not stop_dashboard(orphan):
+        print(f"dashboard: pid {orphan.pid} could not be stopped")
+        return False
+    deadline = time.monotonic() + 5.0
+    while port_in_use(port) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not port_in_use(port)
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from cns_core.access import AccessError
     from cns_core.agents.bus import bus_settings
     from cns_core.config import PROJECT_ROOT
     from cns_core.cli.quiet import quiet_model_loading
+    from cns_core.cli.dashboard_record import write_dashboard_record
     from cns_core.cli.supervisor import ChildSpec, Supervisor
 
     token = None
@@ -139,14 +161,16 @@ def run_demo(args: argparse.Namespace) -> int:
         if agents is not None:
             children.append(ChildSpec("agents", agents, env=env, restart=True))
     if not args.no_dashboard:
-        if port_in_use(args.port):
+        if port_in_use(args.port) and not _replaced_orphan(args.port):
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")
         else:
             app = Path(PROJECT_ROOT) / "dashboard.py"
             argv = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
                     "--server.address", args.address, *STREAMLIT_OPTIONS]
-            children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT)))
+            port = args.port
+            children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT), death_signal=signal.SIGKILL,
+                                      on_start=lambda pid: write_dashboard_record(pid, port)))
             where, url = dashboard_url(args.address, args.port, token)
             print(f"dashboard: listening on {where}; open {url}")
             if token:

@@ -128,8 +128,10 @@ def _ramp(value: float, low: float, high: float) -> float:
     return (value - low) / (high - low)
 
 
-def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSettings) -> HeuristicScore:
-    """Heuristic seed for "new text" against "evidence" (``old``): the spec's entail_h and contr_h."""
+def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSettings,
+                   numeric: bool = True) -> HeuristicScore:
+    """Heuristic seed for "new text" against "evidence" (``old``): the spec's entail_h and contr_h.
+    ``numeric=False`` leaves the numeric cue out (the two texts answer different questions)."""
     alignment = stem_share(old.stems, new.stems)
     if not (new.stems & old.stems):
         return HeuristicScore(0.0, 0.0, (), alignment)
@@ -146,7 +148,8 @@ def score_features(new: TextFeatures, old: TextFeatures, settings: HeuristicSett
         rest_new, rest_old = new.stems - swapped, old.stems - swapped
         rest = min(stem_share(rest_old, rest_new), stem_share(rest_new, rest_old))
         cues["antonym"] = _ramp(rest, settings.align_low, settings.align_high)
-    if new.numbers and old.numbers and numeric_mismatch(old.numbers, new.numbers, delta=settings.delta_num):
+    if numeric and new.numbers and old.numbers and numeric_mismatch(old.numbers, new.numbers,
+                                                                      delta=settings.delta_num):
         # compare what the numbers count, not the numbers
         words_new, words_old = _word_stems(new.tokens), _word_stems(old.tokens)
         cues["numeric"] = _ramp(min(stem_share(words_old, words_new), stem_share(words_new, words_old)),

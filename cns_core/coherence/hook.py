@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
@@ -298,8 +298,8 @@ class CoherenceHook:
                        plan: LatencyPlan | None = None, started: float | None = None,
                        degraded: list[str] | None = None, *, budgeted: bool = True,
                        settings: CoherenceSettings | None = None,
-                       calibrator: Calibrator | None = None, deadline: float | None = None
-                       ) -> list[list[PairScore]]:
+                       calibrator: Calibrator | None = None, deadline: float | None = None,
+                       question: str | None = None) -> list[list[PairScore]]:
         """Stages 2-6 for each proposition against its evidence.
 
         The pre-write path (default) sends at most ``latency.max_model_pairs`` pairs in one model call,
@@ -307,7 +307,9 @@ class CoherenceHook:
         (``self.clock()`` seconds; ``math.inf``: no time limit) the model scores in batches until then
         (a person waiting: every pair of m per proposition, no batch started later).
         ``degraded`` collects what was switched off; ``settings`` and ``calibrator`` replace the
-        hook's own for this call.
+        hook's own for this call. ``question`` is what the new text answers: evidence answering another
+        question does not contradict it by its numbers alone ("The result is 5." / "The result is 8."
+        answer "2+3?" and "4+4?"), so that cue, and the model's verdict on such a pair, are dropped.
         """
         settings = settings or self.settings
         calibrator = calibrator or self.calibrator
@@ -317,12 +319,18 @@ class CoherenceHook:
         owners: list[int] = []
         nodes: list[EvidenceNode] = []
         heur: list[HeuristicScore] = []
+        numbers_only: list[int] = []      # pairs of different questions whose only conflict is their numbers
         for i, (prop, evs) in enumerate(zip(props, evidence)):
             new = features(tokens=prop.tokens) if prop.tokens else features(prop.text)
             for ev in evs:
                 owners.append(i)
                 nodes.append(ev)
-                heur.append(score_features(new, features(ev.text), settings.heuristics))
+                h = score_features(new, features(ev.text), settings.heuristics)
+                if "numeric" in h.types and not _same_question(question, ev.question):
+                    h = score_features(new, features(ev.text), settings.heuristics, numeric=False)
+                    if not h.types:
+                        numbers_only.append(len(heur))
+                heur.append(h)
         n = len(nodes)
         entail_h = np.array([h.entail for h in heur], dtype=np.float64)
         contr_h = np.array([h.contradict for h in heur], dtype=np.float64)
@@ -363,6 +371,8 @@ class CoherenceHook:
                 else:
                     if chosen:
                         entail_m[chosen], contr_m[chosen], scored[chosen] = probs[:, 0], probs[:, 2], True
+        if numbers_only:
+            contr_m[numbers_only] = np.where(scored[numbers_only], 0.0, np.nan)
         raw = fuse(entail_h, contr_h, entail_m, contr_m, scored, settings.weights)
         cal = calibrator.apply(raw) if n else raw
         out: list[list[PairScore]] = [[] for _ in props]
@@ -455,8 +465,9 @@ class CoherenceHook:
                                                                  advanced=plan.advanced_parse))
         vectors = self._vectors(props, chain, mem_api, s)
         evidence = self._gather(props, vectors, chain, mem_api, plan, extra, exclude, s)
+        asked = chain.metadata.get("query") if isinstance(chain.metadata, Mapping) else None
         pair_scores = self.score_evidence(props, evidence, plan, started, degraded, settings=s,
-                                          calibrator=calibrator)
+                                          calibrator=calibrator, question=asked if isinstance(asked, str) else None)
         tags = []
         for i, (prop, pairs) in enumerate(zip(props, pair_scores)):
             importance = chain_importance if prop.importance is None else float(prop.importance)
@@ -790,4 +801,11 @@ class CoherenceHook:
 
 
 def _with_similarity(node: EvidenceNode, similarity: float) -> EvidenceNode:
-    return EvidenceNode(node.id, node.text, node.source, similarity, node.recency, node.trust, node.facet)
+    return replace(node, similarity=similarity)
+
+
+def _same_question(asked: str | None, answered: str | None) -> bool:
+    """Whether two answers answer the same question (unknown counts as the same: the cue then decides)."""
+    if not asked or not answered:
+        return True
+    return " ".join(asked.lower().split()).rstrip("?.! ") == " ".join(answered.lower().split()).rstrip("?.! ")

@@ -26,6 +26,7 @@ __all__ = ["LOG_FIELDS", "CoherenceLog", "read_log"]
 LOG_FIELDS: tuple[str, ...] = ("tick", "chain_id", "p_id", "entail", "contradict", "uncertainty", "types",
                                "drift_facets", "coherence_chain", "contradiction_density", "blocked")
 _MAX_LIST = 16
+_PROBLEMS_NAMED = 20       # damaged lines named one by one when reading; the rest are counted
 
 
 def _r(value: float) -> float:
@@ -86,17 +87,46 @@ class CoherenceLog:
                 self._handle = None
 
 
-def read_log(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The records of a log file, skipping (not failing on) a torn last line."""
+def read_log(path: str | Path, problems: list[str] | None = None, max_line: int = 1_000_000
+             ) -> Iterator[dict[str, Any]]:
+    """The records of a log file. A damaged line (not UTF-8, not JSON, longer than ``max_line`` bytes) is
+    skipped, never the end of the stream: ``problems`` (when given) collects one line per damaged line,
+    naming the file and the line number (the first 20; then a count). A torn last line, a write in
+    progress, is skipped silently."""
     path = Path(path)
     if not path.is_file():
         return
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            line = line.strip()
+    bad = 0
+
+    def note(number: int, what: str) -> None:
+        nonlocal bad
+        bad += 1
+        if problems is not None and bad <= _PROBLEMS_NAMED:
+            problems.append(f"{path} line {number}: {what}; skipped")
+
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            raw = handle.readline(max_line + 1)
+            if not raw:
+                break
+            number += 1
+            if len(raw) > max_line and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):        # the rest of the over-long line
+                    raw = handle.readline(max_line + 1)
+                note(number, f"longer than {max_line:,} bytes")
+                continue
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError as exc:
+                note(number, f"not UTF-8 text (byte {exc.start})")
+                continue
             if not line:
                 continue
             try:
                 yield json.loads(line)
-            except json.JSONDecodeError:
-                continue
+            except (json.JSONDecodeError, RecursionError):
+                if raw.endswith(b"\n"):      # a complete line that is not JSON: damage, not a write in progress
+                    note(number, "not a JSON record")
+    if problems is not None and bad > _PROBLEMS_NAMED:
+        problems.append(f"{path}: {bad - _PROBLEMS_NAMED} more damaged line(s) skipped")

@@ -29,10 +29,12 @@ def default_log_path() -> Path:
     return state_dir() / "coherence.jsonl"
 
 
-def load_log(path: str | Path | None = None, limit: int = 50_000) -> list[dict[str, Any]]:
-    """The last ``limit`` records of the log, each with every column (missing ones None, lists joined)."""
+def load_log(path: str | Path | None = None, limit: int = 50_000,
+             problems: list[str] | None = None) -> list[dict[str, Any]]:
+    """The last ``limit`` records of the log, each with every column (missing ones None, lists joined);
+    damaged lines are skipped and named in ``problems`` (file and line)."""
     rows: list[dict[str, Any]] = []
-    for rec in read_log(path or default_log_path()):
+    for rec in read_log(path or default_log_path(), problems):
         if not isinstance(rec, dict):
             continue
         row = {c: rec.get(c) for c in LOG_COLUMNS}

@@ -75,7 +75,7 @@ class FileQuarantine:
         out: dict[str, QuarantinedChain] = {}
         if not self.path.is_file():
             return out
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():   # bad bytes: that line only
             if not line.strip():
                 continue
             try:

@@ -19,7 +19,7 @@ per chain rather than once per proposition:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import numpy as np
@@ -190,11 +190,13 @@ class EngramRetriever:
                       else float(given) if isinstance(given, (int, float)) else 0.0)
         timestamp = get("timestamp", meta.get("timestamp"))
         facet = meta.get("facet")
+        question = get("query", meta.get("query"))
         return EvidenceNode(id=str(get("id", f"engram:{rank}")), text=str(text), source=self.source,
                             similarity=similarity,
                             recency=float(timestamp) if isinstance(timestamp, (int, float)) else None,
                             trust=engram_trust(meta, self.default_trust, self.trust_by_score),
-                            facet=facet if isinstance(facet, str) and facet else None)
+                            facet=facet if isinstance(facet, str) and facet else None,
+                            question=question if isinstance(question, str) and question.strip() else None)
 
     def retrieve(self, texts: Sequence[str], vectors: np.ndarray | None, k: int) -> list[list[EvidenceNode]]:
         if k <= 0 or not texts:
@@ -232,7 +234,7 @@ class RecentEngramRetriever:
 
 
 def _similar(node: EvidenceNode, similarity: float) -> EvidenceNode:
-    return EvidenceNode(node.id, node.text, node.source, similarity, node.recency, node.trust, node.facet)
+    return replace(node, similarity=similarity)
 
 
 @dataclass

@@ -88,7 +88,9 @@ class EvidenceNode:
 
     ``similarity`` is the retrieval cosine, ``trust`` scales what the evidence can prove
     (an engram graded 1/5 weighs less than one graded 5/5), ``facet`` names the self facet
-    or goal it stands for, when it stands for one.
+    or goal it stands for, when it stands for one. ``question`` is the question an engram
+    answered: two answers that differ only in their numbers contradict each other only when
+    they answer the same question.
     """
 
     id: str
@@ -98,6 +100,7 @@ class EvidenceNode:
     recency: float | None = None
     trust: float = 1.0
     facet: str | None = None
+    question: str | None = None
 
 
 @dataclass(frozen=True)

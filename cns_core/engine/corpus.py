@@ -18,6 +18,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from cns_core.access import AccessError, Root, confine
+from cns_core.bounds import excerpt, read_bounded
 from cns_core.engine.batch import evaluate_corpus, read_results
 from cns_core.config import replace_atomically, state_dir
 from cns_core.critics.base import CRITIC_NAMES
@@ -89,13 +91,15 @@ def _record_finished(run: FinishedRun) -> None:
 def latest_run() -> FinishedRun | None:
     """The latest folder run that finished (``make run``'s demo corpus among them), or None.
 
-    None also when the record is unreadable or its results file is gone: the page then starts empty.
+    None also when the record is unreadable, names a results file outside the folders a page may read
+    (the record is a file like any other: its path is confined like a typed one), or that file is gone:
+    the page then starts empty.
     """
     try:
-        data = json.loads(_latest_path().read_text(encoding="utf-8"))
-        run = FinishedRun(results=str(data["results"]), origin=str(data["origin"]),
-                          finished_at=float(data["finished_at"]), rows=int(data["rows"]))
-    except (OSError, ValueError, KeyError, TypeError):
+        data = json.loads(read_bounded(_latest_path(), 64_000).decode("utf-8"))
+        run = FinishedRun(results=str(confine(str(data["results"]), "latest.json's results file")),
+                          origin=str(data["origin"]), finished_at=float(data["finished_at"]), rows=int(data["rows"]))
+    except (OSError, ValueError, KeyError, TypeError):    # AccessError and InputTooLarge are ValueErrors
         return None
     return run if Path(run.results).is_file() else None
 
@@ -206,16 +210,23 @@ def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: boo
     return table.sort_values(key, ascending=ascending, na_position="last", kind="stable").reset_index(drop=True)
 
 
-def sno_for_row(row: pd.Series | dict) -> tuple[str, SNO]:
+def sno_for_row(row: pd.Series | dict, roots: Sequence[Root] | None = None) -> tuple[str, SNO]:
     """The SNO behind a table row, re-read from its file, with a label for the session library.
 
-    Raises ``LookupError`` naming the file when it is gone, unreadable, or no longer holds that SNO.
+    The row's ``file`` comes from a results table, which anyone may have written: it is confined to the
+    folders a page may read (``roots``, default :func:`cns_core.access.allowed_roots`) like a typed path.
+    Raises ``LookupError`` naming the file when it is outside them, gone, unreadable, or no longer holds
+    that SNO.
     """
     file, sno_id = str(row["file"]), str(row["sno_id"])
     if not sno_id:
-        raise LookupError(f"{file}: this file could not be read, so there is no SNO to open")
+        raise LookupError(f"{excerpt(file, 200)}: this file could not be read, so there is no SNO to open")
     try:
-        snos = load_snos(file)
+        path = confine(file, "The results table's file", None if roots is None else list(roots))
+    except AccessError as exc:
+        raise LookupError(str(exc)) from None
+    try:
+        snos = load_snos(path)
     except SNOValidationError as exc:
         raise LookupError(f"{file}: cannot be read any more ({'; '.join(exc.problems[:3])})") from None
     for sno in snos:

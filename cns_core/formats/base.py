@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+from cns_core.bounds import InputTooLarge, read_bounded
 from cns_core.sno import SNO, SNOLimits, SNOValidationError, parse_snos
 
 __all__ = [
@@ -344,16 +345,12 @@ def pick_hypothesis(candidates: Iterable[str], relations: Iterable[Mapping[str, 
 
 
 def read_text(path: Path, limits: SNOLimits | None = None) -> str:
-    """Read a UTF-8 input file, checking the size limit before reading it."""
+    """Read a UTF-8 input file, checking the size limit while reading it (``stat`` can say 0 for a device)."""
     limits = limits or SNOLimits.from_config()
     try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise FormatError(path, "file", f"cannot be read: {exc.strerror}", "file") from None
-    if size > limits.max_file_bytes:
-        raise FormatError(path, "file", f"{size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes", "file")
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_bounded(path, limits.max_file_bytes).decode("utf-8-sig")
+    except InputTooLarge as exc:
+        raise FormatError(path, "file", str(exc), "file") from None
     except UnicodeDecodeError as exc:
         raise FormatError(path, "file", f"not UTF-8 text (byte {exc.start})", "file") from None
     except OSError as exc:

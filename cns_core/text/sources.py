@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from cns_core.bounds import InputTooLarge, read_bounded
 from cns_core.sno import limits_from_config
 from cns_core.text.segment import paragraphs, sentence_spans
 
@@ -96,7 +97,9 @@ def _read_bytes(path: Path, limit: int, key: str) -> bytes:
         raise TextInputError(f"{path}: is a folder, not a file")
     check_size(size, limit, str(path), key)
     try:
-        return path.read_bytes()
+        return read_bounded(path, limit)        # bounded while reading: a device or pipe reports size 0
+    except InputTooLarge as exc:
+        raise TextInputError(f"{path}: {exc} (config/sno.yaml {key})") from None
     except OSError as exc:
         raise TextInputError(f"{path}: cannot be read: {exc.strerror}") from None
 

@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, MutableMapping, Sequence
+from typing import Any, Mapping, MutableMapping, Sequence
 from urllib.parse import urlsplit
 
 from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, Publisher, Subscriber
@@ -26,7 +26,7 @@ from cns_core.agents.loop_record import LoopFinding, find_loop
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
 __all__ = ["AGENTS_COMMAND", "RUN_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "LoopView",
-           "loop_view", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded"]
+           "loop_view", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded", "retry_schedule_text"]
 
 AGENTS_COMMAND = "cns agents"
 RUN_COMMAND = "cns run"
@@ -249,3 +249,29 @@ def apply_updates(turns: Sequence[MutableMapping[str, Any]], feed: JudgeFeed | N
             turn["graded"] = True
             changed += 1
     return changed
+
+
+def retry_schedule_text(schedule: Mapping[str, Any] | None, now: float | None = None) -> str | None:
+    """The Judge page's line on the pending grades' retries, from the schedule the judge loop writes
+    (:func:`cns_core.agents.pending.read_schedule`); None when no turn waits or no loop wrote one."""
+    if not schedule or not schedule.get("waiting"):
+        return None
+    now = time.time() if now is None else now
+    turns = [t for t in schedule.get("turns") or [] if isinstance(t, Mapping)]
+    waiting, flying = int(schedule.get("waiting", 0)), int(schedule.get("in_flight", 0))
+    parts = [f"{waiting} turn(s) wait for a grade" + (f", {flying} asked just now" if flying else "")]
+    reasons = schedule.get("reasons") or {}
+    if reasons:
+        parts.append("last failures: " + ", ".join(f"{name} ×{count}" for name, count in
+                                                   sorted(reasons.items(), key=lambda kv: -kv[1])))
+    later = [float(t["next_at"]) for t in turns if not t.get("in_flight") and isinstance(t.get("next_at"), (int, float))]
+    if later:
+        wait = max(0.0, min(later) - now)
+        parts.append("next retry " + ("now" if wait < 1 else f"in {wait:.0f} s"))
+    if not schedule.get("judge_up", True):
+        parts.append("paused: the judge server does not answer")
+    updated = schedule.get("updated")
+    if isinstance(updated, (int, float)) and now - updated > 3 * float(schedule.get("every_s", 15)) + 5:
+        parts.append(f"as of {time.strftime('%H:%M:%S', time.localtime(updated))} (the judge loop is not sweeping)")
+    return "Pending grades: " + "; ".join(parts) + ". Each turn backs off on failure; the first good grade " \
+        "retries them all."

@@ -1,0 +1,121 @@
+"""Soak: N turns through a real judge loop while the judge fails at random and the loop is killed with SIGKILL.
+
+    .venv/bin/python benchmarks/soak.py              # 2,000 turns, 4 kills
+    .venv/bin/python benchmarks/soak.py -n 500 --kills 2 --seed 7
+
+What runs: ``cns agents`` (bus proxy and journal, MemoryAgent, CriticAgent, pending grader; no
+generator, coherence hook or Trust Score) on free loopback ports against a fresh state folder, and a
+fake judge (tests/fake_ollama.py) that switches every few seconds between good (70 %), HTTP 500,
+garbage and too slow (past the 1 s judge timeout). Turns are published in bursts of ``--burst``;
+between bursts, ``--kills`` times in all, the loop is killed with SIGKILL a random 0-2 s after the
+burst reached the journal (so mid-work) and started again. After the last burst the judge is made
+good and the loop gets ``--deadline`` seconds to grade everything.
+
+Printed: turns per second (published to all graded, kills and restarts included), grading latency
+p50/p95 (the journal's receipt of the turn to its first critique with a score), and three counts
+that should be 0: **lost** (journaled but not stored), **duplicated** (graded more than once, or
+stored more than once: as engram and quarantined), **stuck** (stored but not graded by the deadline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher  # noqa: E402
+from fake_ollama import FakeOllama  # noqa: E402
+from loop_harness import LoopUnderTest, turn_payload  # noqa: E402
+
+FAULTS = ("good",) * 7 + ("error", "garbage", "slow")
+
+
+def chaos(judge: FakeOllama, stop: threading.Event, rng: random.Random) -> None:
+    """Switch the judge's behaviour every 1-4 s until ``stop``."""
+    while not stop.wait(rng.uniform(1.0, 4.0)):
+        judge.mode = rng.choice(FAULTS)
+
+
+def run(n: int, kills: int, burst: int, deadline: float, seed: int) -> dict:
+    rng = random.Random(seed)
+    judge = FakeOllama(delay=2.0).start()
+    folder = Path(tempfile.mkdtemp(prefix="cns-soak-"))
+    loop = LoopUnderTest(folder, judge.url, sweep_s=1.0, retry_first_s=1.0, retry_max_s=8.0).start()
+    stop = threading.Event()
+    threading.Thread(target=chaos, args=(judge, stop, rng), daemon=True).start()
+    bursts = max(1, n // burst)
+    kill_after = set(rng.sample(range(bursts - 1), min(kills, bursts - 1))) if bursts > 1 else set()
+    ids: list[str] = []
+    started = time.monotonic()
+    for b in range(bursts):
+        payloads = [turn_payload(b * burst + i, "soak") for i in range(burst if b < bursts - 1 else n - b * burst)]
+        with Publisher(loop.bus, source="soak") as pub:
+            for payload in payloads:
+                pub.publish(RESPONSE, payload)
+        ids += [p["query_id"] for p in payloads]
+        while len(loop.journal_rows(RESPONSE)) < len(ids):
+            time.sleep(0.05)
+        if b in kill_after:
+            time.sleep(rng.uniform(0.0, 2.0))
+            loop.kill()
+            loop.start()
+    stop.set()
+    judge.mode = "good"
+    end = time.monotonic() + deadline
+    while time.monotonic() < end and not set(loop.grades()) >= set(ids):
+        time.sleep(0.5)
+    elapsed = time.monotonic() - started
+    time.sleep(3.0)                      # a few more sweeps: a duplicate would show now
+    received = {p["query_id"]: t for t, p in loop.journal_messages(RESPONSE)}
+    first_grade: dict[str, float] = {}
+    grades: Counter = Counter()
+    for t, p in loop.journal_messages(CRITIQUE):
+        if isinstance(p.get("score"), int):
+            grades[p["query_id"]] += 1
+            first_grade.setdefault(p["query_id"], t)
+    status = loop.stop()
+    census = loop.memory_census(ids)
+    judge.stop()
+    latencies = sorted(first_grade[q] - received[q] for q in ids if q in first_grade and q in received)
+    stored_twice = set(census["quarantined"]) & census["stored"]
+    return {
+        "turns": n, "kills": len(kill_after), "seconds": elapsed, "turns_per_s": n / elapsed,
+        "p50_s": statistics.median(latencies) if latencies else float("nan"),
+        "p95_s": latencies[int(0.95 * (len(latencies) - 1))] if latencies else float("nan"),
+        "lost": len(set(received) - census["stored"] - set(census["quarantined"])),
+        "duplicated": sum(1 for q in ids if grades[q] > 1) + len(stored_twice),
+        "stuck": len(census["stored"] - census["graded"]),
+        "judge_requests": len(judge.requests), "exit_status": status, "folder": str(folder),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=2000, help="turns (default 2000)")
+    parser.add_argument("--kills", type=int, default=4, help="SIGKILLs of the loop (default 4)")
+    parser.add_argument("--burst", type=int, default=100, help="turns per burst (default 100)")
+    parser.add_argument("--deadline", type=float, default=120.0, help="seconds to grade all after the last burst")
+    parser.add_argument("--seed", type=int, default=38)
+    args = parser.parse_args()
+    r = run(args.n, args.kills, args.burst, args.deadline, args.seed)
+    print(f"{r['turns']} turns, {r['kills']} kill(s) -9, random judge faults: {r['turns_per_s']:.1f} turns/s "
+          f"({r['seconds']:.0f} s), grading latency p50 {r['p50_s']:.2f} s / p95 {r['p95_s']:.2f} s; "
+          f"lost {r['lost']}, duplicated {r['duplicated']}, stuck {r['stuck']} "
+          f"({r['judge_requests']} judge requests; loop exit status {r['exit_status']}; state {r['folder']})")
+
+
+if __name__ == "__main__":
+    main()

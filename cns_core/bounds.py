@@ -1,0 +1,154 @@
+"""Bounds on what comes in, and what to do with a state file that is damaged.
+
+Every reader of outside input (a bus message, an SNO file, an upload, a results table's
+paths) must know how big the input may get *before* it parses it: a parser given 200 KB of
+``[[[[...`` recurses until Python gives up, a YAML file of 452 bytes can expand to gigabytes
+through aliases, and ``/dev/zero`` reports a size of 0. The helpers here are the one place
+those checks live:
+
+* :func:`read_bounded` reads at most ``limit`` bytes while reading (never trusting ``stat``);
+* :func:`json_depth_over` finds nesting deeper than a limit with a flat scan, before any
+  recursive parser sees the text;
+* :func:`expanded_size_over` measures a parsed tree as if every shared (aliased) node were
+  written out, without expanding it;
+* :func:`excerpt` quotes a bounded piece of any value for an error message, so an error about
+  a 300 MB value is one line, not 300 MB.
+
+And for state the product wrote itself but found damaged (a checkpoint, a journal, a log):
+:func:`keep_damaged` moves it aside as ``<name>.damaged-<time>`` so nothing is lost and a
+rebuild can start from a clean file, and returns the copy's path for the message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import reprlib
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["InputTooLarge", "read_bounded", "json_depth_over", "expanded_size_over", "excerpt", "keep_damaged"]
+
+
+class InputTooLarge(ValueError):
+    """The input holds more bytes than the limit allows (found while reading, not from ``stat``)."""
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of ``path``, reading at most ``limit + 1`` of them.
+
+    Raises :class:`InputTooLarge` when there are more than ``limit``, worded "N bytes exceed the limit
+    of L bytes" for a regular file and "more than L bytes ..." for what ``stat`` cannot size
+    (``/dev/zero``, a pipe, a growing file); ``OSError`` as ``open`` does.
+    """
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise InputTooLarge(f"{size:,} bytes exceed the limit of {limit:,} bytes")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InputTooLarge(f"more than {limit:,} bytes (the limit) although its size reads {size:,}")
+    return data
+
+
+# A JSON token that changes the depth, or a string (skipped whole, brackets inside it do not count).
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+
+
+def json_depth_over(text: bytes | str, limit: int) -> bool:
+    """True when ``text`` (JSON) nests arrays and objects deeper than ``limit``.
+
+    A flat scan: cheap when there are few brackets (the common case returns after two
+    ``count`` calls), and it stops at the first level beyond the limit. Malformed JSON is not
+    this function's concern; the parser that runs next reports it.
+    """
+    data = text.encode("utf-8", "replace") if isinstance(text, str) else bytes(text)
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    depth = 0
+    for match in _JSON_TOKENS.finditer(data):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return False
+
+
+def expanded_size_over(value: Any, limit: int, max_depth: int = 100) -> str | None:
+    """Why ``value`` is too big as if written out in full, or None when it is within ``limit``.
+
+    The size counts one per container item plus the length of every string and key, the way a
+    file holding the value without aliases would grow. Shared sub-trees (YAML aliases) are
+    measured once and counted at every place they occur, so a billion-laughs document is found
+    in time proportional to its *parsed* size, never expanded. ``max_depth`` bounds nesting.
+    """
+    sizes: dict[int, int] = {}
+    keep: list[Any] = []            # measured containers stay alive, so their ids stay unique
+    stack: list[tuple[Any, int, bool]] = [(value, 1, False)]
+    while stack:
+        node, depth, done = stack.pop()
+        if not isinstance(node, (dict, list, tuple)) or (not done and id(node) in sizes):
+            continue
+        if depth > max_depth:
+            return f"nested more than {max_depth} levels deep"
+        if not done:
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in _children(node))
+            continue
+        total = 1
+        for child in _children(node):
+            total += sizes.get(id(child), 1) if isinstance(child, (dict, list, tuple)) else _leaf(child)
+            if total > limit:
+                return f"expands to more than {limit:,} characters"
+        sizes[id(node)] = total
+        keep.append(node)
+    top = sizes.get(id(value), 0) if isinstance(value, (dict, list, tuple)) else _leaf(value)
+    return f"expands to more than {limit:,} characters" if top > limit else None
+
+
+def _children(node: Any) -> list[Any]:
+    return [*node.keys(), *node.values()] if isinstance(node, dict) else list(node)
+
+
+def _leaf(node: Any) -> int:
+    return len(node) + 1 if isinstance(node, (str, bytes)) else 1
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+
+
+def excerpt(value: Any, limit: int = 80) -> str:
+    """A ``repr`` of ``value`` that is never longer than ``limit`` characters, whatever ``value`` holds.
+
+    Built by :mod:`reprlib` (bounded nesting and item counts), so quoting a shared, exploding
+    structure costs a few dozen steps.
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def keep_damaged(path: str | Path, *, suffixes: tuple[str, ...] = ()) -> Path:
+    """Move a damaged state file aside as ``<name>.damaged-<YYYYmmdd-HHMMSS>`` and return the new path.
+
+    ``suffixes`` are companion files moved along with it under the same stamp (SQLite's
+    ``-wal`` and ``-shm``). The original name is then free for a rebuilt file.
+    """
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
+    os.replace(path, target)
+    for suffix in suffixes:
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, target.with_name(target.name + suffix))
+    return target
