@@ -8,6 +8,7 @@ RUN_ARGS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
+export NO_MKDOCS_2_WARNING := 1
 
 .PHONY: run test install demo-memory browser clean docs docs-build docs-screens
 
