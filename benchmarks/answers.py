@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trust-limit", type=int, default=40,
                         help="answers of each set given the Trust columns (slow: drafting and every critic; 0: none)")
     parser.add_argument("--baseline-model", help="the NLI model folder of the pipeline before the verifier")
+    parser.add_argument("--sets", nargs="+", help="only the sets whose names start with these words (e.g. SAF swaps)")
     args = parser.parse_args(argv)
 
     root = data_dir()
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no answer_judgements under {root} (set CNS_DATA_DIR)", file=sys.stderr)
         return 2
     nli, embedder = get_nli_backend(), get_embedder()
-    sets = answer_sets(root, args.limit)
+    sets = {name: rows for name, rows in answer_sets(root, args.limit).items()
+            if not args.sets or any(name.lower().startswith(word.lower()) for word in args.sets)}
     scorer = AnswerScorer() if args.trust_limit else None
     header = f"{'set':24} {'n':>5} {'right':>6} | {'verdict AUC':>11} {'BA':>6} | {'Trust AUC':>9} {'BA':>6} | " \
              f"{'before AUC':>10} {'BA':>6} | {'cosine AUC':>10} | {'length AUC':>10}"

@@ -102,3 +102,10 @@ def test_runs_are_built_only_from_kept_units_and_only_those_are_embedded():
     s = 1 / np.sqrt(2)
     assert found.vectors[3] == pytest.approx([s, s, 0])
     assert found.vectors[2] == pytest.approx(np.ones(3) / np.sqrt(3))
+
+
+def test_sources_of_stop_words_only_match_nothing_instead_of_failing():
+    """A reference such as "The" or "1" leaves BM25 no vocabulary (bm25s raised on an empty index)."""
+    from cns_core.critics.grounding_passages import lexical_match
+
+    assert lexical_match(["the", "of a"], ["the cat sat"]).tolist() == [[0.0, 0.0]]
