@@ -12,7 +12,11 @@ from pages import _frame as frame
 from cns_core.views import display
 from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
-from cns_core.views.review import review_queue, save_annotation, verdict_threshold
+from cns_core.agents.agreement import agreement
+from cns_core.agents.verdict_calibration import active_calibration
+from cns_core.views.people_view import (agreement_rows, agreement_summary, calibrate_message, export_bytes,
+                                        revert_message)
+from cns_core.views.review import annotated_engrams, review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
@@ -107,6 +111,37 @@ with frame.guard("Could not open the engram memory"):
     c1.markdown(f"**{matches:,}** of **{total:,}** engrams match{cut} · page {page_no} of {pages} · "
                 f"**{disagreements:,}** where the judge and the critics disagree",
                 help=f"Disagreement: {rule_text(rule)}.")
+
+    with st.expander("Agreement with you: which score should I trust on my data?"):
+        marked = annotated_engrams(memory)
+        results = agreement(marked)
+        st.markdown(agreement_summary(results))
+        st.dataframe(agreement_rows(results), hide_index=True, key="cns_engrams_agreement")
+        st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
+                   "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
+                   "by the grade, p(answer right) and the Trust Score; intervals by a seeded bootstrap.")
+        active = active_calibration()
+        st.markdown(f"**Verdict threshold in use:** {verdict_threshold():.3f}"
+                    + (f" (calibration version {active.version}: {active.describe()})" if active else
+                       " (config/memory.yaml)"))
+        c_fit, c_revert = st.columns(2)
+        if c_fit.button("Fit the verdict to my verdicts", key="cns_engrams_calibrate",
+                        help="Refit the threshold of the answer verdict to the marked answers, cross-validated "
+                             "by question, as `cns calibrate` does; a new version, reversible."):
+            try:
+                st.session_state["cns_engrams_marked"] = calibrate_message(marked)
+            except ValueError as exc:
+                st.error(f"Calibration: {exc}")
+            else:
+                st.rerun()
+        if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
+            st.session_state["cns_engrams_marked"] = revert_message()
+            st.rerun()
+        c_csv, c_jsonl = st.columns(2)
+        c_csv.download_button("Export CSV", data=lambda: export_bytes(memory, "csv"), file_name="engrams.csv",
+                              mime="text/csv", key="cns_engrams_export_csv")
+        c_jsonl.download_button("Export JSONL", data=lambda: export_bytes(memory, "jsonl"),
+                                file_name="engrams.jsonl", mime="application/jsonl", key="cns_engrams_export_jsonl")
 
     fig = go.Figure(go.Bar(
         x=[display.score_badge(s if s != UNGRADED else None).label for s in HISTOGRAM_BUCKETS],
