@@ -22,7 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from cns_core.cli.quiet import offline_and_quiet
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # this checkout's cns_core, not an installed one
+
+from cns_core.cli.quiet import offline_and_quiet  # noqa: E402
 
 offline_and_quiet()
 
@@ -92,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.score_only:
         return 0
     from cns_core.agents.answer_verdict import VerdictSettings
-    from cns_core.agents.verdict_calibration import balanced_accuracy, fit_calibration
+    from cns_core.agents.verdict_calibration import _best_threshold, balanced_accuracy, fit_calibration
     from cns_core.memory import memory_settings
 
     rows = [(a, scores[_key(a.question, a.answer)]) for a in answers]
@@ -110,7 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"threshold {calibration.base_threshold:.3f} -> {calibration.threshold:.3f} "
           f"(cross-validated by question on the fitting half: BA {calibration.cv_before:.3f} -> "
           f"{calibration.cv_after:.3f}); Platt a={calibration.platt_a:.3f} b={calibration.platt_b:.3f}")
-    print(f"held-out balanced accuracy: {before:.3f} -> {after:.3f} ({after - before:+.3f})")
+    print(f"held-out balanced accuracy: {before:.3f} -> {after:.3f} ({after - before:+.3f})"
+          + ("" if calibration.adopted else " (the fit was not adopted: it did not help in cross-validation)"))
+    raw = _best_threshold(np.array([s for _, s in fit_half]), np.array([bool(a.correct) for a, _ in fit_half]),
+                          calibration.base_threshold)
+    print(f"for comparison, the best threshold on the fitting half without that check: {raw:.3f}, held-out "
+          f"balanced accuracy {balanced_accuracy(score >= raw, right):.3f}")
     return 0
 
 

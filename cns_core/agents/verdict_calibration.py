@@ -81,20 +81,12 @@ def platt(score: Any, a: float, b: float) -> np.ndarray:
 
 
 def _fit_platt(score: np.ndarray, right: np.ndarray) -> tuple[float, float]:
+    """Logistic regression of the person's verdict on logit(p(answer right)) (mildly regularised)."""
+    from sklearn.linear_model import LogisticRegression
+
     s = np.clip(score, 1e-4, 1 - 1e-4)
-    x = np.log(s / (1 - s))
-    y = right.astype(float)
-    a, b = 1.0, 0.0
-    for _ in range(100):                         # Newton's method with a small ridge (separable data)
-        p = 1.0 / (1.0 + np.exp(-(a * x + b)))
-        w = p * (1 - p) + 1e-9
-        grad = np.array([np.sum((p - y) * x) + 1e-3 * a, np.sum(p - y)])
-        hess = np.array([[np.sum(w * x * x) + 1e-3, np.sum(w * x)], [np.sum(w * x), np.sum(w) + 1e-9]])
-        step = np.linalg.solve(hess, grad)
-        a, b = a - step[0], b - step[1]
-        if np.abs(step).max() < 1e-8:
-            break
-    return float(a), float(b)
+    model = LogisticRegression(C=1.0).fit(np.log(s / (1 - s)).reshape(-1, 1), right.astype(int))
+    return float(model.coef_[0, 0]), float(model.intercept_[0])
 
 
 def fit_calibration(scores: Sequence[float], right: Sequence[bool], questions: Sequence[str],
