@@ -58,16 +58,31 @@ def score_answers(answers: list, cache: Path, batch: int = 16) -> dict[str, floa
         with cache.open("a", encoding="utf-8") as out:
             for start in range(0, len(todo), batch):
                 part = todo[start:start + batch]
-                verdicts = judge_answers([AnswerItem(f"nq-{start + i}", a.question, a.answer, a.reference)
-                                          for i, a in enumerate(part)], nli, embedder)
-                for a, v in zip(part, verdicts):
-                    done[_key(a.question, a.answer)] = v.score
-                    out.write(json.dumps({"key": _key(a.question, a.answer), "score": v.score}) + "\n")
+                items = [AnswerItem(f"nq-{start + i}", a.question, a.answer, a.reference) for i, a in enumerate(part)]
+                try:
+                    scores = [v.score for v in judge_answers(items, nli, embedder)]
+                except ValueError:              # one answer the verifier cannot take sinks the batch: go one by one
+                    scores = [_one_score(item, nli, embedder) for item in items]
+                for a, score in zip(part, scores):
+                    done[_key(a.question, a.answer)] = score
+                    out.write(json.dumps({"key": _key(a.question, a.answer), "score": score}) + "\n")
                 out.flush()
                 n = start + len(part)
                 print(f"scored {n}/{len(todo)} ({n / (time.perf_counter() - started):.1f} answers/s)",
                       file=sys.stderr)
     return done
+
+
+def _one_score(item, nli, embedder) -> float | None:
+    """p(right) of one answer; None (left out, counted) where the verifier fails on it (e.g. a BM25 index
+    of a reference made of stop words only)."""
+    from cns_core.agents.answer_verdict import judge_answers
+
+    try:
+        return judge_answers([item], nli, embedder)[0].score
+    except ValueError as exc:
+        print(f"not scored: {item.query!r} / {item.answer!r}: {exc}", file=sys.stderr)
+        return None
 
 
 def _sample(rows: list, limit: int, seed: int = 37) -> list:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-from cns_core.annotations import AGREEMENTS, HUMAN_VERDICTS
+from cns_core.people.annotations import AGREEMENTS, HUMAN_VERDICTS
 
 __all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",

@@ -11,12 +11,12 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display
 from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
-from cns_core.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
+from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
 from cns_core.agents.agreement import agreement
 from cns_core.agents.verdict_calibration import active_calibration
-from cns_core.views.people_view import (agreement_rows, agreement_summary, calibrate_message, export_bytes,
-                                        revert_message)
-from cns_core.views.review import annotated_engrams, review_queue, save_annotation, verdict_threshold
+from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
+from cns_core.views.people_view import agreement_rows, agreement_summary, export_bytes
+from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)

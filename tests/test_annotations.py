@@ -10,7 +10,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core.annotations import MAX_NOTE_CHARS, Annotation, read_annotation_file
+from cns_core.people.annotations import MAX_NOTE_CHARS, Annotation, read_annotation_file
 from cns_core.cli import main as cns
 from cns_core.engrams import DisagreementRule, EngramFilters
 from cns_core.memory import MemoryService, UnknownEngramError
@@ -149,7 +149,7 @@ def test_cli_file_is_checked_whole_before_anything_is_written(memory, tmp_path, 
 
 
 def test_an_oversize_file_is_refused_before_it_is_read(tmp_path, monkeypatch):
-    import cns_core.annotations as annotations
+    import cns_core.people.annotations as annotations
 
     f = tmp_path / "v.jsonl"
     f.write_text(json.dumps({"id": "a00", "verdict": "correct"}) + "\n", encoding="utf-8")

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from cns_core.agents import verdict_calibration as vc
 from cns_core.agents.agreement import agreement, auc
-from cns_core.annotations import Annotation
+from cns_core.people.annotations import Annotation
 from cns_core.cli import main as cns
 from cns_core.config import ConfigError
 from cns_core.engrams import Engram

@@ -4,7 +4,7 @@
 on the command line, or a CSV / JSONL file of many, checked whole (every row, every id against the
 memory) before anything is written, so a bad file changes nothing. ``calibrate``: the answer verdict's
 threshold fitted to those verdicts (:mod:`cns_core.agents.verdict_calibration`), reversible.
-``export``: every engram with its scores and verdicts, as CSV or JSONL (:mod:`cns_core.export`).
+``export``: every engram with its scores and verdicts, as CSV or JSONL (:mod:`cns_core.people.export`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _who(args: argparse.Namespace) -> str:
 
 
 def run_annotate(args: argparse.Namespace) -> int:
-    from cns_core.annotations import Annotation, read_annotation_file
+    from cns_core.people.annotations import Annotation, read_annotation_file
     from cns_core.memory import MemoryService
 
     if args.file and (args.id or args.verdict or args.note):
@@ -74,8 +74,7 @@ def register_calibrate(subparsers: argparse._SubParsersAction) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from cns_core.memory import MemoryService
-    from cns_core.views.people_view import calibrate_message, revert_message
-    from cns_core.views.review import annotated_engrams
+    from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
 
     if args.revert:
         print(f"calibrate: {revert_message()}")
@@ -97,7 +96,7 @@ def run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cns_core.config import replace_atomically
-    from cns_core.export import export_rows, render_export
+    from cns_core.people.export import export_rows, render_export
     from cns_core.memory import MemoryService
 
     out = Path(args.output)

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 from cns_core.agents.agreement import MIN_READABLE, ScoreAgreement
 
-__all__ = ["agreement_rows", "agreement_summary", "export_bytes", "calibrate_message", "revert_message"]
+__all__ = ["agreement_rows", "agreement_summary", "export_bytes"]
 
 
 def agreement_rows(results: Sequence[ScoreAgreement]) -> list[dict[str, Any]]:
@@ -37,37 +37,8 @@ def agreement_summary(results: Sequence[ScoreAgreement]) -> str:
 
 
 def export_bytes(memory: Any, fmt: str) -> bytes:
-    """The whole export (:mod:`cns_core.export`) as bytes for a download button."""
-    from cns_core.export import export_rows, render_export
+    """The whole export (:mod:`cns_core.people.export`) as bytes for a download button."""
+    from cns_core.people.export import export_rows, render_export
 
     return "".join(render_export(export_rows(memory), fmt)).encode("utf-8")
 
-
-def _configured_threshold() -> float:
-    """``verdict.correct_at`` as config/memory.yaml sets it (no calibration applied)."""
-    from cns_core.agents.answer_verdict import VerdictSettings
-    from cns_core.memory import memory_settings
-
-    return VerdictSettings.from_config(dict(memory_settings().get("verdict") or {})).correct_at
-
-
-def calibrate_message(marked: Sequence[Any]) -> str:
-    """Fit the verdict's threshold to the marked engrams, store it as the active version, and say what
-    changed (before and after); ValueError when there is too little to fit."""
-    from cns_core.agents import verdict_calibration as vc
-
-    fitted = vc.save_calibration(vc.fit_to_engrams(marked, _configured_threshold()))
-    return (f"Calibration version {fitted.version} is active: {fitted.describe()}. Run cns trust-backfill to "
-            "re-judge the stored answers; revert to undo.")
-
-
-def revert_message() -> str:
-    """Set the active calibration aside and say what is in use now."""
-    from cns_core.agents import verdict_calibration as vc
-
-    before = vc.active_calibration()
-    now = vc.revert_calibration()
-    where = f"version {now.version} (threshold {now.threshold:.3f})" if now else \
-        f"the configured threshold {_configured_threshold():.3f}"
-    return (f"Calibration version {before.version if before else '?'} set aside; the answer verdict now uses "
-            f"{where}. Run cns trust-backfill to re-judge the stored answers.")

@@ -11,25 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from cns_core.annotations import HUMAN_VERDICTS, Annotation
+from cns_core.people.annotations import HUMAN_VERDICTS, Annotation
 from cns_core.engrams import DisagreementRule, Engram, and_clauses
 
-__all__ = ["review_queue", "verdict_threshold", "save_annotation", "annotated_engrams", "REVIEW_BANDS",
-           "MAX_ANNOTATED"]
+__all__ = ["review_queue", "verdict_threshold", "save_annotation", "REVIEW_BANDS"]
 
 REVIEW_BANDS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0)   # half-widths around the threshold, tried in turn
 _NOT_MARKED = {"human_verdict": {"$nin": list(HUMAN_VERDICTS)}}
-MAX_ANNOTATED = 50_000       # marked engrams read for agreement and calibration (a person marks far fewer)
-
-
-def annotated_engrams(memory: Any) -> list[Engram]:
-    """Every engram a person marked (at most :data:`MAX_ANNOTATED`, else ValueError saying so)."""
-    ids = memory.ids_matching({"human_verdict": {"$in": list(HUMAN_VERDICTS)}}, None)
-    if len(ids) > MAX_ANNOTATED:
-        raise ValueError(f"{len(ids):,} marked answers; at most {MAX_ANNOTATED:,} are read at once")
-    return memory.get(ids) if ids else []
-
-
 def verdict_threshold() -> float:
     """The p(answer right) at which the verifier calls an answer correct (the active setting)."""
     from cns_core.agents.answer_verdict import VerdictSettings
