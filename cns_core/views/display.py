@@ -270,13 +270,13 @@ def outlined_cards_css(key_prefix: str) -> str:
 
 
 def human_verdict_html(verdict: str | None, *, who: str = "", note: str = "") -> str:
-    """A person's verdict on the answer as an outlined pill ("👤 correct"); hover: who and the note.
+    """A person's verdict on the answer as an outlined pill ("person ✓ correct"); hover: who and the note.
     Nothing when nobody marked the answer."""
     if verdict not in ("correct", "incorrect", "unsure"):
         return ""
     mark, colour, _ = VERDICT_STYLE.get(verdict, ("?", GREY, True))
     tip = " ".join(p for p in (f"marked by {who}" if who else "marked by a person", f"Note: {note}" if note else "") if p)
-    return _pill(f"\U0001F464 {mark} {verdict}", colour, tip, f'class="cns-human" data-human="{escape(verdict)}"',
+    return _pill(f"person {mark} {verdict}", colour, tip, f'class="cns-human" data-human="{escape(verdict)}"',
                  outline=True)
 
 

@@ -17,6 +17,7 @@ from cns_core.engrams import DisagreementRule, Engram, and_clauses
 __all__ = ["review_queue", "verdict_threshold", "save_annotation", "REVIEW_BANDS"]
 
 REVIEW_BANDS = (0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 1.0)   # half-widths around the threshold, tried in turn
+MAX_READ = 5000     # records read per group to order it (a larger group is ordered on its first ids only)
 _NOT_MARKED = {"human_verdict": {"$nin": list(HUMAN_VERDICTS)}}
 def verdict_threshold() -> float:
     """The p(answer right) at which the verifier calls an answer correct (the active setting)."""
@@ -40,7 +41,7 @@ def review_queue(memory: Any, rule: DisagreementRule, threshold: float, limit: i
         return sorted(rows, key=lambda e: (abs(_score(e) - threshold) if _score(e) is not None else 2.0, e.id))
 
     disagreeing = memory.ids_matching(and_clauses([_NOT_MARKED, rule.clause()]), None)
-    first = by_distance(memory.get(disagreeing))[:limit] if disagreeing else []
+    first = by_distance(memory.get(disagreeing[:MAX_READ]))[:limit] if disagreeing else []
     taken = {e.id for e in first}
     ids: list[str] = []
     for band in REVIEW_BANDS:
@@ -49,7 +50,7 @@ def review_queue(memory: Any, rule: DisagreementRule, threshold: float, limit: i
         ids = [i for i in memory.ids_matching(where, None) if i not in taken]
         if len(ids) >= limit - len(first):
             break
-    rest = by_distance(memory.get(ids)) if ids and len(first) < limit else []
+    rest = by_distance(memory.get(ids[:MAX_READ])) if ids and len(first) < limit else []
     return (first + rest)[:limit]
 
 
