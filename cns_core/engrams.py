@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
+from cns_core.people.annotations import AGREEMENTS, HUMAN_VERDICTS
+
 __all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
            "time_key", "time_keys", "range_clauses", "and_clauses"]
@@ -140,6 +142,12 @@ class Engram:
         return value if value in DECIDED_VERDICTS + UNDECIDED_VERDICTS else None
 
     @property
+    def human_verdict(self) -> str | None:
+        """A person's verdict on the answer (correct / incorrect / unsure), None when nobody marked it."""
+        value = self.metadata.get("human_verdict")
+        return value if value in HUMAN_VERDICTS else None
+
+    @property
     def trust_complete(self) -> bool:
         """False when a critic failed on this answer (its Trust Score then leaves that critic out)."""
         return self.metadata.get("trust_complete", True) is not False
@@ -249,6 +257,8 @@ class EngramFilters:
     untrusted_only: bool = False
     disagreeing: DisagreementRule | None = None
     answer_verdicts: tuple[str, ...] = ()     # keep answers with one of these verdicts (empty: any)
+    annotated: bool | None = None     # True: a person marked the answer; False: nobody did; None: either
+    person: str | None = None         # "agrees" / "disagrees": the answer verdict set against the person's
 
     def __post_init__(self) -> None:
         for name in ("min_score", "max_score"):
@@ -277,6 +287,13 @@ class EngramFilters:
         if unknown:
             raise ValueError(f"answer_verdicts: {', '.join(map(repr, unknown))} is not one of "
                              f"{', '.join(DECIDED_VERDICTS + UNDECIDED_VERDICTS)}")
+        if self.annotated not in (None, True, False):
+            raise ValueError(f"annotated: expected True, False or None, got {self.annotated!r}")
+        if self.person is not None and self.person not in AGREEMENTS:
+            raise ValueError(f"person: expected one of {', '.join(AGREEMENTS)}, got {self.person!r}")
+        if self.person is not None and self.annotated is False:
+            raise ValueError("person: an answer nobody marked cannot agree or disagree with a person "
+                             "(drop 'not annotated')")
         if self.disagreeing is not None and not isinstance(self.disagreeing, DisagreementRule):
             raise ValueError(f"disagreeing: expected a DisagreementRule, got {type(self.disagreeing).__name__}")
         for name in ("contains", "similar_to", "session_id"):
@@ -344,6 +361,21 @@ def _trust_clauses(filters: EngramFilters) -> list[dict[str, Any]]:
         clauses.append({"trust_score": {"$lte": filters.max_trust}})
     if filters.disagreeing is not None:
         clauses.append(filters.disagreeing.clause())
+    return clauses + _human_clauses(filters)
+
+
+def _human_clauses(filters: EngramFilters) -> list[dict[str, Any]]:
+    """The people's part of the filters. ``$nin`` also matches an engram without the key (never marked)."""
+    clauses: list[dict[str, Any]] = []
+    if filters.annotated is True:
+        clauses.append({"human_verdict": {"$in": list(HUMAN_VERDICTS)}})
+    elif filters.annotated is False:
+        clauses.append({"human_verdict": {"$nin": list(HUMAN_VERDICTS)}})
+    pairs = [("correct", "correct"), ("incorrect", "incorrect")]
+    if filters.person == "disagrees":
+        pairs = [("correct", "incorrect"), ("incorrect", "correct")]
+    if filters.person is not None:
+        clauses.append({"$or": [{"$and": [{"human_verdict": h}, {"trust_verdict": m}]} for h, m in pairs]})
     return clauses
 
 
@@ -470,7 +502,8 @@ class TimePager:
         return max(small) if small else -_W_MAX
 
     def page(self, offset: int, limit: int) -> list[Engram]:
-        if self.filters.contains or self.filters.session_id or self.filters.disagreeing:
+        f = self.filters
+        if f.contains or f.session_id or f.disagreeing or f.annotated is not None or f.person:
             # Chroma evaluates the text, session or disagreement clause over all its matches in every
             # probe anyway: when those matches are few, one read of their timestamps beats probing.
             every = self.g(_W_MAX)

@@ -29,6 +29,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.access import is_loopback
+from cns_core.people.annotations import HUMAN_KEYS, HUMAN_PREFIX, Annotation
 from cns_core.config import ConfigError, env_override, load_config, state_dir
 from cns_core.engrams import (
     ORDERS,
@@ -72,7 +73,8 @@ log = logging.getLogger(__name__)
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
 _RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start"})
-OWNED_PREFIXES = (CRITIC_PREFIX, TRUST_PREFIX)   # key families the memory writes (grade, Trust Score), never a turn
+OWNED_PREFIXES = (CRITIC_PREFIX, TRUST_PREFIX, HUMAN_PREFIX)   # key families the memory writes (grade, Trust
+                                                               # Score, people's verdicts), never a turn
 _NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
 
 
@@ -308,7 +310,7 @@ class MemoryService:
             raise ValueError(f"{label}metadata: {', '.join(bad)} are set by the memory itself")
         meta = {**extra, "type": "episodic", "query": query, "session_id": session_id, "timestamp": ts,
                 "answer_start": len(query) + 2, "critic_score": UNGRADED, **time_keys(UNGRADED, ts),
-                **_no_trust()}
+                **_no_trust(), **{k: None for k in HUMAN_KEYS}}   # None: Chroma deletes a person's old verdict
         return query_id, _document(query, answer), meta
 
     def already_stored(self, turns: Sequence[tuple[str, str, str]]) -> set[str]:
@@ -368,8 +370,8 @@ class MemoryService:
             if qid in parked_by_id:
                 meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
             meta.update(time_keys(int(meta.get("critic_score", UNGRADED)), meta["timestamp"]))
-            if qid in old_by_id and old_by_id[qid][0] == doc:    # same text: its Trust Score still holds
-                meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(TRUST_PREFIX)})
+            if qid in old_by_id and old_by_id[qid][0] == doc:    # same text: its Trust Score and verdicts hold
+                meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith((TRUST_PREFIX, HUMAN_PREFIX))})
                 same_ids.append(qid)
                 same_metas.append(meta)
             else:
@@ -448,6 +450,28 @@ class MemoryService:
         if found["ids"]:
             merged = [{**(m or {}), **clean[i]} for i, m in zip(found["ids"], found["metadatas"])]
             self._engrams.update(ids=found["ids"], metadatas=merged)
+        return list(found["ids"])
+
+    def record_annotations(self, annotations: Sequence[Annotation], at: float | None = None) -> list[str]:
+        """Store people's verdicts (:class:`cns_core.people.annotations.Annotation`) on their engrams: every id
+        must name an engram, else UnknownEngramError naming them and nothing is written; then one read
+        and one write. A later verdict on the same engram replaces the earlier one (all ``human_*`` keys)."""
+        annotations = list(annotations)
+        bad = [a for a in annotations if not isinstance(a, Annotation)]
+        if bad:
+            raise ValueError(f"annotations: expected Annotation objects, got {type(bad[0]).__name__}")
+        by_id = {a.id: a for a in annotations}
+        if not by_id:
+            return []
+        found = self._get(self._engrams, list(by_id), include=("metadatas",))
+        missing = [i for i in by_id if i not in set(found["ids"])]
+        if missing:
+            shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise UnknownEngramError(f"id: no engram has the id {shown}; nothing was written")
+        stamp = time.time() if at is None else check_timestamp(at, "at")
+        metas = [{**(m or {}), **by_id[i].metadata(stamp)}
+                 for i, m in zip(found["ids"], found["metadatas"])]
+        self._engrams.update(ids=found["ids"], metadatas=metas)
         return list(found["ids"])
 
     def trust_settings_of(self, ids: Sequence[str] | None = None) -> dict[str, str]:
@@ -716,7 +740,7 @@ class MemoryService:
         """Keep a turn the coherence hook blocked, out of the engrams, until released or discarded."""
         qid, doc, m = self._prepare({"query": query, "answer": answer, "session_id": session_id,
                                      "query_id": query_id, "timestamp": timestamp, "metadata": meta}, "")
-        m = {k: v for k, v in m.items() if not k.startswith(TRUST_PREFIX)}   # a blocked turn is not scored
+        m = {k: v for k, v in m.items() if not k.startswith((TRUST_PREFIX, HUMAN_PREFIX))}   # a blocked turn is not scored
         m.update({"type": "quarantined", "quarantine_reason": _text(reason, "reason", empty_ok=True),
                   "quarantined_at": time.time()})
         self._quarantine.upsert(ids=[qid], documents=[doc], metadatas=[m], embeddings=[self._placeholder()])

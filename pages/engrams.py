@@ -11,7 +11,13 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display
 from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
-from cns_core.views.engram_view import (DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
+from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
+from cns_core.agents.agreement import agreement
+from cns_core.agents.verdict_calibration import active_calibration
+from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
+from cns_core.views.people_view import agreement_rows, agreement_summary, export_bytes
+from cns_core.views.review import review_queue, save_annotation, verdict_threshold
+from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
 from cns_core.engrams import UNGRADED
@@ -63,6 +69,17 @@ with frame.guard("Could not open the engram memory"):
                                        "given the question (none picked: any).")
         disagree = st.checkbox("Judge and critics disagree", key="cns_engrams_disagree",
                                help=f"Only the marked turns: {rule_text(rule)} (config/memory.yaml, trust.disagree).")
+        st.markdown("### Your verdicts")
+        annotated = st.selectbox("Marked by a person", list(ANNOTATED_CHOICES), key="cns_engrams_annotated",
+                                 help="Answers a person marked correct, incorrect or unsure (or not yet).")
+        person = st.selectbox("Answer verdict vs the person", PERSON_CHOICES, key="cns_engrams_person",
+                              help="agrees: the verifier's correct/incorrect matches the person's; disagrees: "
+                                   "it says the opposite.")
+        queue = st.checkbox("Review queue", key="cns_engrams_queue",
+                            help="What to read next: unmarked answers where the judge and the critics disagree, "
+                                 "then those whose p(answer right) is nearest the verdict's threshold.")
+        who = st.text_input("Your name", key="cns_engrams_who", max_chars=MAX_WHO_CHARS,
+                            help="Stored with each verdict you give.")
 
     since = until = None
     if isinstance(dates, (tuple, list)) and dates:
@@ -73,7 +90,7 @@ with frame.guard("Could not open the engram memory"):
                                              min_similarity=min_similarity,
                                              session_id=session, trust_range=tuple(trust_range),
                                              untrusted_only=untrusted, disagree_only=disagree,
-                                             verdicts=tuple(verdicts)), rule)
+                                             verdicts=tuple(verdicts), annotated=annotated, person=person), rule)
     except ValueError as exc:
         st.error(f"Filter: {exc}")
         st.stop()
@@ -95,6 +112,37 @@ with frame.guard("Could not open the engram memory"):
                 f"**{disagreements:,}** where the judge and the critics disagree",
                 help=f"Disagreement: {rule_text(rule)}.")
 
+    with st.expander("Agreement with you: which score should I trust on my data?"):
+        marked = annotated_engrams(memory)
+        results = agreement(marked)
+        st.markdown(agreement_summary(results))
+        st.dataframe(agreement_rows(results), hide_index=True, key="cns_engrams_agreement")
+        st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
+                   "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
+                   "by the grade, p(answer right) and the Trust Score; intervals by a seeded bootstrap.")
+        active = active_calibration()
+        st.markdown(f"**Verdict threshold in use:** {verdict_threshold():.3f}"
+                    + (f" (calibration version {active.version}: {active.describe()})" if active else
+                       " (config/memory.yaml)"))
+        c_fit, c_revert = st.columns(2)
+        if c_fit.button("Fit the verdict to my verdicts", key="cns_engrams_calibrate",
+                        help="Refit the threshold of the answer verdict to the marked answers, cross-validated "
+                             "by question, as `cns calibrate` does; a new version, reversible."):
+            try:
+                st.session_state["cns_engrams_marked"] = calibrate_message(marked)
+            except ValueError as exc:
+                st.error(f"Calibration: {exc}")
+            else:
+                st.rerun()
+        if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
+            st.session_state["cns_engrams_marked"] = revert_message()
+            st.rerun()
+        c_csv, c_jsonl = st.columns(2)
+        c_csv.download_button("Export CSV", data=lambda: export_bytes(memory, "csv"), file_name="engrams.csv",
+                              mime="text/csv", key="cns_engrams_export_csv")
+        c_jsonl.download_button("Export JSONL", data=lambda: export_bytes(memory, "jsonl"),
+                                file_name="engrams.jsonl", mime="application/jsonl", key="cns_engrams_export_jsonl")
+
     fig = go.Figure(go.Bar(
         x=[display.score_badge(s if s != UNGRADED else None).label for s in HISTOGRAM_BUCKETS],
         y=[histogram[s] for s in HISTOGRAM_BUCKETS],
@@ -105,13 +153,21 @@ with frame.guard("Could not open the engram memory"):
     st.plotly_chart(fig, width="stretch", key="cns_engrams_histogram")
 
     with st.spinner("Reading the page…"):
-        rows = memory.browse(filters, offset=(page_no - 1) * PER_PAGE, limit=PER_PAGE, order=_ORDERS[order_label])
+        if queue:
+            threshold = verdict_threshold()
+            rows = review_queue(memory, rule, threshold, PER_PAGE)
+            st.caption(f"Review queue: {len(rows)} unmarked answer(s), disagreements first, then p(answer right) "
+                       f"nearest {threshold:.2f} (the other filters do not apply here).")
+        else:
+            rows = memory.browse(filters, offset=(page_no - 1) * PER_PAGE, limit=PER_PAGE,
+                                 order=_ORDERS[order_label])
     if not rows:
         st.info("No engram matches these filters."
                 + (" Lower the minimum similarity to see weaker matches." if filters.similar_to else ""))
-    scored = st.session_state.pop("cns_engrams_scored", None)
-    if scored:
-        st.success(scored)
+    for flash in ("cns_engrams_scored", "cns_engrams_marked"):
+        message = st.session_state.pop(flash, None)
+        if message:
+            st.success(message)
     st.markdown(display.outlined_cards_css(DISAGREE_CARD), unsafe_allow_html=True)
     for e in rows:
         when = datetime.fromtimestamp(e.timestamp, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -136,3 +192,17 @@ with frame.guard("Could not open the engram memory"):
                 with st.spinner("Drafting and scoring the answer…"):
                     st.session_state["cns_engrams_scored"] = score_trust(memory, frame.answer_scorer(), e.id)
                 st.rerun()
+            with st.expander("Your verdict" + (f": {e.human_verdict}" if e.human_verdict else "")):
+                with st.form(key=f"cns_engrams_mark_{e.id}"):
+                    current = e.human_verdict or "correct"
+                    verdict = st.radio("This answer is", HUMAN_VERDICTS, index=HUMAN_VERDICTS.index(current),
+                                       horizontal=True, key=f"cns_engrams_verdict_{e.id}")
+                    note = st.text_area("Note (optional)", value=str(e.metadata.get("human_note") or ""),
+                                        max_chars=MAX_NOTE_CHARS, key=f"cns_engrams_note_{e.id}")
+                    if st.form_submit_button("Save verdict"):
+                        try:
+                            st.session_state["cns_engrams_marked"] = save_annotation(memory, e.id, verdict, note, who)
+                        except ValueError as exc:
+                            st.error(f"Verdict: {exc}")
+                        else:
+                            st.rerun()

@@ -73,6 +73,10 @@ class VerdictSettings:
                                                                       "detail_contradicted_at")}
         values["max_details"] = int(config_number(section, "max_details", file=_FILE, path="verdict",
                                                   default=cls.max_details, low=0, high=200))
+        if cfg is None:         # the configured settings: a person's fitted threshold wins (cns calibrate)
+            from cns_core.agents.verdict_calibration import active_threshold
+
+            values["correct_at"] = active_threshold(values["correct_at"])
         return cls(**values)
 
 

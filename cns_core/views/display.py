@@ -269,6 +269,17 @@ def outlined_cards_css(key_prefix: str) -> str:
             f"box-shadow:0 0 0 1px {RED};border-radius:0.5rem}}</style>")
 
 
+def human_verdict_html(verdict: str | None, *, who: str = "", note: str = "") -> str:
+    """A person's verdict on the answer as an outlined pill ("person ✓ correct"); hover: who and the note.
+    Nothing when nobody marked the answer."""
+    if verdict not in ("correct", "incorrect", "unsure"):
+        return ""
+    mark, colour, _ = VERDICT_STYLE.get(verdict, ("?", GREY, True))
+    tip = " ".join(p for p in (f"marked by {who}" if who else "marked by a person", f"Note: {note}" if note else "") if p)
+    return _pill(f"person {mark} {verdict}", colour, tip, f'class="cns-human" data-human="{escape(verdict)}"',
+                 outline=True)
+
+
 def disagreement_html(verdict: str, rule: str) -> str:
     """A mark where the judge and the critics disagree (``verdict``: "judge higher" | "critics higher")."""
     return _pill(f"⚠ {verdict}", RED, f"the judge and the critics disagree ({rule})",

@@ -17,11 +17,13 @@ from cns_core.views import display
 
 __all__ = ["HISTOGRAM_BUCKETS", "FilterChoice", "build_filters", "score_histogram", "page_count",
            "disagreement_rule", "rule_text", "disagreement_count", "trust_html", "card_key", "DISAGREE_CARD",
-           "score_trust", "similarity_text"]
+           "score_trust", "similarity_text", "ANNOTATED_CHOICES", "PERSON_CHOICES"]
 
 DISAGREE_CARD = "cns_engram_disagree_"   # key prefix of a card whose judge and critics disagree (outlined)
 
 HISTOGRAM_BUCKETS = (1, 2, 3, 4, 5, UNGRADED)   # left to right on the chart
+ANNOTATED_CHOICES: dict[str, bool | None] = {"any": None, "annotated": True, "not annotated": False}
+PERSON_CHOICES = ("any", "agrees", "disagrees")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class FilterChoice:
     untrusted_only: bool = False
     disagree_only: bool = False
     verdicts: tuple[str, ...] = ()      # answer verdicts to keep (empty: any)
+    annotated: str = "any"              # "any" / "annotated" / "not annotated" (a person's verdict)
+    person: str = "any"                 # "any" / "agrees" / "disagrees": the answer verdict against the person's
 
 
 def _day_start(day: date) -> float:
@@ -59,6 +63,10 @@ def build_filters(choice: FilterChoice, rule: DisagreementRule | None = None) ->
     trusted = (t_lo, t_hi) != (0.0, 1.0) and not choice.untrusted_only
     since = _day_start(choice.since) if choice.since else None
     until = _day_start(choice.until) + 86400 - 1e-3 if choice.until else None
+    if choice.annotated not in ANNOTATED_CHOICES:
+        raise ValueError(f"annotated: expected one of {', '.join(ANNOTATED_CHOICES)}, got {choice.annotated!r}")
+    if choice.person not in PERSON_CHOICES:
+        raise ValueError(f"person: expected one of {', '.join(PERSON_CHOICES)}, got {choice.person!r}")
     if choice.disagree_only and choice.untrusted_only:
         raise ValueError("disagreements: an answer without a Trust Score cannot disagree with the judge "
                          "(untick one of the two)")
@@ -71,7 +79,9 @@ def build_filters(choice: FilterChoice, rule: DisagreementRule | None = None) ->
                          min_trust=t_lo if trusted else None, max_trust=t_hi if trusted else None,
                          untrusted_only=choice.untrusted_only,
                          disagreeing=(rule or disagreement_rule()) if choice.disagree_only else None,
-                         answer_verdicts=tuple(choice.verdicts))
+                         answer_verdicts=tuple(choice.verdicts),
+                         annotated=ANNOTATED_CHOICES[choice.annotated],
+                         person=None if choice.person == "any" else choice.person)
 
 
 def score_histogram(memory: Any, filters: EngramFilters | None = None) -> dict[int, int]:
@@ -120,7 +130,9 @@ def trust_html(engram: Engram, rule: DisagreementRule) -> str:
                                      note=str(meta.get("trust_error") or meta.get("trust_incomplete") or ""),
                                      evidence=meta.get("trust_evidence"))
     verdict = rule.verdict(engram.critic_score, engram.trust_score, engram.answer_verdict)
-    return answer + badge + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
+    human = display.human_verdict_html(engram.human_verdict, who=str(meta.get("human_who") or ""),
+                                       note=str(meta.get("human_note") or ""))
+    return answer + badge + human + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
 
 
 def page_count(total: int, per_page: int) -> int:

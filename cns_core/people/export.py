@@ -1,0 +1,72 @@
+"""Every stored answer with what the machine and the people said about it, as CSV or JSONL.
+
+One row per engram: the question, the answer, its reference, the judge's grade and feedback, the answer
+verdict with p(answer right), the Trust Score, the person's verdict, and the settings fingerprint that
+made the scores (``trust_settings``; every row has the column, empty when the answer was never scored),
+so a row read months later still says under which settings it was scored. A CSV cell that a spreadsheet
+would run as a formula (starting with ``= + - @``) is prefixed with ``'``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Iterator
+
+from cns_core.engrams import Engram
+
+__all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export"]
+
+EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "critic_score", "critic_feedback",
+                  "trust_verdict", "trust_verdict_score", "trust_score", "trust_settings", "human_verdict",
+                  "human_note", "human_who", "human_at")
+_CHUNK = 1000
+
+
+def engram_row(e: Engram) -> dict[str, Any]:
+    """The export row of one engram (every column present; None where it has no value)."""
+    meta = e.metadata
+    row: dict[str, Any] = {"id": e.id, "timestamp": e.timestamp, "session_id": e.session_id, "query": e.query,
+                           "answer": e.answer, "reference": meta.get("reference"), "critic_score": e.critic_score,
+                           "critic_feedback": e.feedback or None, "trust_verdict": e.answer_verdict,
+                           "trust_verdict_score": meta.get("trust_verdict_score"), "trust_score": e.trust_score,
+                           "trust_settings": meta.get("trust_settings") or ""}
+    row.update({k: meta.get(k) if e.human_verdict else None for k in EXPORT_COLUMNS if k.startswith("human_")})
+    return row
+
+
+def export_rows(memory: Any) -> Iterator[dict[str, Any]]:
+    """Every engram's row, oldest first, read in chunks (the ids first: cheap)."""
+    stamps = memory.timestamps(memory.ids_matching(None, None))
+    ids = sorted(stamps, key=lambda i: (stamps[i], i))
+    for start in range(0, len(ids), _CHUNK):
+        for e in memory.get(ids[start:start + _CHUNK]):
+            yield engram_row(e)
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+        return "'" + value
+    return "" if value is None else value
+
+
+def render_export(rows: Iterator[dict[str, Any]], fmt: str) -> Iterator[str]:
+    """The rows as text chunks in ``fmt`` (csv with a header, or jsonl)."""
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
+    if fmt == "jsonl":
+        for row in rows:
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+        return
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(v) for k, v in row.items()})
+        if buffer.tell() > 1 << 16:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

@@ -1,0 +1,174 @@
+"""Agreement with the person, the verdict fitted to their verdicts (versioned, reversible), and the export."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from cns_core.agents import verdict_calibration as vc
+from cns_core.agents.agreement import agreement, auc
+from cns_core.people.annotations import Annotation
+from cns_core.cli import main as cns
+from cns_core.config import ConfigError
+from cns_core.engrams import Engram
+from cns_core.memory import MemoryService
+from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.usefixtures("lean_torch")
+
+
+def _engram(i: int, grade: int | None, verdict: str | None, p: float | None, trust: float | None,
+            person: str | None) -> Engram:
+    meta = {"trust_verdict": verdict, "trust_verdict_score": p, "trust_score": -1.0 if trust is None else trust}
+    if person:
+        meta["human_verdict"] = person
+    return Engram(f"e{i}", f"question {i % 7}?", "answer", "s", 0.0, grade, "", {k: v for k, v in meta.items()
+                                                                                if v is not None})
+
+
+def test_auc_counts_ties_half_and_needs_both_kinds():
+    assert auc(np.array([0.9, 0.8, 0.1]), np.array([True, True, False])) == 1.0
+    assert auc(np.array([0.5, 0.5]), np.array([True, False])) == 0.5
+    assert auc(np.array([0.2, 0.9, 0.4, 0.6]), np.array([True, False, False, True])) == 0.25
+    assert auc(np.array([0.2]), np.array([True])) is None
+
+
+def test_agreement_scores_each_call_against_the_person():
+    rows = [  # grade, verdict, p(right), trust, person
+        (5, "correct", 0.9, 0.8, "correct"), (4, "incorrect", 0.1, 0.3, "incorrect"),
+        (2, "correct", 0.7, 0.6, "correct"), (3, "unverified", 0.4, 0.2, "incorrect"),
+        (1, "incorrect", 0.05, None, "incorrect"), (5, "correct", 0.8, 0.9, "unsure"), (None, None, None, None, None)]
+    judge, verdict, trust = agreement([_engram(i, *r) for i, r in enumerate(rows)])
+    assert (judge.marked, judge.n, verdict.n, trust.n) == (5, 4, 4, 4)      # unsure and unmarked left out
+    assert judge.confusion == {"right/right": 1, "right/wrong": 1, "wrong/right": 1, "wrong/wrong": 1}
+    assert judge.accuracy == 0.5 and verdict.accuracy == 1.0 and trust.accuracy == 1.0
+    assert verdict.auc == 1.0 and verdict.auc_n == 5
+    assert judge.too_few and "judge" in judge.name
+    lo, hi = verdict.interval
+    assert lo == hi == 1.0
+
+
+def test_agreement_reads_from_twenty_calls_with_a_seeded_interval():
+    rng = np.random.default_rng(0)
+    rows = [(int(rng.integers(1, 6)), "correct" if p > 0.5 else "incorrect", float(p), float(p),
+             "correct" if rng.random() < p else "incorrect") for p in rng.random(40)]
+    engrams = [_engram(i, *r) for i, r in enumerate(rows)]
+    first, again = agreement(engrams, seed=3), agreement(engrams, seed=3)
+    assert [r.interval for r in first] == [r.interval for r in again]
+    verdict = first[1]
+    assert not verdict.too_few and verdict.n == 40
+    assert verdict.interval[0] < verdict.accuracy < verdict.interval[1]
+
+
+def _synthetic(n: int = 200, cut: float = 0.3, seed: int = 1):
+    """p(right) whose true cut is at ``cut`` (right above it, 10% noise), 40 questions."""
+    rng = np.random.default_rng(seed)
+    score = rng.random(n)
+    right = (score >= cut) ^ (rng.random(n) < 0.1)
+    return score.tolist(), right.tolist(), [f"q{i % 40}" for i in range(n)]
+
+
+def test_the_fit_moves_the_threshold_toward_the_persons_cut_and_says_by_how_much():
+    cal = vc.fit_calibration(*_synthetic(), base_threshold=0.5)
+    assert cal.adopted and abs(cal.threshold - 0.3) < 0.08
+    assert cal.cv_after > cal.cv_before
+    assert cal.platt_a > 0                                      # a higher p(right) means more often right
+    kept = vc.fit_calibration(*_synthetic(cut=0.5), base_threshold=0.5)
+    assert abs(kept.threshold - 0.5) < 0.08                      # already right: stays about where it was
+    with pytest.raises(ValueError, match="10 marked answers to 10 questions; at least 20"):
+        vc.fit_calibration([0.1] * 10, [True, False] * 5, [f"q{i}" for i in range(10)], 0.5)
+    with pytest.raises(ValueError, match="all correct; mark some of each"):
+        vc.fit_calibration([0.1] * 30, [True] * 30, [f"q{i}" for i in range(30)], 0.5)
+
+
+def test_calibrations_are_versioned_active_and_reversible(state_dir):
+    from cns_core.agents.answer_verdict import VerdictSettings
+
+    assert vc.active_calibration() is None and VerdictSettings.from_config().correct_at == 0.5
+    first = vc.save_calibration(vc.fit_calibration(*_synthetic(), base_threshold=0.5))
+    second = vc.save_calibration(vc.fit_calibration(*_synthetic(cut=0.7), base_threshold=0.5))
+    assert (first.version, second.version) == (1, 2)
+    assert VerdictSettings.from_config().correct_at == second.threshold         # the verdict reads it
+    assert vc.revert_calibration().version == 1
+    assert VerdictSettings.from_config().correct_at == first.threshold
+    assert vc.revert_calibration() is None and VerdictSettings.from_config().correct_at == 0.5
+    with pytest.raises(ValueError, match="no calibration is active"):
+        vc.revert_calibration()
+    assert sorted(p.name for p in vc.calibration_dir().glob("v*.json")) == ["v0001.json", "v0002.json"]  # kept
+    (vc.calibration_dir() / "active.json").write_text("{broken", encoding="utf-8")
+    with pytest.raises(ConfigError, match="unreadable calibration"):
+        VerdictSettings.from_config()
+
+
+def _filled(path) -> MemoryService:
+    memory = MemoryService(path=path)
+    score, right, _ = _synthetic(60)
+    memory.write_episodic_many([{"query": f"Question {i % 15}?", "answer": f"=SUM(A{i})", "session_id": "s",
+                                 "query_id": f"m{i:02d}", "timestamp": 1_700_000_000 + i,
+                                 "metadata": {"reference": "the reference"}} for i in range(60)])
+    memory.update_engram_score("m00", 4, "fine")
+    memory.record_trust({f"m{i:02d}": {"trust_score": 0.6, "trust_verdict": "correct" if s >= 0.5 else "unverified",
+                                       "trust_verdict_score": round(s, 4), "trust_settings": "fp1"}
+                         for i, s in enumerate(score) if i < 50})
+    memory.record_annotations([Annotation(f"m{i:02d}", "correct" if r else "incorrect", who="ana")
+                               for i, r in enumerate(right)])
+    return memory
+
+
+def test_cli_calibrate_fits_from_the_memory_and_reverts(tmp_path, state_dir, capsys):
+    _filled(tmp_path / "chroma")
+    assert cns(["calibrate", "--path", str(tmp_path / "chroma")]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"version 1 is active: threshold 0\.500 -> 0\.\d+", out) and "50 marked answers" in out
+    assert vc.active_calibration().version == 1
+    assert cns(["calibrate", "--revert"]) == 0
+    assert "the configured threshold 0.500" in capsys.readouterr().out and vc.active_calibration() is None
+    assert cns(["calibrate", "--revert"]) == 1
+    assert "no calibration is active" in capsys.readouterr().err
+
+
+def test_cli_calibrate_with_too_few_verdicts_says_so(tmp_path, state_dir, capsys):
+    MemoryService(path=tmp_path / "chroma")
+    assert cns(["calibrate", "--path", str(tmp_path / "chroma")]) == 1
+    assert "0 marked answers to 0 questions; at least 20" in capsys.readouterr().err
+    assert vc.active_calibration() is None
+
+
+def test_export_has_every_column_and_the_settings_in_every_row(tmp_path, state_dir, capsys):
+    _filled(tmp_path / "chroma")
+    path = str(tmp_path / "chroma")
+    assert cns(["export", "-o", str(tmp_path / "out.csv"), "--path", path]) == 0
+    assert "export: 60 engram(s) as csv" in capsys.readouterr().out
+    with open(tmp_path / "out.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 60 and rows[0]["id"] == "m00"                       # oldest first
+    assert rows[0]["answer"] == "'=SUM(A0)"                                   # not run as a formula
+    assert rows[0]["critic_score"] == "4" and rows[0]["critic_feedback"] == "fine"
+    assert rows[0]["reference"] == "the reference" and rows[0]["human_who"] == "ana"
+    assert {r["trust_settings"] for r in rows[:50]} == {"fp1"} and {r["trust_settings"] for r in rows[50:]} == {""}
+    assert cns(["export", "-o", str(tmp_path / "out.jsonl"), "--path", path]) == 0
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 60 and all("trust_settings" in r and "human_verdict" in r for r in lines)
+    assert lines[0]["answer"] == "=SUM(A0)" and isinstance(lines[0]["trust_verdict_score"], float)
+    assert cns(["export", "-o", str(tmp_path), "--path", path]) == 1
+    assert "is a folder" in capsys.readouterr().err
+
+
+def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypatch):
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    _filled(None)
+    at = AppTest.from_file("../pages/engrams.py", default_timeout=90).run()
+    assert not at.exception
+    assert any("On your 60 marked answers" in m.value for m in at.markdown)
+    assert any("Verdict threshold in use:** 0.500 (config/memory.yaml)" in m.value for m in at.markdown)
+    at.button(key="cns_engrams_calibrate").click().run()
+    assert not at.exception
+    assert any("Calibration version 1 is active" in s.value for s in at.success)
+    assert vc.active_calibration().version == 1
+    at.button(key="cns_engrams_revert").click().run()
+    assert any("set aside" in s.value for s in at.success) and vc.active_calibration() is None
