@@ -103,7 +103,7 @@ def test_the_verdict_is_stored_and_a_wrong_answer_is_capped_below_the_accepting_
     meta = outcome.metadata()
     assert meta["trust_verdict"] == "incorrect" and meta["trust_verdict_p"] == 0.9
     assert meta["trust_verdict_passage"] == REF and meta["trust_uncapped"] == 0.82
-    assert AnswerScorer.__new__(AnswerScorer).wrong_ceiling == 0.49     # "acceptable" starts at 0.5
+    assert AnswerScorer.__new__(AnswerScorer).wrong_ceiling == 0.49     # the band above "poor" starts at 0.5
 
 
 @pytest.mark.parametrize("grade, trust, answer, disagreement", [

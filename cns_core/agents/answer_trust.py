@@ -257,11 +257,14 @@ class AnswerScorer:
 
     @property
     def wrong_ceiling(self) -> float:
-        """The highest Trust Score a verified-wrong answer keeps: just below the lowest band that accepts."""
+        """The highest Trust Score a verified-wrong answer keeps: the top of the "poor" band (config/meta.yaml),
+        so such an answer never reads better than poor."""
         from cns_core.meta.settings import MetaConfig
 
-        accepting = [band.min_score for band in MetaConfig.load().bands if band.accept]
-        return round(max(0.0, min(accepting, default=0.5) - 0.01), 2)
+        bands = sorted(MetaConfig.load().bands, key=lambda band: band.min_score)
+        poor = next((i for i, band in enumerate(bands) if band.name == "poor"), None)
+        edge = bands[poor + 1].min_score if poor is not None and poor + 1 < len(bands) else 0.5
+        return round(max(0.0, edge - 0.01), 2)
 
     def score_many(self, items: Iterable[AnswerItem]) -> list[TrustOutcome]:
         return [self.score(item) for item in items]
