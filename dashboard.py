@@ -27,7 +27,10 @@ its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
   ``ui_state.choose_profile`` / ``ui_state.set_custom_weights``;
 * ``cns_population`` (``KEY_POPULATION``) str: what novelty is measured against (examples,
   session, none; ``ui_state.current_population``);
-* ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge.
+* ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge;
+* ``cns_gate`` (``KEY_GATE``) float | None: the quality gate's threshold tuned on the Meta-Critic page
+  (a band edge; None: config/meta.yaml's). Read it only as ``ui_state.gate_in_force`` (``frame.gate_in_force``),
+  set it with ``ui_state.set_gate``.
 
 To open an SNO on every page from another page (the Corpus page does this):
 ``ui_state.select_sno(st.session_state, label, sno); st.switch_page("pages/overview.py")``.
@@ -122,6 +125,11 @@ def _sidebar() -> None:
                               "weights tuned on Weights. Choosing a profile replaces custom weights.")
             if force.custom:
                 st.caption(f"Custom weights from the Weights page are in force (compared with {force.profile}).")
+        with frame.guard("Could not read the quality gate"):
+            gate = frame.gate_in_force()
+            st.caption(f"Quality gate: **{frame.md(gate.label)}**" + (f" · tuned on Meta-Critic (default {gate.default:.2f})" if gate.tuned else ""),
+                       help="The gate accepts the band starting at its threshold and every band above. Tune it on "
+                            "the Meta-Critic page; it stays in force for the session on every page.")
         with frame.guard("Could not read the novelty population"):
             choice = st.session_state.get(ui_state.KEY_POPULATION, "examples")
             if st.session_state.get(_POPULATION_WIDGET) != choice:

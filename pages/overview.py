@@ -39,18 +39,13 @@ with frame.guard("Could not evaluate the current SNO"):
 
     m1, m2, m3, m4 = st.columns(4)
     with m1:
-        st.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
+        st.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores, capped "
+                                                        "while the SNO's own evidence contradicts its claims.")
         frame.incomplete_badge(ev.failed)
-    with m2:
-        frame.stat("Quality band", frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
-                   ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")
+        frame.cap_note(ev)
     lo, hi = ev.confidence_band
-    m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
-    gate = frame.quality_gate(ev)
-    with m4:
-        frame.stat("Quality gate", frame.badge("passes" if gate.passed else "fails",
-                                               display.GREEN if gate.passed else display.RED),
-                   f"{gate.reason} (weights: {frame.md(origin)})", "Tune the threshold on the Meta-Critic page.")
+    m3.metric("Confidence band", f"{lo:.3f} – {hi:.3f}", help="From the critics' confidences and their spread.")
+    frame.band_and_gate(ev, m2, m4, origin)
     if ev.failed:
         st.warning("Failed critics (left out, weight redistributed): "
                    + "; ".join(f"{display.critic_label(n)}: {why}" for n, why in ev.failed.items()))

@@ -72,7 +72,7 @@ CRITIC_LABELS: dict[str, str] = {
 BAND_COLOURS: dict[str, str] = {
     "excellent": "#15803d",
     "good": GREEN,
-    "acceptable": AMBER,
+    "fair": AMBER,
     "poor": "#f97316",
     "unacceptable": RED,
 }
@@ -149,8 +149,8 @@ def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limi
     parts = (getattr(result, "evidence", None) or {}).get("attribution") or []
     out = []
     for part in parts:
-        if len(out) >= limit or float(part.get("delta", 0.0)) <= 0.0:
-            break
+        if len(out) >= limit or round(float(part.get("delta", 0.0)), 2) <= 0.0:
+            break          # sorted costliest first; "-0.00" costs nothing a reader can see
         label = str(part.get("label", part.get("id", "?")))
         if part.get("kind") == "claim" and claim_texts and label in claim_texts:
             text = " ".join(claim_texts[label].split())
