@@ -42,6 +42,10 @@ __all__ = [
     "disagreement_html",
     "unit_colour",
     "grounding_colour",
+    "VerdictStyle",
+    "VERDICT_STYLES",
+    "verdict_style",
+    "verdict_fill",
     "percent",
     "escape",
 ]
@@ -264,8 +268,42 @@ def unit_colour(value: float | None) -> str:
 
 
 def grounding_colour(entailment: float | None) -> str:
-    """Fill colour of a claim node from its best entailment probability."""
+    """A probability in [0, 1] on the red-amber-green ramp (grey when missing)."""
     return unit_colour(entailment)
+
+
+# ----- a claim's grounding verdict -----------------------------------------------------
+@dataclass(frozen=True)
+class VerdictStyle:
+    """How a claim's grounding verdict looks: a colour, and for colour-blind readers an icon and a shape."""
+
+    word: str
+    colour: str
+    icon: str
+    shape: str          # vis-network node shape
+
+
+# The verdict (the Grounding critic's one label per claim) decides colour, icon and shape; its
+# probability only how strong the fill is. Contradicted and supported are never told apart by
+# hue alone: a cross and an ellipse against a tick and a box.
+VERDICT_STYLES: dict[str, VerdictStyle] = {
+    "supported": VerdictStyle("supported", "#16a34a", "✓", "box"),
+    "contradicted": VerdictStyle("contradicted", "#dc2626", "✗", "ellipse"),
+    "not_enough_info": VerdictStyle("not enough information", "#64748b", "?", "box"),
+}
+NOT_SCORED_STYLE = VerdictStyle("not scored", GREY, "–", "box")
+
+
+def verdict_style(verdict: str | None) -> VerdictStyle:
+    return VERDICT_STYLES.get(verdict or "", NOT_SCORED_STYLE)
+
+
+def verdict_fill(verdict: str | None, probability: float | None) -> str:
+    """The node fill: the verdict's colour, paler the less sure the verdict (a secondary cue only)."""
+    colour = verdict_style(verdict).colour
+    if probability is None or not math.isfinite(probability):
+        return _mix(colour, "#ffffff", 0.75)
+    return _mix(colour, "#ffffff", 0.85 - 0.5 * min(1.0, max(0.0, float(probability))))
 
 
 def percent(value: float | None, digits: int = 0) -> str:
