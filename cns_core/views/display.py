@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,7 @@ __all__ = [
     "verdict_fill",
     "percent",
     "escape",
+    "message_html",
 ]
 
 # ----- the three signal colours (critic-agent spec, score badge table) ------
@@ -310,6 +312,16 @@ def percent(value: float | None, digits: int = 0) -> str:
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value * 100:.{digits}f}%"
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def message_html(text: Any) -> str:
+    """A message from the system (an error, the judge's feedback) as safe HTML: escaped, `code` spans kept
+    as code, nothing else interpreted. Markdown would print the backslashes its escaping needs inside a
+    URL ("http://127\\.0\\.0\\.1") and turn a half-escaped URL into a broken link."""
+    return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
 
 
 def escape(text: Any) -> str:
