@@ -70,6 +70,11 @@ _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
 }
 
 
+# Pages that work on the memory and the judge, not on an SNO: the sidebar's SNO controls would do nothing there
+# and push the page's own filters below the fold.
+_WITHOUT_SNO = frozenset(Path(name).stem for name, _, _ in _SECTIONS["Memory and judge"])   # their url paths
+
+
 def _navigation() -> dict[str, list]:
     sections: dict[str, list] = {}
     for section, entries in _SECTIONS.items():
@@ -101,12 +106,12 @@ def _on_population_change() -> None:
     st.session_state[ui_state.KEY_POPULATION] = st.session_state[_POPULATION_WIDGET]
 
 
-def _sidebar() -> None:
-    from cns_core.models import get_nli_backend
-    from cns_core.models.nli import nli_identity
-
+def _sidebar(page) -> None:
+    """What the SNO pages share: the SNO, the weights and gate in force, the novelty population (all cheap)."""
     with st.sidebar:
         st.markdown("### CNS Studio")
+        if page.url_path in _WITHOUT_SNO:
+            return
         with frame.guard("Could not load the SNOs"):
             label, _ = frame.current()
             library = st.session_state[ui_state.KEY_LIBRARY]
@@ -139,19 +144,31 @@ def _sidebar() -> None:
                          help="What Novelty measures each hypothesis against. The bundled examples are the same "
                               "as `cns evaluate FILE --population examples`, so the CLI gives the same score.")
             st.caption(frame.md(frame.population().describe(frame.current()[1])))
-        with frame.guard("Could not read the model settings"):
-            backend = get_nli_backend()
-            st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")
-            if getattr(backend, "fallback_reason", None):
-                st.warning("The configured NLI model could not be loaded; scores come from the fallback "
-                           f"named above. {backend.fallback_reason}")
+
+
+def _models(slot) -> None:
+    """The NLI in use, under the sidebar's choices. Filled after the page: naming the backend may load it,
+    and a fresh page must show its title and progress first, not wait for a caption."""
+    from cns_core.models import get_nli_backend
+    from cns_core.models.nli import nli_identity
+
+    with slot, frame.guard("Could not read the model settings"):
+        backend = get_nli_backend()
+        st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")
+        if getattr(backend, "fallback_reason", None):
+            st.warning("The configured NLI model could not be loaded; scores come from the fallback "
+                       f"named above. {backend.fallback_reason}")
 
 
 granted = frame.access_granted()
 navigation = st.navigation(_navigation(), position="sidebar" if granted else "hidden")   # keeps the asked-for page
 if not granted:
     frame.gate()        # the token prompt; the run stops here
-_sidebar()
-frame.coherence_hook()   # warms the coherence hook's models in the background when the dashboard starts
-with frame.routed():
-    navigation.run()
+_sidebar(navigation)
+models_slot = st.sidebar.container()
+try:
+    with frame.routed():
+        navigation.run()
+finally:                 # also after a page's st.stop()
+    _models(models_slot)
+    frame.coherence_hook()   # warms the coherence hook's models in the background, after the page has drawn

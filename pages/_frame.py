@@ -31,7 +31,7 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
+__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
            "memory", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
            "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note"]
 
@@ -45,11 +45,13 @@ def pipeline():
     return ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
 
 
-@st.cache_resource(show_spinner=False)
-def meta_critic():
-    from cns_core.meta import MetaCritic
+@st.cache_resource(show_spinner=False, ttl=60)
+def meta_config():
+    """The Meta-Critic's settings (config/meta.yaml): bands, gate, conflicts, plan. Cheap: the sidebar reads
+    the gate from it before any critic or model is loaded."""
+    from cns_core.meta import MetaConfig
 
-    return MetaCritic(pipeline=pipeline())
+    return MetaConfig.load()
 
 
 def memory():
@@ -250,9 +252,19 @@ def population():
 
 
 def results(sno: SNO) -> dict[str, CriticResult]:
-    """All five critics' results, from the pipeline's cache after the first run."""
-    with st.spinner("Running the five critics…"):
+    """All five critics' results, from the pipeline's cache after the first run.
+
+    The progress line is written at once, not after ``st.spinner``'s half-second timer: on a fresh
+    server the first run imports and loads the models, and a timer thread waiting on those imports
+    showed nothing for seconds.
+    """
+    progress = st.empty()
+    progress.markdown('<div data-testid="cns-progress" style="color:rgba(49,51,63,0.6)">⏳ Running the five '
+                      'critics… (the first run loads the models)</div>', unsafe_allow_html=True)
+    try:
         return pipeline().run_critics(sno, population=population())
+    finally:
+        progress.empty()
 
 
 def in_force() -> ui_state.WeightsInForce:
@@ -268,7 +280,7 @@ def weights() -> tuple[dict[str, float], str]:
 
 def gate_in_force() -> ui_state.GateInForce:
     """The quality gate's threshold in force: tuned on the Meta-Critic page, kept for the session."""
-    return ui_state.gate_in_force(st.session_state, meta_critic().config)
+    return ui_state.gate_in_force(st.session_state, meta_config())
 
 
 def state() -> Any:
@@ -279,7 +291,7 @@ def assess(sno: SNO, results: dict[str, CriticResult], weights: dict[str, float]
     """The Meta-Critic's aggregation of cached results under ``weights`` and the gate in force (no critic re-runs)."""
     from cns_core.meta import assess as meta_assess
 
-    return meta_assess(results, weights, meta_critic().config, sno_id=sno.id, sno_hash=sno.content_hash(),
+    return meta_assess(results, weights, meta_config(), sno_id=sno.id, sno_hash=sno.content_hash(),
                        context=origin, threshold=gate_in_force().threshold)
 
 

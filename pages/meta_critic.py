@@ -18,15 +18,14 @@ _GATE_WIDGET = "cns_meta_gate"
 
 
 def _on_gate() -> None:
-    ui_state.set_gate(st.session_state, st.session_state[_GATE_WIDGET], frame.meta_critic().config)
+    ui_state.set_gate(st.session_state, st.session_state[_GATE_WIDGET], frame.meta_config())
 
 
 with frame.guard("Could not run the Meta-Critic"):
     from cns_core.meta import interpret_conflict
     from cns_core.scoring import score_gap
 
-    meta = frame.meta_critic()
-    config = meta.config
+    config = frame.meta_config()
     label, sno = frame.current()
     weights, origin = frame.weights()
     results = frame.results(sno)

@@ -72,7 +72,7 @@ with frame.guard("Could not evaluate the current SNO"):
     st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
     st.markdown("**Per critic**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "Critic": st.column_config.TextColumn("Critic", width="small"),
+        "Critic": st.column_config.TextColumn("Critic", width="medium"),
         "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
         "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
         "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="small"),

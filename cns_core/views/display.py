@@ -50,6 +50,7 @@ __all__ = [
     "percent",
     "escape",
     "message_html",
+    "count_axis",
 ]
 
 # ----- the three signal colours (critic-agent spec, score badge table) ------
@@ -132,8 +133,9 @@ def column_label(name: str) -> str:
 
 
 def column_width(name: str) -> str:
-    """Streamlit column width for a results column: text gets room, numbers stay narrow."""
-    return _COLUMN_WIDTHS.get(name, "small")
+    """Streamlit column width for a results column: text gets room, numbers stay narrow unless their
+    label would be cut ("Trust (defau", "Novelty-Parsim")."""
+    return _COLUMN_WIDTHS.get(name) or ("small" if len(column_label(name)) <= 9 else "medium")
 
 
 def band_colour(band: Any) -> str:
@@ -164,6 +166,14 @@ def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limi
             label += f' "{short}"'
         out.append(f"{label} -{float(part['delta']):.2f}")
     return "; ".join(out)
+
+
+def count_axis(peak: float, title: str) -> dict[str, Any]:
+    """A Plotly axis for counts: from 0, whole numbers only. Left to itself Plotly draws an empty
+    result's axis from -1 with ticks at -1 and -0.5."""
+    top = max(1.0, float(peak))
+    return {"title": title, "range": [0, top * 1.15], "tickformat": ",d", "rangemode": "nonnegative",
+            **({"dtick": 1} if top <= 5 else {})}
 
 
 # ----- judge grades 1-5 ------------------------------------------------------
