@@ -11,9 +11,10 @@ from cns_core.views.graph_html import (PASSAGES_NOTE, claim_passage_rows, claim_
                                        sno_graph_html)
 
 frame.page("Reasoning graph", "Each claim shows its grounding verdict: ✓ supported (green box), ✗ contradicted "
-           "(red ellipse), ? not enough information (slate), – not scored (grey); paler means less sure, and the "
-           "label gives the verdict's probability. Solid arrows support, dashed arrows rebut, dotted arrows with a "
-           "bar undercut. Hover a claim for its best passage; drag to rearrange, scroll to zoom.")
+           "(red ellipse), ? not enough information (slate), – not scored (grey); paler means less sure. The label "
+           "gives the verdict's probability, or for not enough information how near each side came. Solid arrows "
+           "support, dashed arrows rebut, dotted arrows with a bar undercut. Hover a claim for its best passage; "
+           "drag to rearrange, scroll to zoom.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -64,5 +65,6 @@ with frame.guard("Could not draw the reasoning graph"):
         st.dataframe(pd.DataFrame(claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})),
                      hide_index=True, width="stretch",
                      column_config={"Passage": st.column_config.TextColumn("Passage", width="large"),
+                                    "Verdict reads": st.column_config.TextColumn("Verdict reads", width="medium"),
                                     **{c: st.column_config.NumberColumn(c, format="%.2f")
                                        for c in ("Similarity", "Entailment", "Contradiction")}})

@@ -59,13 +59,18 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
-            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}) if r and r.ok else "",
+            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}, width=18) if r and r.ok
+            else "",
         })
     fig = go.Figure()
     for name in CRITIC_NAMES:
         fig.add_bar(y=[""], x=[ev.weighted.contributions.get(name, 0.0)], orientation="h",
                     name=display.critic_label(name), marker_color=display.critic_colour(name),
                     hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
+    if ev.weighted.capped:          # the bars sum to the weighted sum; the score stops at the cap
+        fig.add_vline(x=ev.score, line=dict(color=display.RED, width=3), annotation_position="top right",
+                      annotation=dict(text=f"capped at {ev.score:.3f}", font=dict(color=display.RED, size=12),
+                                      bgcolor="rgba(255,255,255,0.9)"))
     fig.update_layout(barmode="stack", height=150, margin=dict(l=10, r=10, t=36, b=10),
                       xaxis=dict(range=[0, 1]), title=dict(text="Contributions to the Trust Score", x=0),
                       legend=dict(orientation="h", y=1.25, x=1, xanchor="right", traceorder="normal"))
@@ -73,10 +78,10 @@ with frame.guard("Could not evaluate the current SNO"):
     st.markdown("**Per critic**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
         "Critic": st.column_config.TextColumn("Critic", width="medium"),
-        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
+        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
         "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
-        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="small"),
-        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="small"),
+        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="medium"),
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="medium"),
         "Costs most": st.column_config.TextColumn("Costs most", width="large",
                                                   help="Claims and relations whose removal raises the score "
                                                        "most (leave-one-out), with how much")})

@@ -243,6 +243,7 @@ def test_contradicted_supported_and_unrelated_claims_look_different_without_colo
     assert sum(int(weak_support["color"]["background"][i:i + 2], 16) for i in (1, 3, 5)) > sum(
         int(strong_support["color"]["background"][i:i + 2], 16) for i in (1, 3, 5))
     assert "supported 0.50" in weak_support["label"] and "contradicted 0.55" in contradicted["label"]
+    assert "supported 0.03 · contradicted 0.03" in unrelated["label"]      # how near each side came
 
 
 def test_the_legend_sits_above_the_canvas_and_names_every_verdict(page):

@@ -314,7 +314,11 @@ def _label(claim_id: str, text: str, g: ClaimGrounding | None = None) -> str:
     head = claim_id
     if g is not None:
         style, p = verdict_style(g.verdict), verdict_probability(g)
-        head = f"{style.icon} {claim_id} · {style.word}" + ("" if p is None else f" {p:.2f}")
+        head = f"{style.icon} {claim_id} · {style.word}"
+        if g.verdict == "not_enough_info":     # neither side earned its label: show how near each came
+            head += f"\nsupported {_fmt(g.p_supported)} · contradicted {_fmt(g.p_contradicted)}"
+        elif p is not None:
+            head += f" {p:.2f}"
     return f"{head}\n" + "\n".join(shown)
 
 
