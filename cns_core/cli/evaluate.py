@@ -141,7 +141,7 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
     for name, r in evaluation.results.items():
         weight = score.weights.get(name, 0.0)
         if r.ok:
-            lines.append(f"  {name:<10} {r.score:>6.3f} {r.confidence:>5.2f} {weight:>6.2f} "
+            lines.append(f"  {name:<10} {r.score:>6.2f} {r.confidence:>5.2f} {weight:>6.2f} "
                          f"{score.contributions.get(name, 0.0):>7.3f}  {_issue_summary([i.code for i in r.issues])}")
         else:
             lines.append(f"  {name:<10} {'failed':>6} {'':>5} {weight:>6.2f} {'':>7}  {r.error}")
