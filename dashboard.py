@@ -39,11 +39,16 @@ To open an SNO on every page from another page (the Corpus page does this):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from cns_core.views import ui_state
 from pages import _frame as frame
+
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
+    from streamlit.navigation.page import StreamlitPage
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
@@ -106,7 +111,7 @@ def _on_population_change() -> None:
     st.session_state[ui_state.KEY_POPULATION] = st.session_state[_POPULATION_WIDGET]
 
 
-def _sidebar(page) -> None:
+def _sidebar(page: StreamlitPage) -> None:
     """What the SNO pages share: the SNO, the weights and gate in force, the novelty population (all cheap)."""
     with st.sidebar:
         st.markdown("### CNS Studio")
@@ -132,7 +137,8 @@ def _sidebar(page) -> None:
                 st.caption(f"Custom weights from the Weights page are in force (compared with {force.profile}).")
         with frame.guard("Could not read the quality gate"):
             gate = frame.gate_in_force()
-            st.caption(f"Quality gate: **{frame.md(gate.label)}**" + (f" · tuned on Meta-Critic (default {gate.default:.2f})" if gate.tuned else ""),
+            tuned = f" · tuned on Meta-Critic (default {gate.default:.2f})" if gate.tuned else ""
+            st.caption(f"Quality gate: **{frame.md(gate.label)}**{tuned}",
                        help="The gate accepts the band starting at its threshold and every band above. Tune it on "
                             "the Meta-Critic page; it stays in force for the session on every page.")
         with frame.guard("Could not read the novelty population"):
@@ -146,7 +152,7 @@ def _sidebar(page) -> None:
             st.caption(frame.md(frame.population().describe(frame.current()[1])))
 
 
-def _models(slot) -> None:
+def _models(slot: DeltaGenerator) -> None:
     """The NLI in use, under the sidebar's choices. Filled after the page: naming the backend may load it,
     and a fresh page must show its title and progress first, not wait for a caption."""
     from cns_core.models import get_nli_backend
