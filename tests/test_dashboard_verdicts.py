@@ -52,8 +52,10 @@ def test_overview_of_vitamin_c_is_capped_and_band_and_gate_agree():
     assert float(metric.value) < 0.5
     text = texts(at)
     assert "capped by contradictions" in text and re.search(r"6 of 7 claims are contradicted", text)
-    assert ">Fair" not in text and "Acceptable" not in text and "Accept" not in text.split("Quality gate")[0][-200:]
+    assert ">Fair" not in text and "Acceptable" not in text
     assert ">fails<" in text
+    assert any(c.value.startswith("Reject") for c in at.caption)            # the band's action under a failed gate
+    assert not any(c.value.startswith("Accept") for c in at.caption)
     assert f"score {metric.value} is below the threshold 0.70" in gate_caption(at)
 
 
