@@ -27,7 +27,10 @@ its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
   ``ui_state.choose_profile`` / ``ui_state.set_custom_weights``;
 * ``cns_population`` (``KEY_POPULATION``) str: what novelty is measured against (examples,
   session, none; ``ui_state.current_population``);
-* ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge.
+* ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge;
+* ``cns_gate`` (``KEY_GATE``) float | None: the quality gate's threshold tuned on the Meta-Critic page
+  (a band edge; None: config/meta.yaml's). Read it only as ``ui_state.gate_in_force`` (``frame.gate_in_force``),
+  set it with ``ui_state.set_gate``.
 
 To open an SNO on every page from another page (the Corpus page does this):
 ``ui_state.select_sno(st.session_state, label, sno); st.switch_page("pages/overview.py")``.
@@ -36,11 +39,16 @@ To open an SNO on every page from another page (the Corpus page does this):
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from cns_core.views import ui_state
 from pages import _frame as frame
+
+if TYPE_CHECKING:
+    from streamlit.delta_generator import DeltaGenerator
+    from streamlit.navigation.page import StreamlitPage
 
 ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
@@ -65,6 +73,11 @@ _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
         ("judge.py", "Judge", ":material/gavel:"),
     ],
 }
+
+
+# Pages that work on the memory and the judge, not on an SNO: the sidebar's SNO controls would do nothing there
+# and push the page's own filters below the fold.
+_WITHOUT_SNO = frozenset(Path(name).stem for name, _, _ in _SECTIONS["Memory and judge"])   # their url paths
 
 
 def _navigation() -> dict[str, list]:
@@ -98,12 +111,12 @@ def _on_population_change() -> None:
     st.session_state[ui_state.KEY_POPULATION] = st.session_state[_POPULATION_WIDGET]
 
 
-def _sidebar() -> None:
-    from cns_core.models import get_nli_backend
-    from cns_core.models.nli import nli_identity
-
+def _sidebar(page: StreamlitPage) -> None:
+    """What the SNO pages share: the SNO, the weights and gate in force, the novelty population (all cheap)."""
     with st.sidebar:
         st.markdown("### CNS Studio")
+        if page.url_path in _WITHOUT_SNO:
+            return
         with frame.guard("Could not load the SNOs"):
             label, _ = frame.current()
             library = st.session_state[ui_state.KEY_LIBRARY]
@@ -122,6 +135,12 @@ def _sidebar() -> None:
                               "weights tuned on Weights. Choosing a profile replaces custom weights.")
             if force.custom:
                 st.caption(f"Custom weights from the Weights page are in force (compared with {force.profile}).")
+        with frame.guard("Could not read the quality gate"):
+            gate = frame.gate_in_force()
+            tuned = f" · tuned on Meta-Critic (default {gate.default:.2f})" if gate.tuned else ""
+            st.caption(f"Quality gate: **{frame.md(gate.label)}**{tuned}",
+                       help="The gate accepts the band starting at its threshold and every band above. Tune it on "
+                            "the Meta-Critic page; it stays in force for the session on every page.")
         with frame.guard("Could not read the novelty population"):
             choice = st.session_state.get(ui_state.KEY_POPULATION, "examples")
             if st.session_state.get(_POPULATION_WIDGET) != choice:
@@ -131,19 +150,31 @@ def _sidebar() -> None:
                          help="What Novelty measures each hypothesis against. The bundled examples are the same "
                               "as `cns evaluate FILE --population examples`, so the CLI gives the same score.")
             st.caption(frame.md(frame.population().describe(frame.current()[1])))
-        with frame.guard("Could not read the model settings"):
-            backend = get_nli_backend()
-            st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")
-            if getattr(backend, "fallback_reason", None):
-                st.warning("The configured NLI model could not be loaded; scores come from the fallback "
-                           f"named above. {backend.fallback_reason}")
+
+
+def _models(slot: DeltaGenerator) -> None:
+    """The NLI in use, under the sidebar's choices. Filled after the page: naming the backend may load it,
+    and a fresh page must show its title and progress first, not wait for a caption."""
+    from cns_core.models import get_nli_backend
+    from cns_core.models.nli import nli_identity
+
+    with slot, frame.guard("Could not read the model settings"):
+        backend = get_nli_backend()
+        st.caption(f"NLI: **{nli_identity(backend)}** · embeddings: MiniLM (offline)")
+        if getattr(backend, "fallback_reason", None):
+            st.warning("The configured NLI model could not be loaded; scores come from the fallback "
+                       f"named above. {backend.fallback_reason}")
 
 
 granted = frame.access_granted()
 navigation = st.navigation(_navigation(), position="sidebar" if granted else "hidden")   # keeps the asked-for page
 if not granted:
     frame.gate()        # the token prompt; the run stops here
-_sidebar()
-frame.coherence_hook()   # warms the coherence hook's models in the background when the dashboard starts
-with frame.routed():
-    navigation.run()
+_sidebar(navigation)
+models_slot = st.sidebar.container()
+try:
+    with frame.routed():
+        navigation.run()
+finally:                 # also after a page's st.stop()
+    _models(models_slot)
+    frame.coherence_hook()   # warms the coherence hook's models in the background, after the page has drawn

@@ -2,6 +2,17 @@
 
 Moving a weight slider in the dashboard calls :func:`weigh` on cached results,
 so it must stay cheap and side-effect free.
+
+A weighted average lets strong scores elsewhere hide claims that the SNO's own evidence
+contradicts (Vitamin C: 6 of 7 claims contradicted, yet 0.554). So contradiction is a cap,
+not a term: while grounding carries weight, the Trust Score is at most the share of claims
+that are *not* contradicted (:class:`ContradictionCap`), read from the Grounding critic's one
+verdict per claim. An SNO mostly contradicted by its evidence stays below 0.5 whatever the
+other critics say or how the weights are set, as long as grounding counts at all.
+
+One rounding rule (:data:`TRUST_DIGITS`, :data:`SCORE_DIGITS`): the Trust Score and what moves it
+(contributions, gains) are shown with 3 decimals, critic scores and their gaps with 2; a number
+derived from shown numbers (a gap, a gate comparison) is computed from them as shown.
 """
 
 from __future__ import annotations
@@ -12,15 +23,70 @@ from typing import Iterable, Mapping
 from cns_core.config import ConfigError, load_config
 from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
 
-__all__ = ["WeightedScore", "weigh", "normalise", "load_profiles", "blend", "parse_weights", "incomplete_note"]
+__all__ = ["WeightedScore", "ContradictionCap", "contradiction_cap", "weigh", "normalise", "load_profiles", "blend",
+           "parse_weights", "incomplete_note", "TRUST_DIGITS", "SCORE_DIGITS", "trust_shown", "score_shown",
+           "score_gap", "SCORING_VERSION"]
+
+TRUST_DIGITS = 3      # the Trust Score, contributions and gains: 0.554
+SCORE_DIGITS = 2      # a critic's score and the gap between two: 0.91 vs 0.15 (gap 0.76)
+SCORING_VERSION = 2   # 2: contradicted claims cap the Trust Score (a results table made before is re-scored)
+
+
+def trust_shown(value: float) -> float:
+    """A Trust Score quantity as it is shown (and compared: the gate compares what it shows)."""
+    return round(float(value), TRUST_DIGITS)
+
+
+def score_shown(value: float) -> float:
+    """A critic score as it is shown."""
+    return round(float(value), SCORE_DIGITS)
+
+
+def score_gap(a: float, b: float) -> float:
+    """The gap between two critic scores, from the scores as shown, so 0.91 vs 0.15 is 0.76 everywhere."""
+    return round(abs(score_shown(a) - score_shown(b)), SCORE_DIGITS)
+
+
+@dataclass(frozen=True)
+class ContradictionCap:
+    """Claims of the SNO that its own evidence contradicts, and the ceiling they put on the Trust Score.
+
+    ``limit`` = 1 - contradicted / claims: with 6 of 7 claims contradicted nothing above 0.143 is
+    believable, with 1 of 7 the ceiling 0.857 rarely bites. ``ids`` name the contradicted claims.
+    """
+
+    contradicted: int
+    claims: int
+    ids: tuple[str, ...] = ()
+
+    @property
+    def limit(self) -> float:
+        return 1.0 - self.contradicted / self.claims if self.claims else 1.0
+
+    def describe(self) -> str:
+        """``6 of 7 claims are contradicted by the SNO's own evidence``."""
+        verb = "is" if self.contradicted == 1 else "are"
+        return f"{self.contradicted} of {self.claims} claims {verb} contradicted by the SNO's own evidence"
+
+
+def contradiction_cap(results: Mapping[str, CriticResult]) -> ContradictionCap | None:
+    """The cap from the Grounding critic's verdicts (None when it failed, gave none, or none is contradicted)."""
+    from cns_core.critics.grounding_verdict import claim_verdicts
+
+    verdicts = claim_verdicts(results)
+    ids = tuple(cid for cid, g in verdicts.items() if g.verdict == "contradicted")
+    return ContradictionCap(len(ids), len(verdicts), ids) if ids else None
 
 
 @dataclass(frozen=True)
 class WeightedScore:
-    """The weight-normalised sum and how each critic contributed to it.
+    """The Trust Score, the weight-normalised sum it comes from and how each critic contributed.
 
     ``weights`` are the normalised weights actually used (failed critics get 0);
-    ``left_out`` names critics whose weight was redistributed because they failed.
+    ``left_out`` names critics whose weight was redistributed because they failed;
+    ``cap`` the contradicted claims that bound the score while grounding carries weight
+    (``trust_score = min(weighted_sum, cap.limit)``; None when none is contradicted or
+    grounding carries no weight).
     """
 
     trust_score: float
@@ -28,10 +94,25 @@ class WeightedScore:
     contributions: dict[str, float]
     left_out: tuple[str, ...] = ()
     requested: dict[str, float] = field(default_factory=dict)
+    weighted_sum: float | None = None
+    cap: ContradictionCap | None = None
 
     @property
     def redistributed(self) -> bool:
         return bool(self.left_out)
+
+    @property
+    def capped(self) -> bool:
+        """True when the contradicted claims, not the weighted sum, set the Trust Score."""
+        return self.cap is not None and self.weighted_sum is not None and self.weighted_sum > self.cap.limit
+
+    def cap_note(self) -> str:
+        """Why the Trust Score is lower than the weighted sum (empty when it is not): shown wherever the score is."""
+        if not self.capped:
+            return ""
+        assert self.cap is not None and self.weighted_sum is not None
+        return (f"capped at {trust_shown(self.cap.limit):.3f}: {self.cap.describe()} "
+                f"(weighted sum {trust_shown(self.weighted_sum):.3f})")
 
 
 def incomplete_note(failed: Iterable[str]) -> str:
@@ -54,7 +135,8 @@ def normalise(weights: Mapping[str, float]) -> dict[str, float]:
 
 
 def weigh(results: Mapping[str, CriticResult], weights: Mapping[str, float]) -> WeightedScore:
-    """Trust Score = sum(w_i * score_i) / sum(w_i) over critics that succeeded.
+    """Trust Score = sum(w_i * score_i) / sum(w_i) over critics that succeeded, capped by the
+    contradicted claims while grounding carries weight (module docstring).
 
     A failed critic's weight is dropped and the rest renormalised, so a broken
     model lowers confidence in the breakdown, never the score itself.
@@ -64,8 +146,11 @@ def weigh(results: Mapping[str, CriticResult], weights: Mapping[str, float]) -> 
     norm = normalise(usable) if usable else {}
     contributions = {name: norm[name] * results[name].score for name in norm}
     used = {name: norm.get(name, 0.0) for name in weights}
-    return WeightedScore(trust_score=float(sum(contributions.values())), weights=used,
-                         contributions=contributions, left_out=left_out, requested=dict(weights))
+    total = float(sum(contributions.values()))
+    cap = contradiction_cap(results) if norm.get("grounding", 0.0) > 0 else None
+    return WeightedScore(trust_score=min(total, cap.limit) if cap else total, weights=used,
+                         contributions=contributions, left_out=left_out, requested=dict(weights),
+                         weighted_sum=total, cap=cap)
 
 
 def load_profiles() -> dict[str, dict[str, float]]:

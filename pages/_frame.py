@@ -31,9 +31,9 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_critic",
+__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
            "memory", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
-           "in_force", "weights", "quality_gate", "badge"]
+           "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -45,11 +45,13 @@ def pipeline():
     return ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
 
 
-@st.cache_resource(show_spinner=False)
-def meta_critic():
-    from cns_core.meta import MetaCritic
+@st.cache_resource(show_spinner=False, ttl=60)
+def meta_config():
+    """The Meta-Critic's settings (config/meta.yaml): bands, gate, conflicts, plan. Cheap: the sidebar reads
+    the gate from it before any critic or model is loaded."""
+    from cns_core.meta import MetaConfig
 
-    return MetaCritic(pipeline=pipeline())
+    return MetaConfig.load()
 
 
 def memory():
@@ -250,9 +252,19 @@ def population():
 
 
 def results(sno: SNO) -> dict[str, CriticResult]:
-    """All five critics' results, from the pipeline's cache after the first run."""
-    with st.spinner("Running the five critics…"):
+    """All five critics' results, from the pipeline's cache after the first run.
+
+    The progress line is written at once, not after ``st.spinner``'s half-second timer: on a fresh
+    server the first run imports and loads the models, and a timer thread waiting on those imports
+    showed nothing for seconds.
+    """
+    progress = st.empty()
+    progress.markdown('<div data-testid="cns-progress" style="color:rgba(49,51,63,0.6)">⏳ Running the five '
+                      'critics… (the first run loads the models)</div>', unsafe_allow_html=True)
+    try:
         return pipeline().run_critics(sno, population=population())
+    finally:
+        progress.empty()
 
 
 def in_force() -> ui_state.WeightsInForce:
@@ -266,11 +278,9 @@ def weights() -> tuple[dict[str, float], str]:
     return force.weights, force.label
 
 
-def quality_gate(evaluation, threshold: float | None = None):
-    """The quality gate on the evaluation a page shows (its weights, its population)."""
-    from cns_core.meta.critic import gate_decision
-
-    return gate_decision(evaluation, meta_critic().config.gate_threshold if threshold is None else threshold)
+def gate_in_force() -> ui_state.GateInForce:
+    """The quality gate's threshold in force: tuned on the Meta-Critic page, kept for the session."""
+    return ui_state.gate_in_force(st.session_state, meta_config())
 
 
 def state() -> Any:
@@ -278,11 +288,11 @@ def state() -> Any:
 
 
 def assess(sno: SNO, results: dict[str, CriticResult], weights: dict[str, float], origin: str):
-    """The Meta-Critic's aggregation of cached results under ``weights`` (no critic re-runs)."""
+    """The Meta-Critic's aggregation of cached results under ``weights`` and the gate in force (no critic re-runs)."""
     from cns_core.meta import assess as meta_assess
 
-    return meta_assess(results, weights, meta_critic().config, sno_id=sno.id, sno_hash=sno.content_hash(),
-                       context=origin)
+    return meta_assess(results, weights, meta_config(), sno_id=sno.id, sno_hash=sno.content_hash(),
+                       context=origin, threshold=gate_in_force().threshold)
 
 
 _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_{}[]()<>#+-.!|~$"})
@@ -302,6 +312,30 @@ def incomplete_badge(failed) -> None:
         st.markdown(badge(note, display.AMBER),
                     unsafe_allow_html=True, help="A critic failed or timed out: its weight went to the others, "
                                                  "so this is not the full score. The quality gate never passes it.")
+
+
+def cap_note(evaluation) -> None:
+    """Says why the Trust Score is below the weighted sum: contradicted claims cap it (nothing otherwise)."""
+    note = evaluation.weighted.cap_note()
+    if note:
+        st.markdown(badge("capped by contradictions", display.RED), unsafe_allow_html=True,
+                    help="While grounding carries weight, the Trust Score is at most the share of claims the "
+                         "SNO's own evidence does not contradict.")
+        st.caption(md(f"Trust Score {note}."))
+
+
+def band_and_gate(evaluation, band_column, gate_column, weights_label: str) -> None:
+    """The quality band and the gate's verdict side by side, telling one story (the gate accepts whole bands)."""
+    gate = evaluation.gate
+    with band_column:
+        stat("Quality band", badge(f"{display.band_label(gate.band)} {gate.band.span}", display.band_colour(gate.band)),
+             gate.action, "Appendix B bands of the Meta-Critic (config/meta.yaml). What to do depends on the gate: "
+                          "it accepts whole bands.")
+    with gate_column:
+        stat("Quality gate", badge(gate.verdict, display.GREEN if gate.passed else display.RED),
+             f"{gate.reason}; the gate {gate.rule} (weights: {md(weights_label)})",
+             "The gate's threshold is where a band starts. Tune it on the Meta-Critic page: it stays in force "
+             "for the session, on every page.")
 
 
 def stat(label: str, badge_html: str, caption: str = "", help_text: str | None = None) -> None:

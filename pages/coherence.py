@@ -10,7 +10,7 @@ from pages import _frame as frame
 from cns_core.views import coherence_view, display
 from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
-from cns_core.coherence.log_view import default_log_path, filter_log, load_log, summarise
+from cns_core.coherence.log_view import default_log_path, filter_log, load_log, summarise, table_rows
 
 _STATUS_COLOURS = {"contradicted": display.RED, "supported": display.GREEN, "not_enough_info": display.AMBER,
                    "neutral": display.GREY}
@@ -97,7 +97,8 @@ with stream_tab, frame.guard("Could not read the coherence log"):
         st.stop()
     summary = summarise(rows)      # the one walk over the log: counts, drift points, chart series, coverage
     s1, s2, s3, s4 = st.columns(4)
-    s1.metric("Chains checked", f"{summary.chains:,}")
+    s1.metric("Chains checked", f"{summary.chains:,}",
+              help="One chain per stored turn. The log below has a line per proposition, plus event lines.")
     s2.metric("Blocked", f"{summary.blocked_chains:,}")
     s3.metric("Mean coherence", "n/a" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}",
               help="Over the chains that had something to compare.")
@@ -152,7 +153,8 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     types = f2.multiselect("Contradiction type", list(summary.types), key="cns_coherence_types")
     blocked = f3.selectbox("Blocked", ["any", "blocked", "passed"], key="cns_coherence_blocked")
     shown = filter_log(rows, chain, types, None if blocked == "any" else blocked == "blocked")
-    st.caption(f"{len(shown):,} of {len(rows):,} lines")
-    log_frame = pd.DataFrame(shown[-2000:])
+    st.caption(f"{len(shown):,} of {len(rows):,} lines shown · {summary.lines_note()}"
+               + (f" · coherence n/a: nothing to compare ({summary.uncompared:,} chains)" if summary.uncompared else ""))
+    log_frame = pd.DataFrame(table_rows(shown[-2000:]))
     st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
                  column_config={c: st.column_config.Column(display.column_label(c)) for c in log_frame.columns})

@@ -63,7 +63,7 @@ else:
 if KEY_FRAME not in st.session_state:   # a fresh session opens on the latest finished run
     latest = corpus.latest_run()
     if latest is not None:
-        with frame.guard("Could not open the latest corpus run"):
+        with frame.guard("Could not open the latest corpus run"), st.spinner("Opening the latest corpus run…"):
             st.session_state[KEY_FRAME] = corpus.load_results(latest.results)
             st.session_state[KEY_ORIGIN] = f"{latest.origin} (latest finished run)"
 
@@ -110,7 +110,8 @@ else:
                         width=(part["bin_end"] - part["bin_start"]) * 0.95, opacity=0.7,
                         hovertemplate=f"{name}: %{{x:.2f}}: %{{y}} SNOs<extra></extra>")
         fig.update_layout(barmode="overlay", height=260, margin=dict(l=10, r=10, t=30, b=10),
-                          xaxis=dict(range=[0, 1], title="Trust Score"), yaxis=dict(title="SNOs"))
+                          xaxis=dict(range=[0, 1], title="Trust Score"),
+                          yaxis=display.count_axis(trust["count"].max() if len(trust) else 0, "SNOs"))
         st.plotly_chart(fig, width="stretch", key="cns_corpus_trust")
 
         conflicts = corpus.conflict_frequencies(data)

@@ -149,7 +149,7 @@ with frame.guard("Could not open the engram memory"):
         marker_color=[display.score_badge(s if s != UNGRADED else None).colour for s in HISTOGRAM_BUCKETS],
         hovertemplate="%{x}: %{y:,} engrams<extra></extra>"))
     fig.update_layout(height=220, margin=dict(l=10, r=10, t=36, b=10), title=dict(text="Engrams per grade", x=0),
-                      yaxis=dict(title="engrams"))
+                      yaxis=display.count_axis(max(histogram.values(), default=0), "engrams"))
     st.plotly_chart(fig, width="stretch", key="cns_engrams_histogram")
 
     with st.spinner("Reading the page…"):

@@ -7,11 +7,14 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.critics.grounding_verdict import claim_verdicts
-from cns_core.views.graph_html import claim_passage_rows, claim_verdict_rows, graph_findings, sno_graph_html
+from cns_core.views.graph_html import (PASSAGES_NOTE, claim_passage_rows, claim_verdict_rows, graph_findings,
+                                       sno_graph_html)
 
-frame.page("Reasoning graph", "Claims coloured by their grounding verdict's p(supported) (red → amber → green, "
-           "grey: not scored). Solid arrows support, dashed arrows rebut, dotted arrows with a bar undercut. "
-           "Hover a claim for its verdict and best passage; drag to rearrange, scroll to zoom.")
+frame.page("Reasoning graph", "Each claim shows its grounding verdict: ✓ supported (green box), ✗ contradicted "
+           "(red ellipse), ? not enough information (slate), – not scored (grey); paler means less sure. The label "
+           "gives the verdict's probability, or for not enough information how near each side came. Solid arrows "
+           "support, dashed arrows rebut, dotted arrows with a bar undercut. Hover a claim for its best passage; "
+           "drag to rearrange, scroll to zoom.")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -58,7 +61,10 @@ with frame.guard("Could not draw the reasoning graph"):
     scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
     if scored:
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
-        st.dataframe(pd.DataFrame(claim_passage_rows(grounding[chosen])), hide_index=True, width="stretch",
+        st.caption(PASSAGES_NOTE)
+        st.dataframe(pd.DataFrame(claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})),
+                     hide_index=True, width="stretch",
                      column_config={"Passage": st.column_config.TextColumn("Passage", width="large"),
+                                    "Verdict reads": st.column_config.TextColumn("Verdict reads", width="medium"),
                                     **{c: st.column_config.NumberColumn(c, format="%.2f")
                                        for c in ("Similarity", "Entailment", "Contradiction")}})

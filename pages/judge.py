@@ -9,7 +9,7 @@ from cns_core.views import display, ui_state
 from cns_core.agents.bus import BusError, bus_settings
 from cns_core.agents.pending import read_schedule, request_grades
 from cns_core.views.judge_feed import (
-    apply_updates, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
+    apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
 )
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
@@ -58,32 +58,32 @@ with frame.guard("Could not read the bus and judge settings"):
                    f"answers, then the judge loop grades the pending turns{button}. Start a judge with:")
         st.code(status.start_command, language="bash")
 
+modes = ["Paste a query and an answer", "Ask a question (GeneratorAgent answers)"]
+mode = st.radio("Mode", modes, horizontal=True, key="cns_judge_mode",
+                help="Asking needs this folder's judge loop, a generator model in config/critic.yaml and its server.")
+asking = mode == modes[1]
+cannot_ask = ask_problem(status, feed is not None) if asking else None
+if cannot_ask:
+    st.warning(f"Asking cannot work right now: {cannot_ask} Paste a query and an answer instead.")
 with st.form("cns_judge_form", clear_on_submit=True):
-    modes = ["Paste a query and an answer", "Ask a question (GeneratorAgent answers)"]
-    mode = st.radio("Mode", modes, horizontal=True, key="cns_judge_mode",
-                    help="Asking needs a generator model in config/critic.yaml and Ollama running.")
     query = st.text_area("Query", key="cns_judge_query", height=80)
-    answer = st.text_area("Answer (paste mode)", key="cns_judge_answer", height=120)
+    answer = "" if asking else st.text_area("Answer", key="cns_judge_answer", height=120)
     session_id = st.text_input("Session id", value="dashboard", key="cns_judge_session")
-    sent = st.form_submit_button("Send to the judge", type="primary")
+    sent = st.form_submit_button("Send to the judge", type="primary", disabled=bool(cannot_ask),
+                                 help="GeneratorAgent answers the question first, then the judge grades the answer."
+                                 if asking else None)
 
 if sent:
-    asking = mode == modes[1]
     if not query.strip():
         st.error("Query: must not be empty.")
     elif not asking and not answer.strip():
         st.error("Answer: paste the answer to grade (or choose Ask a question).")
-    elif asking and status is not None and not status.can_ask:
-        st.error(f"Asking needs GeneratorAgent's model ({status.generator_model or 'none configured'}) in Ollama; "
-                 "paste an answer instead.")
-    elif feed is not None:
+    elif feed is not None:          # asking got this far only with a feed and a generator (ask_problem above)
         turn = new_turn(query.strip(), None if asking else answer.strip(), session_id.strip(),
                         "ask" if asking else "paste")
         with frame.guard("Could not publish the turn"):
             (feed.ask if asking else feed.send_turn)(turn)
             turns.append(turn)
-    elif asking:
-        st.error("Asking needs the judge loop (GeneratorAgent); paste an answer instead, or start the loop.")
     else:
         turn = new_turn(query.strip(), answer.strip(), session_id.strip(), "stored")
         with frame.guard("Could not store the turn"):
@@ -118,13 +118,16 @@ def _turns() -> None:
                 continue
             st.markdown(f"<div>{display.escape(turn['answer'])}</div>", unsafe_allow_html=True)
             if turn["graded"] and display.grade_of(turn["score"]) is None:
-                st.caption("The judge could not grade this turn: " + frame.md(turn["feedback"] or "no score"))
+                # the judge's message as written: its `code` as code, a URL as plain text (no markdown escapes)
+                st.markdown('<div class="cns-feedback" style="font-size:0.875rem;color:rgba(49,51,63,0.6)">'
+                            "The judge could not grade this turn: "
+                            f"{display.message_html(turn['feedback'] or 'no score')}</div>", unsafe_allow_html=True)
             elif turn["graded"]:
                 badge = display.score_badge_html(turn["score"], turn["feedback"])
                 st.markdown(f'<div style="text-align:right">{badge}</div>', unsafe_allow_html=True)
                 if turn["feedback"]:
                     with st.expander("Judge feedback"):
-                        st.markdown(frame.md(turn["feedback"]))
+                        st.markdown(f"<div>{display.message_html(turn['feedback'])}</div>", unsafe_allow_html=True)
             else:
                 st.caption("Waiting for the judge's grade…")
 

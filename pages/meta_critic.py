@@ -7,18 +7,25 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import display
+from cns_core.views import display, ui_state
 from cns_core.critics.base import CRITIC_NAMES
 
 frame.page("Meta-Critic", "The conflict matrix shows the score gap between every two critics; gaps above the "
            "threshold are conflicts, and hovering a cell says what the disagreement means. Below: the "
            "quality gate, suggestions and an improvement plan whose impact is measured, not guessed.")
 
-with frame.guard("Could not run the Meta-Critic"):
-    from cns_core.meta import improvement_plan, interpret_conflict
+_GATE_WIDGET = "cns_meta_gate"
 
-    meta = frame.meta_critic()
-    config = meta.config
+
+def _on_gate() -> None:
+    ui_state.set_gate(st.session_state, st.session_state[_GATE_WIDGET], frame.meta_config())
+
+
+with frame.guard("Could not run the Meta-Critic"):
+    from cns_core.meta import interpret_conflict
+    from cns_core.scoring import score_gap
+
+    config = frame.meta_config()
     label, sno = frame.current()
     weights, origin = frame.weights()
     results = frame.results(sno)
@@ -27,6 +34,7 @@ with frame.guard("Could not run the Meta-Critic"):
     st.markdown(f"**{frame.md(sno.title or sno.id)}** · weights: {frame.md(origin)} · Trust Score "
                 f"**{ev.score:.3f}**")
     frame.incomplete_badge(ev.failed)
+    frame.cap_note(ev)
     m1, m2, m3 = st.columns(3)
     m1.metric("Dominant critic", display.critic_label(ev.dominant_critic) if ev.dominant_critic else "–",
               help="The critic contributing most to the Trust Score (weight × score).")
@@ -41,7 +49,7 @@ with frame.guard("Could not run the Meta-Critic"):
     for a in names:
         zr, tr, hr = [], [], []
         for b in names:
-            gap = abs(ev.critic_scores[a] - ev.critic_scores[b])
+            gap = score_gap(ev.critic_scores[a], ev.critic_scores[b])
             zr.append(gap)
             conflict = gap > thr + 1e-9
             tr.append(f"{gap:.2f}{' ⚠' if conflict else ''}" if a != b else "")
@@ -78,13 +86,23 @@ with frame.guard("Could not run the Meta-Critic"):
                         f"by {c.delta:.2f}: *{c.interpretation}*")
 
         st.markdown("**Quality gate**")
-        threshold = st.slider("Gate threshold", 0.0, 1.0, float(config.gate_threshold), 0.05, key="cns_meta_gate")
-        decision = frame.quality_gate(ev, threshold)
+        gate_force = frame.gate_in_force()
+        if st.session_state.get(_GATE_WIDGET) != gate_force.threshold:
+            st.session_state[_GATE_WIDGET] = gate_force.threshold
+        bands = {b.min_score: b for b in config.bands}
+        st.select_slider("Gate threshold: the lowest band it accepts", options=list(config.gate_choices),
+                         key=_GATE_WIDGET, on_change=_on_gate,
+                         format_func=lambda t: f"{t:.2f} {display.band_label(bands[t])}",
+                         help="The gate accepts whole quality bands: the one starting at the threshold and every "
+                              "band above. The threshold stays in force for this session on every page "
+                              f"(default {config.gate_threshold:.2f}, config/meta.yaml).")
+        decision = ev.gate
         (st.success if decision.passed else st.error)(
             f"{'Passes' if decision.passed else 'Fails'}: {decision.reason}. Band: "
-            f"{display.band_label(decision.band)} ({decision.band.action}).")
+            f"{display.band_label(decision.band)} ({decision.band.span}): {decision.action}.")
 
-    st.markdown("**Suggestions** (what to do and where, the critic that costs the most Trust Score first)")
+    st.markdown("**Suggestions** (what to do and where, in the improvement plan's order: priority under the weights "
+                "in force, then the Trust Score a critic costs)")
     if not ev.suggestions:
         st.info("No suggestions: every critic scores above the suggestion threshold and nothing conflicts.")
     for s in ev.suggestions:
@@ -95,13 +113,13 @@ with frame.guard("Could not run the Meta-Critic"):
             st.caption("Why now: " + "; ".join(frame.md(b) for b in s.because))
 
     st.markdown("**Improvement plan** (expected impact: the Trust Score gain if that critic reached its target)")
-    plan = improvement_plan(results, weights, config)
+    plan = ev.plan
     if not plan:
         st.info("Every critic already reaches its target score.")
     else:
         rows = [{"Priority": step.priority if k == 0 else "",
                  "Critic": f"{display.critic_label(step.critic)} {step.current_score:.2f} → {step.target_score:.2f}",
-                 "Action": s.advice, "Where": ", ".join(s.nodes) or "the SNO as a whole",
+                 "Action": s.advice, "Where": s.node_list or "the SNO as a whole",
                  "Expected impact": step.expected_impact if k == 0 else None}
                 for step in plan for k, s in enumerate(step.suggestions)]
         # Pixel widths that fit the page at 1400-1440 px (930 in all); the Suggestions above quote
@@ -116,3 +134,6 @@ with frame.guard("Could not run the Meta-Critic"):
             "Expected impact": st.column_config.ProgressColumn(
                 "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),
                 format="+%.3f", width=110)})
+        for step in plan:
+            if step.note:
+                st.caption(f"{display.critic_label(step.critic)} gains +{step.expected_impact:.3f}: {step.note}.")

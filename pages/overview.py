@@ -39,18 +39,13 @@ with frame.guard("Could not evaluate the current SNO"):
 
     m1, m2, m3, m4 = st.columns(4)
     with m1:
-        st.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores.")
+        st.metric("Trust Score", f"{ev.score:.3f}", help="Weight-normalised sum of the critic scores, capped "
+                                                        "while the SNO's own evidence contradicts its claims.")
         frame.incomplete_badge(ev.failed)
-    with m2:
-        frame.stat("Quality band", frame.badge(display.band_label(ev.band), display.band_colour(ev.band)),
-                   ev.band.action, "Appendix B bands of the Meta-Critic (config/meta.yaml).")
+        frame.cap_note(ev)
     lo, hi = ev.confidence_band
-    m3.metric("Confidence band", f"{lo:.2f} – {hi:.2f}", help="From the critics' confidences and their spread.")
-    gate = frame.quality_gate(ev)
-    with m4:
-        frame.stat("Quality gate", frame.badge("passes" if gate.passed else "fails",
-                                               display.GREEN if gate.passed else display.RED),
-                   f"{gate.reason} (weights: {frame.md(origin)})", "Tune the threshold on the Meta-Critic page.")
+    m3.metric("Confidence band", f"{lo:.3f} – {hi:.3f}", help="From the critics' confidences and their spread.")
+    frame.band_and_gate(ev, m2, m4, origin)
     if ev.failed:
         st.warning("Failed critics (left out, weight redistributed): "
                    + "; ".join(f"{display.critic_label(n)}: {why}" for n, why in ev.failed.items()))
@@ -64,24 +59,29 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
-            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}) if r and r.ok else "",
+            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}, width=18) if r and r.ok
+            else "",
         })
     fig = go.Figure()
     for name in CRITIC_NAMES:
         fig.add_bar(y=[""], x=[ev.weighted.contributions.get(name, 0.0)], orientation="h",
                     name=display.critic_label(name), marker_color=display.critic_colour(name),
                     hovertemplate=f"{display.critic_label(name)}: %{{x:.3f}}<extra></extra>")
+    if ev.weighted.capped:          # the bars sum to the weighted sum; the score stops at the cap
+        fig.add_vline(x=ev.score, line=dict(color=display.RED, width=3), annotation_position="top right",
+                      annotation=dict(text=f"capped at {ev.score:.3f}", font=dict(color=display.RED, size=12),
+                                      bgcolor="rgba(255,255,255,0.9)"))
     fig.update_layout(barmode="stack", height=150, margin=dict(l=10, r=10, t=36, b=10),
                       xaxis=dict(range=[0, 1]), title=dict(text="Contributions to the Trust Score", x=0),
                       legend=dict(orientation="h", y=1.25, x=1, xanchor="right", traceorder="normal"))
     st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
     st.markdown("**Per critic**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "Critic": st.column_config.TextColumn("Critic", width="small"),
-        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f"),
+        "Critic": st.column_config.TextColumn("Critic", width="medium"),
+        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
         "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
-        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="small"),
-        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="small"),
+        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="medium"),
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="medium"),
         "Costs most": st.column_config.TextColumn("Costs most", width="large",
                                                   help="Claims and relations whose removal raises the score "
                                                        "most (leave-one-out), with how much")})

@@ -91,19 +91,19 @@ with frame.guard("Could not tune the weights"):
             st.stop()
         before = frame.assess(sno, results, profiles[profile], profile)
         after = frame.assess(sno, results, chosen, force.label)
-        m1, m2 = st.columns(2)
+        m1, m2, m3 = st.columns(3)
         changed = f"{after.score:.3f}" != f"{before.score:.3f}"
         with m1:
             st.metric("Trust Score", f"{after.score:.3f}",
                       delta=f"{after.score - before.score:+.3f} vs {profile}" if changed else None,
                       help=f"With the weights in force: {force.label}.")
             frame.incomplete_badge(after.failed)
+            frame.cap_note(after)
             st.caption(f"weights: {frame.md(force.label)}")
-        with m2:
-            frame.stat("Quality band", frame.badge(display.band_label(after.band), display.band_colour(after.band)),
-                       f"{display.band_label(after.band)} with {frame.md(force.label)}"
+            st.caption(f"{display.band_label(after.band)} with {frame.md(force.label)}"
                        + ("" if not force.custom else
-                          f"; {display.band_label(before.band)} with the {profile} profile"))
+                          f"; {display.band_label(before.band)} with the {frame.md(profile)} profile"))
+        frame.band_and_gate(after, m2, m3, force.label)
         if after.failed:
             st.warning("Left out (failed): " + ", ".join(display.critic_label(n) for n in after.failed))
 

@@ -49,8 +49,10 @@ def _sno() -> SNO:
 @pytest.fixture(scope="module")
 def page() -> str:
     sno = _sno()
-    grounding = claim_grounding({"h": {"best_evidence": "e1", "entailment": 0.9, "contradiction": 0.05},
-                                 "a": {"best_evidence": None, "entailment": 0.1, "contradiction": 0.7}})
+    grounding = claim_grounding({"h": {"best_evidence": "e1", "entailment": 0.9, "contradiction": 0.05,
+                                       "verdict": "supported", "p_supported": 0.9, "p_contradicted": 0.05},
+                                 "a": {"best_evidence": None, "entailment": 0.1, "contradiction": 0.7,
+                                       "verdict": "not_enough_info", "p_supported": 0.1, "p_not_enough_info": 0.6}})
     return sno_graph_html(sno, grounding)
 
 
@@ -87,7 +89,7 @@ def test_user_text_never_becomes_markup(page):
 def test_nodes_coloured_by_grounding_and_tooltips_explain(page):
     nodes = {n["id"]: n for n in _dataset(page, "nodes")}
     assert nodes["h"]["color"]["border"] == display.HIGHLIGHT_COLOURS["hypothesis"]
-    # h: 0.9 entailment -> green-ish tint; o: never scored -> grey tint
+    # h: supported -> green-ish tint; o: never scored -> grey tint
     h_bg, o_bg = nodes["h"]["color"]["background"], nodes["o"]["color"]["background"]
     assert int(h_bg[3:5], 16) > int(h_bg[1:3], 16)      # more green than red
     assert o_bg != h_bg
@@ -213,3 +215,54 @@ def test_the_verdict_colours_the_node_and_its_passages_are_listed():
     assert rows["h"]["Best passage"] == "e1: Lab result <b>one</b>."
     assert rows["o"]["Verdict"] == "not scored" and rows["o"]["p(supported)"] is None
     assert [r["Similarity"] for r in claim_passage_rows(h)] == [0.7, 0.4]
+
+
+# ----- issue 35 item 5: the verdict at a glance, the probability second ------------------------
+def _node_of(verdict: str, **p: float) -> dict:
+    sno = _sno()
+    nodes = {n["id"]: n for n in _dataset(sno_graph_html(sno, claim_grounding({"a": {"verdict": verdict, **p}})),
+                                          "nodes")}
+    return nodes["a"]
+
+
+def test_contradicted_supported_and_unrelated_claims_look_different_without_colour():
+    weak_support = _node_of("supported", p_supported=0.50, p_contradicted=0.48)
+    strong_support = _node_of("supported", p_supported=0.92, p_contradicted=0.05)
+    contradicted = _node_of("contradicted", p_supported=0.30, p_contradicted=0.55)
+    unrelated = _node_of("not_enough_info", p_supported=0.03, p_contradicted=0.03, p_not_enough_info=0.94)
+    looks = {n["verdict"]: (n["shape"], n["label"].split()[0], n["color"]["background"])
+             for n in (weak_support, contradicted, unrelated)}
+    assert len({shape_icon[:2] for shape_icon in looks.values()}) == 3         # icon and shape tell them apart
+    assert looks["supported"][1] == "✓" and looks["contradicted"][1] == "✗" and looks["not_enough_info"][1] == "?"
+    assert looks["contradicted"][0] == "ellipse" and looks["supported"][0] == "box"
+    red, green = (lambda c: int(c[1:3], 16)), (lambda c: int(c[3:5], 16))
+    assert red(contradicted["color"]["background"]) > green(contradicted["color"]["background"])
+    unrelated_bg = unrelated["color"]["background"]       # an unrelated claim is grey-blue, never deep red
+    assert abs(red(unrelated_bg) - green(unrelated_bg)) < 40
+    # the probability is the secondary cue: a verdict at 0.50 is paler than one at 0.92, and says so
+    assert sum(int(weak_support["color"]["background"][i:i + 2], 16) for i in (1, 3, 5)) > sum(
+        int(strong_support["color"]["background"][i:i + 2], 16) for i in (1, 3, 5))
+    assert "supported 0.50" in weak_support["label"] and "contradicted 0.55" in contradicted["label"]
+    assert "supported 0.03 · contradicted 0.03" in unrelated["label"]      # how near each side came
+
+
+def test_the_legend_sits_above_the_canvas_and_names_every_verdict(page):
+    legend = page[page.index('id="cns-legend"'):page.index('<div id="mynetwork"')]
+    assert "position:absolute" not in legend
+    for verdict in ("supported", "contradicted", "not_enough_info", "not_scored"):
+        assert f'data-verdict="{verdict}"' in legend
+
+
+# ----- issue 35 item 8: the passages of one evidence item say which part they are -------------
+def test_passages_of_one_item_say_which_part_they_are_and_which_the_verdict_reads():
+    from cns_core.views.graph_html import passage_part
+
+    text = "Trials found no effect. A review agreed. Doses were high."
+    g = claim_grounding({"h": {"verdict": "contradicted", "passages": [
+        {"evidence": "e1", "text": text, "entailment": 0.1, "contradiction": 0.6},
+        {"evidence": "e1", "text": "Trials found no effect.", "entailment": 0.05, "contradiction": 0.8},
+        {"evidence": "e1", "text": "A review agreed. Doses were high.", "entailment": 0.3, "contradiction": 0.1}]}})
+    rows = claim_passage_rows(g["h"], {"e1": text})
+    assert [r["Part"] for r in rows] == ["whole item", "sentence 1 of 3", "sentences 2-3 of 3"]
+    assert [r["Verdict reads"] for r in rows] == ["", "contradicts most", "entails most"]
+    assert passage_part(text, "something else") == "part"

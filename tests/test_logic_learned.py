@@ -59,7 +59,7 @@ def test_learned_score_comes_from_the_model_with_heuristic_beside(tiny_model):
     assert result.sub_scores["heuristic_logic"] == pytest.approx(heuristic.score)
     assert result.sub_scores["orphan_score"] == heuristic.sub_scores["orphan_score"]
     assert result.evidence["learned"]["weights_sha256"] == model.digest
-    assert "learned graph model" in result.explanation and "Heuristic beside it" in result.explanation
+    assert "learned graph model" in result.explanation and "Not counted, for comparison only: the heuristic" in result.explanation
 
 
 def test_leave_one_out_attribution_is_the_score_without_each_part(tiny_model):

@@ -14,6 +14,7 @@ from cns_core.config import ConfigError, load_config
 from cns_core.critics import CRITIC_CLASSES, default_critics
 from cns_core.critics.base import CRITIC_NAMES, CriticResult
 from cns_core.meta import PRIORITY_ORDER, MetaCritic, expected_gain, quality_band
+from cns_core.meta.gain import priority_of
 from cns_core.pipeline import CriticPipeline
 from cns_core.scoring import load_profiles, normalise, weigh
 from cns_core.sno import SNO, load_snos
@@ -69,7 +70,7 @@ def test_evaluate_aggregates_all_five_critics(meta, grounded):
     ev = meta.evaluate(grounded)
     assert set(ev.critic_scores) == set(CRITIC_NAMES) and ev.failed == {}
     default = load_profiles()["default"]
-    assert ev.score == pytest.approx(weigh(ev.results, default).trust_score, abs=1e-4)
+    assert ev.score == pytest.approx(weigh(ev.results, default).trust_score, abs=5e-4)
     assert 0.0 <= ev.score <= 1.0 and ev.context == "default"
     assert ev.band == quality_band(ev.score, meta.config)
     lo, hi = ev.confidence_band
@@ -87,7 +88,7 @@ def test_sound_but_ungrounded_sno_gives_a_grounding_logic_conflict(meta):
     [conflict] = [c for c in ev.conflicts if c.involves("grounding", "logic")]
     assert conflict.critics == ("logic", "grounding")
     assert conflict.interpretation == "Coherent but ungrounded - needs evidence"
-    assert conflict.delta == pytest.approx(ev.critic_scores["logic"], abs=1e-4)
+    assert conflict.delta == pytest.approx(ev.critic_scores["logic"], abs=0.005)
     assert ev.weakest_dimension == "grounding"
 
 
@@ -103,15 +104,19 @@ def test_suggestions_mention_evidence(meta):
 
 @pytest.mark.parametrize("name", ["loaded_homework", "circular_forecasts", "novel_fungal_signals",
                                   "correlation_coffee", "contradicted_vitamin_c"])
-def test_real_suggestions_name_every_place_most_costly_first(meta, name):
+def test_real_suggestions_name_every_place_in_the_plans_order(meta, name):
     ev = meta.evaluate(example(name))
     advised = {s.critic for s in ev.suggestions}
     named = {(s.critic, n) for s in ev.suggestions for n in s.nodes}
     for critic in advised:                       # every place a critic flagged is named by a suggestion
         for issue in ev.results[critic].issues:
             assert all((critic, n) in named for n in issue.nodes), (critic, issue)
-    costs = [s.cost for s in ev.suggestions]
-    assert costs == sorted(costs, reverse=True)
+    keys = [(PRIORITY_ORDER[priority_of(ev.results[s.critic], s.cost, meta.config)], -s.cost)
+            for s in ev.suggestions]
+    assert keys == sorted(keys)                  # priority under the weights, then cost: the plan's order
+    in_plan = [p.critic for p in ev.plan]
+    assert [c for c in dict.fromkeys(s.critic for s in ev.suggestions) if c in in_plan] == [
+        c for c in in_plan if c in {s.critic for s in ev.suggestions}]
     for s in ev.suggestions:
         assert not s.text.startswith("Address:") and s.where in s.text
     plan = meta.improvement_plan(example(name))
@@ -154,7 +159,7 @@ def test_every_context_is_a_profile_and_unknown_ones_are_refused(meta, grounded)
     with pytest.raises(ValueError, match="analytical"):
         meta.evaluate(grounded, "poetic")
     custom = meta.evaluate(grounded, {"logic": 1.0})
-    assert custom.context == "custom" and custom.score == pytest.approx(custom.critic_scores["logic"], abs=1e-4)
+    assert custom.context == "custom" and custom.score == pytest.approx(custom.critic_scores["logic"], abs=5e-4)
 
 
 def test_quality_gate_passes_a_strong_sno_and_fails_a_poor_one(meta, grounded):
@@ -162,7 +167,9 @@ def test_quality_gate_passes_a_strong_sno_and_fails_a_poor_one(meta, grounded):
     assert not meta.passes_quality_gate(MODUS_PONENS)
     decision = meta.quality_gate(MODUS_PONENS)
     assert not decision.passed and decision.threshold == 0.7 and "below" in decision.reason
-    assert not meta.passes_quality_gate(grounded, threshold=0.99)
+    assert meta.passes_quality_gate(grounded, threshold=0.85) == (meta.evaluate(grounded).score >= 0.85)
+    with pytest.raises(ValueError, match="where a band starts"):
+        meta.passes_quality_gate(grounded, threshold=0.99)
     with pytest.raises(ValueError, match="threshold"):
         meta.passes_quality_gate(grounded, threshold=1.5)
 
@@ -274,7 +281,7 @@ def test_a_raising_critic_is_reported_and_the_rest_aggregates(grounded):
     assert set(ev.critic_scores) == {"grounding", "logic", "novelty", "bias"}
     assert ev.weighted.left_out == ("causal",) and not ev.complete
     assert ev.weights["causal"] == 0.0
-    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=1e-4)
+    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=5e-4)
     assert ev.confidence_band[1] - ev.confidence_band[0] >= 0.10 - 1e-6   # causal's 0.10 is unknown
     assert not any(c.involves("causal", x) for c in ev.conflicts for x in CRITIC_NAMES)
     assert meta.statistics()["failures"] == {"causal": 1}
@@ -295,7 +302,7 @@ def test_a_timed_out_critic_is_reported_and_the_rest_aggregates():
     assert set(ev.failed) == {"bias"} and "timed out" in ev.failed["bias"]
     assert set(ev.critic_scores) == {"grounding", "logic", "novelty", "causal"}
     assert ev.to_dict()["failed"] == {"bias": ev.failed["bias"]}
-    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=1e-4)
+    assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=5e-4)
 
 
 def test_gate_refuses_to_vouch_when_heavy_critics_failed(grounded):

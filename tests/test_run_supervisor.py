@@ -65,7 +65,8 @@ def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
         if proc.poll() is None:
             stop_process(proc)
     text = log.read_text()
-    assert "stopping (SIGINT)" in text and "[agents] stopped" in text and "[dashboard] stopped" in text
+    assert "stopping (SIGINT)" in text and "[agents] exited" in text and "[dashboard] exited" in text
+    assert text.count("[agents] stopped") <= 1, text             # the agents' own word, said once
     assert not any(_alive(p) for p in pids.values()), text
     assert not any(port_in_use(p) for p in [*ports.values(), web])
     assert "Loading weights" not in text, "model-loading bars must not reach the terminal"
@@ -86,8 +87,34 @@ def test_a_child_that_exits_stops_the_others_and_a_restartable_one_is_restarted(
     assert sup.run() == 1          # the flaky child's last exit (status 0) ends the run as a failure
     assert time.monotonic() - started < 30
     assert marker.read_text() == "xxx", out.getvalue()      # first start + 2 restarts
-    assert "restarting (2/2)" in out.getvalue() and "[sleeper] stopped" in out.getvalue()
+    assert "restarting (2/2)" in out.getvalue() and "[sleeper] ended by SIGTERM" in out.getvalue()
     assert all(c.proc.poll() is not None for c in sup.children)
+
+
+def test_a_child_that_says_stopped_is_not_echoed_on_ctrl_c(tmp_path):
+    """Issue 35 item 11: Ctrl-C printed "[agents] stopped" twice (the child's line, then the supervisor's)."""
+    import io
+    import threading
+
+    from cns_core.cli.supervisor import ChildSpec, Supervisor
+
+    polite = ChildSpec("agents", [sys.executable, "-u", "-c",
+                                  "import signal, sys, time\n"
+                                  "signal.signal(signal.SIGTERM, lambda *a: (print('stopped'), sys.exit(0)))\n"
+                                  "print('running')\n"
+                                  "time.sleep(60)\n"])
+    out = io.StringIO()
+    sup = Supervisor([polite], grace_s=5, out=out, poll_s=0.1)
+    def ctrl_c_once_running() -> None:
+        deadline = time.monotonic() + 30
+        while "[agents] running" not in out.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sup._on_signal(signal.SIGINT, None)
+
+    threading.Thread(target=ctrl_c_once_running, daemon=True).start()
+    assert sup.run() == 0
+    text = out.getvalue()
+    assert text.count("[agents] stopped") == 1 and "[agents] exited (status 0)" in text, text
 
 
 # ----- where the dashboard listens ---------------------------------------------------

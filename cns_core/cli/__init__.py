@@ -15,7 +15,7 @@ from typing import Sequence
 from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("run", "evaluate", "extract", "importer", "coherence", "agents", "trust", "train_nli",
+_COMMAND_MODULES = ("run", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_nli",
                     "train_drafter", "train_logic", "people")
 
 

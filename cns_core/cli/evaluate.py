@@ -114,6 +114,7 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
         }
     data = {"file": path, "sno_id": evaluation.sno_id, "title": sno.title if sno else None,
             "sno_hash": evaluation.sno_hash, "profile": evaluation.profile, "trust_score": score.trust_score,
+            "weighted_sum": score.weighted_sum, "capped_by": score.cap_note() or None,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
             "left_out": list(score.left_out), "complete": evaluation.complete, "nli": nli_used(evaluation),
             "incomplete_critics": in_critic_order(evaluation.failed),
@@ -140,13 +141,15 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
     for name, r in evaluation.results.items():
         weight = score.weights.get(name, 0.0)
         if r.ok:
-            lines.append(f"  {name:<10} {r.score:>6.3f} {r.confidence:>5.2f} {weight:>6.2f} "
+            lines.append(f"  {name:<10} {r.score:>6.2f} {r.confidence:>5.2f} {weight:>6.2f} "
                          f"{score.contributions.get(name, 0.0):>7.3f}  {_issue_summary([i.code for i in r.issues])}")
         else:
             lines.append(f"  {name:<10} {'failed':>6} {'':>5} {weight:>6.2f} {'':>7}  {r.error}")
     profile = evaluation.profile or "custom weights"
     note = f"  {incomplete_note(evaluation.failed)}" if not evaluation.complete else ""
     lines.append(f"  Trust Score {score.trust_score:.3f}  ({profile}){note}")
+    if score.capped:
+        lines.append(f"  {score.cap_note()}")
     if score.left_out:
         lines.append(f"  left out (failed, weight redistributed): {', '.join(score.left_out)}")
     nli = nli_used(evaluation)
@@ -161,9 +164,10 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
         lines.append("  claims: " + ", ".join(f"{n} {w}" for w, n in counts.items())
                      + ("" if claims else " (--claims lists them)"))
     if claims:
+        texts = {c.id: " ".join(c.text.split()) for c in sno.claims} if sno is not None else {}
         for cid, g in verdicts.items():
             lines.append(f"    {cid:<8} {g.label:<23} p(supported) {g.p_supported or 0.0:.2f}  "
-                         f"p(contradicted) {g.p_contradicted or 0.0:.2f}")
+                         f"p(contradicted) {g.p_contradicted or 0.0:.2f}  {texts.get(cid, '')}".rstrip())
     return "\n".join(lines)
 
 

@@ -184,7 +184,21 @@ class Supervisor:
             _signal_group(child.proc, signal.SIGKILL)   # any grandchild left in its group
             if child.relay is not None:
                 child.relay.join(2.0)
-            self.say(f"[{child.spec.name}] stopped")
+            # Its own words ("[agents] stopped", relayed above) are the child's; this line is the supervisor's
+            # and says how the process ended, so Ctrl-C never prints the same line twice.
+            self.say(f"[{child.spec.name}] {_ending(child.proc.returncode)}")
+
+
+def _ending(code: int | None) -> str:
+    """``exited (status 0)``, ``exited with status 3`` or ``ended by SIGTERM``."""
+    if code is None or code == 0:
+        return "exited (status 0)"
+    if code < 0:
+        try:
+            return f"ended by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"ended by signal {-code}"
+    return f"exited with status {code}"
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:

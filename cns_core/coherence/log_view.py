@@ -17,7 +17,9 @@ from cns_core.coherence.schemas import ModelCoverage
 from cns_core.config import state_dir
 
 __all__ = ["LOG_COLUMNS", "default_log_path", "load_log", "filter_log", "ChainPoint", "LogSummary", "summarise",
-           "chain_series", "chain_points", "stream_coverage"]
+           "chain_series", "chain_points", "stream_coverage", "NOT_COMPARED", "table_rows"]
+
+NOT_COMPARED = "n/a"      # a chain's coherence when it had nothing to compare (logged as 0, no measurement)
 
 LOG_COLUMNS = ("tick", "chain_id", "p_id", "entail", "contradict", "uncertainty", "types", "drift_facets",
                "coherence_chain", "contradiction_density", "blocked", "latency_ms", "evidence_pairs", "model_pairs",
@@ -66,6 +68,21 @@ def filter_log(rows: Iterable[dict[str, Any]], chain_id: str = "", types: Iterab
     return out
 
 
+def table_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The log as the page's table shows it: a chain with nothing to compare (``evidence_pairs`` 0) has
+    coherence and contradiction density n/a, as in the headline, never the 0 the hook logged; the
+    others are shown with two decimals (one column type, so the table never mixes text and numbers)."""
+    out = []
+    for r in rows:
+        row = dict(r)
+        for key in ("coherence_chain", "contradiction_density"):
+            value = r.get(key)
+            row[key] = (NOT_COMPARED if r.get("evidence_pairs") == 0 else
+                        f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "")
+        out.append(row)
+    return out
+
+
 def _listed(value: Any) -> list[str]:
     """The names in a list column: a list (raw log) or ``", "``-joined text (:func:`load_log`)."""
     items = value.split(",") if isinstance(value, str) else (value or [])
@@ -99,6 +116,18 @@ class LogSummary:
     types: tuple[str, ...]
     chain_rows: tuple[dict[str, Any], ...] = ()   # the first line of each checked chain, in log order
     points: tuple[ChainPoint, ...] = ()           # the same chains for the drift indicator
+    lines: int = 0                                # every line read: one per proposition, plus event lines
+    events: int = 0                               # lines that record an event (the hook started, ...), no chain
+
+    def lines_note(self) -> str:
+        """Why the log has more lines than chains: ``302 lines: 300 proposition lines of 300 chains, 2 events``."""
+        other = self.lines - self.events - self.propositions
+        parts = [f"{self.propositions:,} proposition line(s) of {self.chains:,} chain(s)"]
+        if self.events:
+            parts.append(f"{self.events:,} event line(s)")
+        if other > 0:
+            parts.append(f"{other:,} other line(s)")
+        return f"{self.lines:,} lines: " + ", ".join(parts)
 
     @property
     def compared_points(self) -> tuple[ChainPoint, ...]:
@@ -145,9 +174,11 @@ def summarise(rows: Iterable[dict[str, Any]]) -> LogSummary:
     The means are over the compared chains only (see :class:`ChainPoint`)."""
     first: dict[tuple[int, str], dict[str, Any]] = {}
     drift: dict[tuple[int, str], bool] = {}
-    propositions, types = 0, set()
+    propositions, types, lines, events = 0, set(), 0, 0
     for r in rows:
-        propositions += bool(r.get("p_id"))
+        lines += 1
+        events += bool(r.get("event"))
+        propositions += bool(r.get("p_id")) and not r.get("event")
         types.update(_listed(r.get("types")))
         if r.get("event") or r.get("coherence_chain") is None or not isinstance(r.get("tick"), int):
             continue
@@ -165,7 +196,7 @@ def summarise(rows: Iterable[dict[str, Any]]) -> LogSummary:
                       blocked_chains=sum(bool(r["blocked"]) for r in chain_rows),
                       mean_coherence=sum(p.coherence for p in measured) / n if n else None,
                       mean_density=sum(p.density for p in measured) / n if n else None,
-                      types=tuple(sorted(types)), chain_rows=chain_rows, points=points)
+                      types=tuple(sorted(types)), chain_rows=chain_rows, points=points, lines=lines, events=events)
 
 
 def chain_series(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -136,7 +136,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
         flaws = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v) or "no structural flaws"
         if cycles_capped:
             flaws += f"; cycle enumeration capped at {len(cycles)}"
-        explanation = (f"Logic {score:.3f} = heuristics {heuristic:.3f} (orphans {len(orphans)}, mean out-degree "
+        explanation = (f"Logic {score:.2f} = heuristics {heuristic:.2f} (orphans {len(orphans)}, mean out-degree "
                        f"{mean_out:.2f}, density {density:.2f}) x structure {structure_score:.2f} ({flaws}).")
         confidence = float(s["confidence"]) * (0.8 if nli_error else 1.0)
         evidence = {"orphans": orphans, "mean_out_degree": mean_out, "density": density,
@@ -257,13 +257,14 @@ class LogicCritic(HeuristicLogicCritic):
             skipped = (f"attribution skipped: {len(sno.claims)} claims (more than "
                        f"logic.attribution_max_claims = {s['attribution_max_claims']})")
         issues = self._issues(sno, base, attribution, float(score))
-        costly = ", ".join(f"{a['label']} (-{a['delta']:.2f})" for a in attribution[:3] if a["delta"] > 0)
-        explanation = (f"Logic {score:.3f} from the learned graph model (sound argument {p_sound:.2f}, "
+        costly = ", ".join(f"{a['label']} (-{a['delta']:.2f})" for a in attribution[:3]
+                           if round(a["delta"], 2) > 0)      # "-0.00" costs nothing a reader can see
+        explanation = (f"Logic {score:.2f} from the learned graph model (sound argument {p_sound:.2f}, "
                        f"quality {quality:.2f}"
                        + (f"; x {cycle_factor:.2f} for {cycles} support cycle(s)" if cycles else "") + "); "
                        + (f"costing most: {costly}." if costly else (skipped + "." if skipped
                                                                        else "no claim or relation costs much."))
-                       + f" Heuristic beside it: {heuristic.explanation}")
+                       + f" Not counted, for comparison only: the heuristic's {heuristic.explanation}")
         evidence = {**heuristic.evidence, "learned": {"score": float(learned), "sound": float(p_sound),
                                                       "cycle_factor": cycle_factor,
                                                       "quality": float(quality),

@@ -134,9 +134,10 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
     if backend == "lexical" and params_file and (config_dir() / params_file).is_file():
         params = hashlib.blake2b((config_dir() / params_file).read_bytes(), digest_size=12).hexdigest()
     from cns_core.meta.settings import MetaConfig
+    from cns_core.scoring import SCORING_VERSION
 
     payload = {"critics": dict(critic_keys), "nli": [backend, nli_cfg], "lexical_params": params,
-               "nli_weights": weights,
+               "nli_weights": weights, "scoring": SCORING_VERSION,
                "conflict_threshold": MetaConfig.load().conflict_threshold,
                "embedding": load_config("models").get("embedding", {}),
                "embedding_backend": os.environ.get("CNS_EMBEDDING_BACKEND", ""),

@@ -7,6 +7,7 @@ from typing import Mapping
 
 from cns_core.critics.base import CriticResult
 from cns_core.meta.settings import MetaConfig, QualityBand
+from cns_core.scoring import trust_shown, weigh
 
 __all__ = ["quality_band", "confidence_band"]
 
@@ -36,7 +37,10 @@ def confidence_band(results: Mapping[str, CriticResult], weights: Mapping[str, f
 
     A failed critic with requested weight share ``f`` could have scored anywhere in
     [0, 1], so the band becomes ``[(1-f) * lo, (1-f) * hi + f]``. With no usable critic
-    it is the whole interval (0, 1).
+    it is the whole interval (0, 1). Contradicted claims that cap the Trust Score
+    (:class:`cns_core.scoring.ContradictionCap`) scale the band down with the score (by
+    cap / weighted sum), so it stays around the score the page shows and never claims more than
+    the cap allows. Ends are Trust Score numbers, shown with three decimals.
     """
     requested = {n: float(w) for n, w in weights.items() if w > 0}
     total = sum(requested.values())
@@ -53,4 +57,9 @@ def confidence_band(results: Mapping[str, CriticResult], weights: Mapping[str, f
     half = math.hypot(config.confidence_scale * doubt, config.spread_scale * spread)
     lo, hi = max(0.0, centre - half), min(1.0, centre + half)
     lo, hi = (1 - failed_share) * lo, (1 - failed_share) * hi + failed_share
-    return (round(lo, 4), round(hi, 4))
+    weighted = weigh(results, weights)
+    if weighted.capped and weighted.weighted_sum:
+        assert weighted.cap is not None
+        factor = weighted.cap.limit / weighted.weighted_sum
+        lo, hi = lo * factor, min(hi * factor, weighted.cap.limit + (hi - lo) * factor / 2)
+    return (trust_shown(lo), trust_shown(hi))

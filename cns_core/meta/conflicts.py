@@ -6,6 +6,10 @@ Here every unordered pair is visited once and its reading is looked up by which
 critic is HIGHER, so both directions of each pair have their own interpretation
 (the table is ``interpretations`` in ``config/meta.yaml``). The Bias critic
 scores 1.0 for no bias, so a high bias score reads as balanced framing.
+
+The gap is taken between the scores as shown (:func:`cns_core.scoring.score_gap`): the conflict
+list, the matrix and "0.91 vs 0.15 (gap 0.76)" all read one number, and a gap shown as 0.30 is
+not "more than 0.30".
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Mapping
 
 from cns_core.critics.base import CriticResult, in_critic_order
 from cns_core.meta.settings import MetaConfig
+from cns_core.scoring import score_gap
 
 __all__ = ["Conflict", "detect_conflicts", "interpret_conflict", "ok_scores"]
 
@@ -66,11 +71,11 @@ def detect_conflicts(scores: Mapping[str, float], threshold: float | None = None
     found = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            gap = abs(scores[a] - scores[b])
+            gap = score_gap(scores[a], scores[b])
             if gap <= threshold + _EPS:
                 continue
             higher, lower = (a, b) if scores[a] > scores[b] else (b, a)
             found.append(Conflict(higher, lower, float(scores[higher]), float(scores[lower]),
-                                  round(float(gap), 4), interpret_conflict(higher, lower, config)))
+                                  gap, interpret_conflict(higher, lower, config)))
     found.sort(key=lambda c: -c.delta)
     return found

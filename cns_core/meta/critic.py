@@ -23,46 +23,20 @@ import hashlib
 import threading
 import time
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping
 
 from cns_core.config import ConfigError
 from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
 from cns_core.meta.evaluation import MetaEvaluation, assess
-from cns_core.meta.plan import ImprovementStep, improvement_plan
-from cns_core.meta.settings import MetaConfig, QualityBand
-from cns_core.scoring import incomplete_note, load_profiles, normalise
+from cns_core.meta.gate import GateDecision, decide
+from cns_core.meta.plan import ImprovementStep
+from cns_core.meta.settings import MetaConfig
+from cns_core.scoring import load_profiles, normalise
 from cns_core.sno import SNO
 
-__all__ = ["MetaCritic", "GateDecision", "gate_decision"]
+__all__ = ["MetaCritic", "GateDecision"]
 
 Context = str | Mapping[str, float] | None
-
-
-@dataclass(frozen=True)
-class GateDecision:
-    """Why an SNO passed or failed the quality gate (spec 6.2)."""
-
-    passed: bool
-    score: float
-    threshold: float
-    band: QualityBand
-    reason: str
-
-
-def gate_decision(evaluation: MetaEvaluation, threshold: float) -> GateDecision:
-    """The quality gate on an evaluation already made (a page's, with its weights and population)."""
-    threshold = float(threshold)
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold: must be between 0 and 1 (got {threshold!r})")
-    if not evaluation.complete:
-        passed, reason = False, (f"score {evaluation.score:.2f} is {incomplete_note(evaluation.failed)}; "
-                                 f"the gate never passes an incomplete score")
-    elif evaluation.score >= threshold:
-        passed, reason = True, f"score {evaluation.score:.2f} reaches the threshold {threshold:.2f}"
-    else:
-        passed, reason = False, f"score {evaluation.score:.2f} is below the threshold {threshold:.2f}"
-    return GateDecision(passed, evaluation.score, threshold, evaluation.band, reason)
 
 
 class _TTLCache:
@@ -203,7 +177,7 @@ class MetaCritic:
     def improvement_plan(self, sno: SNO, context: Context = None) -> list[ImprovementStep]:
         """Steps ordered high > medium > low priority, then by measured expected impact."""
         evaluation = self.evaluate(sno, context)
-        return improvement_plan(evaluation.results, self.weights_for(context)[1], self.config)
+        return list(evaluation.plan)
 
     def quality_gate(self, sno: SNO, threshold: float | None = None, context: Context = None) -> GateDecision:
         """Pass when every critic produced a score and the score reaches ``threshold`` (config: 0.7).
@@ -211,8 +185,10 @@ class MetaCritic:
         An incomplete score never passes: the gate cannot vouch for what was not measured,
         however little weight the failed critic carried.
         """
-        return gate_decision(self.evaluate(sno, context), self.config.gate_threshold if threshold is None
-                             else threshold)
+        evaluation = self.evaluate(sno, context)
+        if threshold is None:
+            return evaluation.gate
+        return decide(evaluation.score, threshold, self.config, evaluation.failed)
 
     def passes_quality_gate(self, sno: SNO, threshold: float | None = None, context: Context = None) -> bool:
         return self.quality_gate(sno, threshold, context).passed

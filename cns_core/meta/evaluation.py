@@ -12,9 +12,11 @@ from typing import Any, Mapping
 from cns_core.critics.base import CriticResult, Issue, in_critic_order
 from cns_core.meta.bands import confidence_band, quality_band
 from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
+from cns_core.meta.gate import GateDecision, decide
+from cns_core.meta.plan import ImprovementStep, improvement_plan
 from cns_core.meta.settings import MetaConfig, QualityBand
 from cns_core.meta.suggestions import Suggestion, generate_suggestions
-from cns_core.scoring import WeightedScore, weigh
+from cns_core.scoring import WeightedScore, trust_shown, weigh
 
 __all__ = ["MetaEvaluation", "assess"]
 
@@ -25,7 +27,10 @@ class MetaEvaluation:
 
     ``critic_scores`` holds the critics that succeeded; ``failed`` maps each critic
     that raised or timed out to its reason (its weight was redistributed, see
-    ``weighted.left_out``). ``weights`` are the normalised weights actually used.
+    ``weighted.left_out``). ``weights`` are the normalised weights actually used. ``score`` is
+    the Trust Score as shown (three decimals): the band and the gate are read from it.
+    ``gate`` is the quality gate at the threshold in force, ``plan`` the improvement plan
+    under the same weights, so every surface shows the one decision and the one plan.
     """
 
     sno_id: str
@@ -44,6 +49,8 @@ class MetaEvaluation:
     weights: dict[str, float]
     weighted: WeightedScore
     results: dict[str, CriticResult]
+    gate: GateDecision
+    plan: tuple[ImprovementStep, ...] = ()
 
     @property
     def quality(self) -> str:
@@ -72,7 +79,8 @@ class MetaEvaluation:
         failed = f"; failed: {', '.join(self.failed)}" if self.failed else ""
         return CriticResult(
             critic="meta", score=self.score, confidence=round(max(0.0, 1.0 - (hi - lo)), 4),
-            explanation=(f"{self.band.name} ({self.band.action}); {len(self.critic_scores)} critics, "
+            explanation=(f"{self.band.name}, gate {self.gate.verdict} ({self.gate.action}); "
+                         f"{len(self.critic_scores)} critics, "
                          f"{len(self.conflicts)} conflict(s), weakest: {self.weakest_dimension}{failed}"),
             sub_scores=dict(self.critic_scores),
             evidence={"confidence_band": self.confidence_band, "dominant_critic": self.dominant_critic,
@@ -84,7 +92,11 @@ class MetaEvaluation:
         """Plain JSON-ready data (results reduced to their scores, issues and errors)."""
         return {
             "sno_id": self.sno_id, "sno_hash": self.sno_hash, "context": self.context,
-            "score": self.score, "quality": asdict(self.band),
+            "score": self.score, "quality": asdict(self.band), "gate": self.gate.to_dict(),
+            "weighted_sum": self.weighted.weighted_sum, "capped": self.weighted.capped,
+            "cap": None if self.weighted.cap is None else {
+                "limit": self.weighted.cap.limit, "contradicted": list(self.weighted.cap.ids),
+                "claims": self.weighted.cap.claims, "note": self.weighted.cap_note()},
             "critic_scores": dict(self.critic_scores),
             "issues": {n: [asdict(i) for i in issues] for n, issues in self.issues.items()},
             "conflicts": [{**asdict(c), "critics": list(c.critics)} for c in self.conflicts],
@@ -93,14 +105,20 @@ class MetaEvaluation:
             "failed": dict(self.failed), "weights": dict(self.weights),
             "left_out": list(self.weighted.left_out), "complete": self.complete,
             "incomplete_critics": in_critic_order(self.failed),
+            "plan": [{"priority": p.priority, "critic": p.critic, "action": p.action,
+                      "expected_impact": p.expected_impact, "current_score": p.current_score,
+                      "target_score": p.target_score, "weight": p.weight, "nodes": list(p.nodes)}
+                     for p in self.plan],
         }
 
 
 def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], config: MetaConfig, *,
-           sno_id: str = "", sno_hash: str = "", context: str = "custom") -> MetaEvaluation:
-    """Aggregate critic results into a :class:`MetaEvaluation`.
+           sno_id: str = "", sno_hash: str = "", context: str = "custom",
+           threshold: float | None = None) -> MetaEvaluation:
+    """Aggregate critic results into a :class:`MetaEvaluation`; ``threshold``: the gate's (default: config).
 
-    * score: :func:`cns_core.scoring.weigh` (failed critics left out, their weight redistributed);
+    * score: :func:`cns_core.scoring.weigh` (failed critics left out, their weight redistributed;
+      contradicted claims cap it), as shown;
     * dominant critic: the one contributing most to the score (weight x score);
     * weakest dimension: the lowest-scoring critic that carries weight, ties in canonical order.
     """
@@ -114,7 +132,7 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
     weakest = min(weighted_ok, key=lambda n: scores[n], default=None)
     failed = {n: results[n].error or "failed" for n in names if not results[n].ok}
     failed.update({n: "no result from the pipeline" for n in weighted.left_out if n not in results})
-    score = round(weighted.trust_score, 4)
+    score = trust_shown(weighted.trust_score)
     return MetaEvaluation(
         sno_id=sno_id, sno_hash=sno_hash, context=context, score=score,
         band=quality_band(score, config),
@@ -126,4 +144,6 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
         dominant_critic=dominant, weakest_dimension=weakest,
         failed=failed,
         weights=dict(weighted.weights), weighted=weighted, results=dict(results),
+        gate=decide(score, config.gate_threshold if threshold is None else threshold, config, failed),
+        plan=tuple(improvement_plan(results, weights, config)),
     )

@@ -8,17 +8,15 @@ by the same result at the target score and the weighted score is recomputed with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Mapping
+from typing import Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult
-from cns_core.meta.gain import expected_gain
+from cns_core.critics.base import CriticResult
+from cns_core.meta.gain import PRIORITY_ORDER, Priority, expected_gain, priority_of, rank_key
 from cns_core.meta.settings import MetaConfig
 from cns_core.meta.suggestions import Suggestion, critic_suggestions
+from cns_core.scoring import normalise
 
 __all__ = ["Priority", "PRIORITY_ORDER", "ImprovementStep", "improvement_plan", "expected_gain"]
-
-Priority = Literal["high", "medium", "low"]
-PRIORITY_ORDER: dict[str, int] = {"high": 0, "medium": 1, "low": 2}
 
 
 @dataclass(frozen=True)
@@ -34,37 +32,40 @@ class ImprovementStep:
     issues: tuple[str, ...] = ()
     nodes: tuple[str, ...] = ()   # the claims, relation ends and evidence the action names, most costly first
     suggestions: tuple[Suggestion, ...] = ()   # the action piece by piece: what to do and where
+    weight: float = 0.0          # the critic's share of the weights in force
 
-
-def _priority(result: CriticResult, config: MetaConfig) -> Priority:
-    """Low scores are urgent; a high-severity issue (e.g. a contradiction) is never merely low."""
-    if result.score < config.high_below:
-        return "high"
-    if result.score < config.medium_below or any(i.severity == "high" for i in result.issues):
-        return "medium"
-    return "low"
+    @property
+    def note(self) -> str:
+        """Why a step gains nothing: no weight in force, or the score is held down by something else."""
+        if self.expected_impact > 0:
+            return ""
+        if self.weight <= 0:
+            return "weight 0 in force: fixing it does not move the Trust Score"
+        return "gains nothing while contradicted claims cap the Trust Score"
 
 
 def improvement_plan(results: Mapping[str, CriticResult], weights: Mapping[str, float],
                      config: MetaConfig) -> list[ImprovementStep]:
-    """One step per successful critic below its target, ordered by priority, then impact; its action
-    says what to do and where (the same suggestions as :func:`~cns_core.meta.suggestions.generate_suggestions`, most costly first).
+    """One step per successful critic below its target, in :func:`~cns_core.meta.gain.rank_key` order
+    (priority under the weights in force, then impact: the order of the suggestions too); its action
+    says what to do and where (the same suggestions as :func:`~cns_core.meta.suggestions.generate_suggestions`).
 
     Failed critics get no step: their gain cannot be measured (the evaluation lists them).
     """
-    rank = {name: i for i, name in enumerate(CRITIC_NAMES)}
-    steps = []
+    share = normalise({n: float(w) for n, w in weights.items()}) if any(weights.values()) else {}
+    keyed = []
     for name, result in results.items():
         target = config.target_for(name)
         if not result.ok or result.score >= target:
             continue
         gain = expected_gain(results, weights, name, target)
         suggestions = critic_suggestions(name, result, config, cost=gain)
-        steps.append(ImprovementStep(
-            priority=_priority(result, config), critic=name,
+        keyed.append((rank_key(name, result, gain, config), ImprovementStep(
+            priority=priority_of(result, gain, config), critic=name,
             action="; ".join(s.short for s in suggestions),
-            expected_impact=round(max(0.0, gain), 4), current_score=result.score,
+            expected_impact=gain, current_score=result.score,
             target_score=target, issues=result.issue_codes,
-            nodes=tuple(dict.fromkeys(n for s in suggestions for n in s.nodes)), suggestions=tuple(suggestions)))
-    steps.sort(key=lambda s: (PRIORITY_ORDER[s.priority], -s.expected_impact, rank.get(s.critic, len(rank))))
-    return steps
+            nodes=tuple(dict.fromkeys(n for s in suggestions for n in s.nodes)), suggestions=tuple(suggestions),
+            weight=share.get(name, 0.0))))
+    keyed.sort(key=lambda pair: pair[0])
+    return [step for _, step in keyed]

@@ -18,12 +18,26 @@ __all__ = ["QualityBand", "MetaConfig"]
 
 @dataclass(frozen=True)
 class QualityBand:
-    """A quality level of Appendix B: scores from ``min_score`` up to the next band."""
+    """A quality level of Appendix B: scores from ``min_score`` up to ``upper`` (the next band's min).
+
+    Whether a band accepts is not the band's to say: the quality gate decides, and the gate's
+    threshold is always a band edge (:attr:`MetaConfig.gate_choices`), so a band lies wholly
+    above or wholly below it. ``accept_action`` is what to do when the gate accepts the band,
+    ``reject_action`` when it does not (empty where the gate can never do so: the top band is
+    always accepted, the bottom one never).
+    """
 
     name: str
     min_score: float
-    action: str
-    accept: bool
+    accept_action: str
+    reject_action: str
+    upper: float | None = None
+
+    @property
+    def span(self) -> str:
+        """``0.50-0.69``: the scores of the band as they are shown (two decimals)."""
+        top = 1.0 if self.upper is None else self.upper - 0.01
+        return f"{self.min_score:.2f}–{top:.2f}"
 
 
 def _number(raw: Mapping[str, Any], key: str, path: str, lo: float = 0.0, hi: float = 1.0,
@@ -53,21 +67,35 @@ def _texts(raw: Mapping[str, Any], key: str) -> dict[str, str]:
 def _bands(raw: Any) -> tuple[QualityBand, ...]:
     if not isinstance(raw, list) or not raw:
         raise ConfigError("meta.yaml: bands: must be a non-empty list")
-    bands = []
+    items = []
     for i, item in enumerate(raw):
         if not isinstance(item, Mapping):
             raise ConfigError(f"meta.yaml: bands[{i}]: must be a mapping")
-        name, action = item.get("name"), item.get("action")
+        name = item.get("name")
         if not isinstance(name, str) or not name:
             raise ConfigError(f"meta.yaml: bands[{i}].name: must be a non-empty string")
-        if not isinstance(action, str) or not action:
-            raise ConfigError(f"meta.yaml: bands[{i}].action: must be a non-empty string")
-        bands.append(QualityBand(name, _number(item, "min", f"bands[{i}]."), action, bool(item.get("accept"))))
-    bands.sort(key=lambda b: -b.min_score)
-    if bands[-1].min_score != 0.0:
+        if "action" in item:
+            raise ConfigError(f"meta.yaml: bands[{i}].action: replaced by accept and reject (the gate decides "
+                              "which applies)")
+        for key in ("accept", "reject"):
+            if not isinstance(item.get(key, ""), str):
+                raise ConfigError(f"meta.yaml: bands[{i}].{key}: must be a string")
+        items.append((_number(item, "min", f"bands[{i}]."), name, str(item.get("accept", "")).strip(),
+                      str(item.get("reject", "")).strip(), i))
+    items.sort(key=lambda t: -t[0])
+    if items[-1][0] != 0.0:
         raise ConfigError("meta.yaml: bands: the lowest band must start at min 0 so every score has a band")
-    if len({b.name for b in bands}) != len(bands):
+    if len({t[1] for t in items}) != len(items):
         raise ConfigError("meta.yaml: bands: band names must be unique")
+    if len({t[0] for t in items}) != len(items):
+        raise ConfigError("meta.yaml: bands: two bands start at the same min")
+    bands = []
+    for k, (low, name, accept, reject, i) in enumerate(items):
+        if k < len(items) - 1 and not accept:     # a gate at this band's min or lower accepts it
+            raise ConfigError(f"meta.yaml: bands[{i}].accept: must say what to do when the gate accepts {name}")
+        if k > 0 and not reject:                  # a gate above this band rejects it
+            raise ConfigError(f"meta.yaml: bands[{i}].reject: must say what to do when the gate rejects {name}")
+        bands.append(QualityBand(name, low, accept, reject, items[k - 1][0] if k else None))
     return tuple(bands)
 
 
@@ -148,6 +176,14 @@ class MetaConfig:
         if high_below > medium_below:
             raise ConfigError("meta.yaml: improvement_plan.high_below: must not exceed medium_below")
 
+        bands = _bands(raw.get("bands"))
+        gate_threshold = _number(gate, "threshold", "quality_gate.", default=0.7)
+        edges = tuple(b.min_score for b in bands if b.min_score > 0)
+        if not any(abs(gate_threshold - e) < 1e-9 for e in edges):
+            raise ConfigError(f"meta.yaml: quality_gate.threshold: must be the min of a band above the lowest "
+                              f"({', '.join(f'{e:.2f}' for e in edges)}), so the gate accepts whole bands "
+                              f"(got {gate_threshold!r})")
+
         return cls(
             contexts=tuple(contexts),
             default_context=default_context,
@@ -157,8 +193,8 @@ class MetaConfig:
             suggestion_listed=listed,
             cache_ttl_s=_number(cache, "ttl_s", "cache.", hi=7 * 24 * 3600.0, default=300.0),
             cache_max_entries=max_entries,
-            gate_threshold=_number(gate, "threshold", "quality_gate.", default=0.7),
-            bands=_bands(raw.get("bands")),
+            gate_threshold=gate_threshold,
+            bands=bands,
             confidence_scale=_number(band, "confidence_scale", "confidence_band.", hi=10.0, default=0.5),
             spread_scale=_number(band, "spread_scale", "confidence_band.", hi=10.0, default=0.5),
             target_score=_number(plan, "target_score", "improvement_plan.", default=0.8),
@@ -169,6 +205,31 @@ class MetaConfig:
             suggestions=_texts(raw, "suggestions"),
             fallback_suggestions=fallbacks,
         )
+
+    @property
+    def gate_choices(self) -> tuple[float, ...]:
+        """The thresholds the gate may have, lowest first: the min of every band but the lowest.
+
+        A gate at a band's min accepts that band and every band above it; one inside a band
+        would accept the upper part of a band whose action says reject.
+        """
+        return tuple(sorted(b.min_score for b in self.bands if b.min_score > 0))
+
+    def gate_threshold_of(self, threshold: Any) -> float:
+        """``threshold`` checked against :attr:`gate_choices` (ValueError naming them otherwise)."""
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold != threshold:
+            raise ValueError(f"threshold: must be a number (got {threshold!r})")
+        for edge in self.gate_choices:
+            if abs(float(threshold) - edge) < 1e-9:
+                return edge
+        raise ValueError(f"threshold: must be where a band starts, one of "
+                         f"{', '.join(f'{e:.2f}' for e in self.gate_choices)} (got {threshold!r}): the gate "
+                         f"accepts whole quality bands")
+
+    def band_at(self, threshold: float) -> QualityBand:
+        """The lowest band a gate at ``threshold`` accepts."""
+        edge = self.gate_threshold_of(threshold)
+        return next(b for b in self.bands if abs(b.min_score - edge) < 1e-9)
 
     def target_for(self, critic: str) -> float:
         """The score the improvement plan aims a critic at."""

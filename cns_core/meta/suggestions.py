@@ -9,8 +9,9 @@ and ids (``Issue.nodes``). Nothing here knows a particular code: a critic that a
 code (say ``weak_support`` naming "c4 supports c2 only superficially") gets its claims
 named without a change here.
 
-Order, most costly first: critics by the Trust Score they cost (the measured gain if
-they reached their target, :func:`~cns_core.meta.gain.expected_gain`); within a critic,
+Order, the improvement plan's (:func:`~cns_core.meta.gain.rank_key`): critics by priority under
+the weights in force, then by the Trust Score they cost (the measured gain if they reached their
+target, :func:`~cns_core.meta.gain.expected_gain`); within a critic,
 suggestions by their worst issue's severity, then by how many places they name; within
 a suggestion, issues by severity, then by the score of the node they name where the
 critic reports one (a lower score costs more).
@@ -26,14 +27,23 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult, Issue
+from cns_core.critics.base import CriticResult, Issue
 from cns_core.meta.conflicts import Conflict
-from cns_core.meta.gain import expected_gain
+from cns_core.meta.gain import expected_gain, rank_key
 from cns_core.meta.settings import MetaConfig
 
-__all__ = ["Suggestion", "advice_for", "critic_suggestions", "generate_suggestions"]
+__all__ = ["Suggestion", "advice_for", "critic_suggestions", "generate_suggestions", "id_list", "IDS_LISTED"]
 
 _SEVERITY = {"high": 0, "medium": 1, "low": 2}
+IDS_LISTED = 8      # a list of ids names this many, then says how many more: never "c1, c2, ... c138"
+
+
+def id_list(ids: Iterable[str], limit: int = IDS_LISTED) -> str:
+    """``c1, c2, c3`` or ``c1, ..., c8 and 130 more``: ids a reader can take in."""
+    ids = list(dict.fromkeys(ids))
+    if len(ids) <= limit:
+        return ", ".join(ids)
+    return f"{', '.join(ids[:limit])} and {len(ids) - limit} more"
 # Per-node numbers a critic may report in its evidence (``evidence[<table>][<node id>][<key>]``),
 # each in [0, 1] with lower meaning worse: the node's own score, its p(supported), its validity.
 _NODE_SCORE_KEYS = ("score", "p_supported", "validity")
@@ -71,8 +81,13 @@ class Suggestion:
         rest = self.issues[self.listed:]
         if rest:
             ids = list(dict.fromkeys(n for i in rest for n in i.nodes))
-            shown.append(f"and {len(rest)} more" + (f" ({', '.join(ids)})" if ids else ""))
+            shown.append(f"and {len(rest)} more" + (f" ({id_list(ids)})" if ids else ""))
         return shown
+
+    @property
+    def node_list(self) -> str:
+        """The ids it concerns, most costly first, at most :data:`IDS_LISTED` of them named."""
+        return id_list(self.nodes)
 
     @property
     def where(self) -> str:
@@ -89,7 +104,7 @@ class Suggestion:
         nodes = self.nodes
         if not nodes:
             return f"{self.advice} ({'see ' + self.issues[0].message.rstrip('. ') if self.issues else 'the SNO as a whole'})"
-        return f"{self.advice} ({', '.join(nodes)})"
+        return f"{self.advice} ({id_list(nodes)})"
 
     def __str__(self) -> str:
         return self.text
@@ -105,7 +120,7 @@ def _place(issue: Issue) -> str:
     claims: ..." becomes "... (h, c1, c3)")."""
     text = issue.message.rstrip(". ")
     unsaid = [n for n in dict.fromkeys(issue.nodes) if not re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
-    return f"{text} ({', '.join(unsaid)})" if unsaid else text
+    return f"{text} ({id_list(unsaid)})" if unsaid else text
 
 
 def _node_score(result: CriticResult, nodes: Iterable[str]) -> float:
@@ -171,10 +186,9 @@ def generate_suggestions(results: Mapping[str, CriticResult], conflicts: Iterabl
     chosen = [n for n, r in ok.items() if r.score < config.suggestion_below or n in because]
     weights = dict(weights) if weights is not None else {n: 1.0 for n in ok}
     weighted = any(weights.get(n, 0) > 0 for n in ok)
-    cost = {n: max(0.0, expected_gain(results, weights, n, max(config.target_for(n), ok[n].score)))
+    cost = {n: expected_gain(results, weights, n, max(config.target_for(n), ok[n].score))
             if weighted else 0.0 for n in chosen}
-    rank = {name: i for i, name in enumerate(CRITIC_NAMES)}
-    chosen.sort(key=lambda n: (-round(cost[n], 6), ok[n].score, rank.get(n, len(rank)), n))
+    chosen.sort(key=lambda n: rank_key(n, ok[n], cost[n], config))
     out = [s for n in chosen
            for s in critic_suggestions(n, ok[n], config, cost=cost[n], because=tuple(because.get(n, ())))]
     first: dict[str, Suggestion] = {}

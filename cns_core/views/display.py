@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +45,14 @@ __all__ = [
     "disagreement_html",
     "unit_colour",
     "grounding_colour",
+    "VerdictStyle",
+    "VERDICT_STYLES",
+    "verdict_style",
+    "verdict_fill",
     "percent",
     "escape",
+    "message_html",
+    "count_axis",
 ]
 
 # ----- the three signal colours (critic-agent spec, score badge table) ------
@@ -74,7 +81,7 @@ CRITIC_LABELS: dict[str, str] = {
 BAND_COLOURS: dict[str, str] = {
     "excellent": "#15803d",
     "good": GREEN,
-    "acceptable": AMBER,
+    "fair": AMBER,
     "poor": "#f97316",
     "unacceptable": RED,
 }
@@ -128,8 +135,9 @@ def column_label(name: str) -> str:
 
 
 def column_width(name: str) -> str:
-    """Streamlit column width for a results column: text gets room, numbers stay narrow."""
-    return _COLUMN_WIDTHS.get(name, "small")
+    """Streamlit column width for a results column: text gets room, numbers stay narrow unless their
+    label would be cut ("Trust (defau", "Novelty-Parsim")."""
+    return _COLUMN_WIDTHS.get(name) or ("small" if len(column_label(name)) <= 9 else "medium")
 
 
 def band_colour(band: Any) -> str:
@@ -151,8 +159,8 @@ def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limi
     parts = (getattr(result, "evidence", None) or {}).get("attribution") or []
     out = []
     for part in parts:
-        if len(out) >= limit or float(part.get("delta", 0.0)) <= 0.0:
-            break
+        if len(out) >= limit or round(float(part.get("delta", 0.0)), 2) <= 0.0:
+            break          # sorted costliest first; "-0.00" costs nothing a reader can see
         label = str(part.get("label", part.get("id", "?")))
         if part.get("kind") == "claim" and claim_texts and label in claim_texts:
             text = " ".join(claim_texts[label].split())
@@ -160,6 +168,14 @@ def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limi
             label += f' "{short}"'
         out.append(f"{label} -{float(part['delta']):.2f}")
     return "; ".join(out)
+
+
+def count_axis(peak: float, title: str) -> dict[str, Any]:
+    """A Plotly axis for counts: from 0, whole numbers only. Left to itself Plotly draws an empty
+    result's axis from -1 with ticks at -1 and -0.5."""
+    top = max(1.0, float(peak))
+    return {"title": title, "range": [0, top * 1.15], "tickformat": ",d", "rangemode": "nonnegative",
+            **({"dtick": 1} if top <= 5 else {})}
 
 
 # ----- judge grades 1-5 ------------------------------------------------------
@@ -302,14 +318,58 @@ def unit_colour(value: float | None) -> str:
 
 
 def grounding_colour(entailment: float | None) -> str:
-    """Fill colour of a claim node from its best entailment probability."""
+    """A probability in [0, 1] on the red-amber-green ramp (grey when missing)."""
     return unit_colour(entailment)
+
+
+# ----- a claim's grounding verdict -----------------------------------------------------
+@dataclass(frozen=True)
+class VerdictStyle:
+    """How a claim's grounding verdict looks: a colour, and for colour-blind readers an icon and a shape."""
+
+    word: str
+    colour: str
+    icon: str
+    shape: str          # vis-network node shape
+
+
+# The verdict (the Grounding critic's one label per claim) decides colour, icon and shape; its
+# probability only how strong the fill is. Contradicted and supported are never told apart by
+# hue alone: a cross and an ellipse against a tick and a box.
+VERDICT_STYLES: dict[str, VerdictStyle] = {
+    "supported": VerdictStyle("supported", "#16a34a", "✓", "box"),
+    "contradicted": VerdictStyle("contradicted", "#dc2626", "✗", "ellipse"),
+    "not_enough_info": VerdictStyle("not enough information", "#64748b", "?", "box"),
+}
+NOT_SCORED_STYLE = VerdictStyle("not scored", GREY, "–", "box")
+
+
+def verdict_style(verdict: str | None) -> VerdictStyle:
+    return VERDICT_STYLES.get(verdict or "", NOT_SCORED_STYLE)
+
+
+def verdict_fill(verdict: str | None, probability: float | None) -> str:
+    """The node fill: the verdict's colour, paler the less sure the verdict (a secondary cue only)."""
+    colour = verdict_style(verdict).colour
+    if probability is None or not math.isfinite(probability):
+        return _mix(colour, "#ffffff", 0.75)
+    return _mix(colour, "#ffffff", 0.85 - 0.5 * min(1.0, max(0.0, float(probability))))
 
 
 def percent(value: float | None, digits: int = 0) -> str:
     if value is None or not math.isfinite(value):
         return "–"
     return f"{value * 100:.{digits}f}%"
+
+
+_CODE = re.compile(r"`([^`\n]+)`")
+
+
+def message_html(text: Any) -> str:
+    """A message from the system (an error, the judge's feedback) as safe HTML: escaped, `code` spans kept
+    as code, nothing else interpreted. Markdown would print the backslashes its escaping needs inside a
+    URL ("http://127\\.0\\.0\\.1") and turn a half-escaped URL into a broken link."""
+    return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
 
 
 def escape(text: Any) -> str:

@@ -25,14 +25,17 @@ from typing import Any, Mapping
 
 
 from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding
-from cns_core.views.display import EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, grounding_colour, unit_colour
+from cns_core.views.display import (EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, VERDICT_STYLES, verdict_fill,
+                                    verdict_style)
 from cns_core.sno import SNO
 
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
-           "claim_passage_rows", "claim_levels", "graph_findings",
+           "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
+           "graph_findings",
            "restatements", "sno_graph_html", "remote_resources"]
 
 _TOOLTIP_WIDTH = 64
+LEGEND_PX = 58       # the legend's strip above the canvas (the canvas is this much shorter)
 _LABEL_WIDTH = 26
 
 
@@ -77,10 +80,46 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
     return rows
 
 
-def claim_passage_rows(g: ClaimGrounding) -> list[dict[str, Any]]:
-    """The passages behind one claim's verdict, most similar first."""
-    return [{"Evidence": p.evidence, "Passage": p.text, "Similarity": p.similarity, "Entailment": p.entailment,
-             "Contradiction": p.contradiction} for p in g.passages]
+PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passages: each sentence and each run "
+                 "of up to three adjacent sentences, so one item appears once per passage, each with its own "
+                 "numbers. The verdict reads the passage that entails the claim most and the one that "
+                 "contradicts it most (marked).")
+
+
+def passage_part(evidence_text: str | None, passage: str) -> str:
+    """Which part of its evidence item a passage is: ``whole item``, ``sentence 2 of 3``, ``sentences 1-2 of 3``."""
+    from cns_core.text.segment import split_sentences
+
+    if evidence_text is None:
+        return "part"
+    if " ".join(passage.split()) == " ".join(evidence_text.split()):
+        return "whole item"
+    sentences = [" ".join(x.split()) for x in split_sentences(evidence_text)]
+    wanted = " ".join(passage.split())
+    n = len(sentences)
+    for start in range(n):
+        for end in range(start + 1, n + 1):
+            if " ".join(sentences[start:end]) == wanted:
+                if end - start == n:
+                    return "whole item"
+                span = f"sentence {start + 1}" if end - start == 1 else f"sentences {start + 1}-{end}"
+                return f"{span} of {n}"
+    return "part"
+
+
+def claim_passage_rows(g: ClaimGrounding, evidence_texts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The passages behind one claim's verdict, most similar first, each saying which part of its item it is
+    and whether it is the one that entails or contradicts the claim most (what the verdict reads)."""
+    texts = evidence_texts or {}
+    best = g.best_passage()
+    worst = max(g.passages, key=lambda p: p.contradiction or 0.0, default=None)
+    rows = []
+    for p in g.passages:
+        marks = [m for m, hit in (("entails most", p is best), ("contradicts most", p is worst)) if hit]
+        rows.append({"Evidence": p.evidence, "Part": passage_part(texts.get(p.evidence), p.text)
+                     if texts else "part", "Passage": p.text, "Similarity": p.similarity,
+                     "Entailment": p.entailment, "Contradiction": p.contradiction, "Verdict reads": ", ".join(marks)})
+    return rows
 
 
 def graph_findings(sno: SNO, max_cycles: int = 20) -> GraphFindings:
@@ -104,8 +143,10 @@ def sno_graph_html(
 ) -> str:
     """One offline HTML document drawing ``sno``'s reasoning graph.
 
-    Nodes are filled by grounding (red-amber-green on the verdict's p(supported), grey
-    when unknown); support edges are solid, rebuttals dashed, undercuts dotted
+    Nodes show the Grounding critic's verdict: supported green with a tick in a box,
+    contradicted red with a cross in an ellipse, not enough information slate with a question
+    mark, not scored grey; the fill is paler the less sure the verdict (its probability is in
+    the label too). Support edges are solid, rebuttals dashed, undercuts dotted
     with a bar end; claims on a cycle and orphan claims get a highlighted border.
     Hovering a node shows the claim, its best evidence and the scores.
     The layout is layered as a reader expects an argument (:func:`claim_levels`):
@@ -124,11 +165,12 @@ def sno_graph_html(
     levels = claim_levels(sno) if hierarchical else {}
     restating = restatements(sno)
 
-    net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
+    net = Network(height=f"{height_px - LEGEND_PX}px", width="100%", directed=True, cdn_resources="in_line")
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        fill = grounding_colour(g.support)
-        border, border_width, dashes = fill, 1.5, False
+        style, p = verdict_style(g.verdict), verdict_probability(g)
+        fill = verdict_fill(g.verdict, p)
+        border, border_width, dashes = style.colour, 2.5 if g.verdict == "contradicted" else 1.5, False
         if claim.id == sno.hypothesis:
             border, border_width = HIGHLIGHT_COLOURS["hypothesis"], 3.5
         if claim.id in findings.flagged:
@@ -137,10 +179,11 @@ def sno_graph_html(
             border, border_width = HIGHLIGHT_COLOURS["cycle"], 4.0
         net.add_node(
             claim.id,
-            label=_label(claim.id, claim.text),
+            label=_label(claim.id, claim.text, g),
             title=_node_tooltip(sno, claim.id, g, evidence, findings),
-            shape="box",
-            color={"background": _tint(fill), "border": border,
+            shape=style.shape,
+            verdict=g.verdict or "not_scored",
+            color={"background": fill, "border": border,
                    "highlight": {"background": _tint(fill, 0.3), "border": border},
                    "hover": {"background": _tint(fill, 0.3), "border": border}},
             borderWidth=border_width,
@@ -256,12 +299,27 @@ def _tint(colour: str, amount: float = 0.55) -> str:
     return "#" + "".join(f"{round(c + (255 - c) * amount):02x}" for c in rgb)
 
 
-def _label(claim_id: str, text: str) -> str:
+def verdict_probability(g: ClaimGrounding) -> float | None:
+    """The probability of the verdict the critic gave (p(supported) of a supported claim, ...)."""
+    return {"supported": g.p_supported, "contradicted": g.p_contradicted,
+            "not_enough_info": g.p_not_enough_info}.get(g.verdict or "")
+
+
+def _label(claim_id: str, text: str, g: ClaimGrounding | None = None) -> str:
+    """``✗ c3 · contradicted 0.80`` over the first lines of the text: the verdict readable without colour."""
     lines = textwrap.wrap(text, _LABEL_WIDTH) or [""]
     shown = lines[:3]
     if len(lines) > 3:
         shown[-1] = shown[-1][: _LABEL_WIDTH - 1] + "…"
-    return f"{claim_id}\n" + "\n".join(shown)
+    head = claim_id
+    if g is not None:
+        style, p = verdict_style(g.verdict), verdict_probability(g)
+        head = f"{style.icon} {claim_id} · {style.word}"
+        if g.verdict == "not_enough_info":     # neither side earned its label: show how near each came
+            head += f"\nsupported {_fmt(g.p_supported)} · contradicted {_fmt(g.p_contradicted)}"
+        elif p is not None:
+            head += f" {p:.2f}"
+    return f"{head}\n" + "\n".join(shown)
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
@@ -339,28 +397,32 @@ _BOOTSTRAP = re.compile(r"<link[^>]*cdn\.jsdelivr[^>]*/>\s*|<script[^>]*cdn\.jsd
 _COMMENTED = re.compile(r"<!--.*?-->", re.S)
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>\s*", re.S)
 def _legend(findings: GraphFindings, restates: bool = False) -> str:
-    """A static legend (no user text) overlaid on the canvas."""
+    """A static legend (no user text) in a strip above the canvas."""
     items = [
         (f'<span style="display:inline-block;width:26px;border-top:3px solid {EDGE_STYLES["support"]["color"]}"></span>', "supports"),
         (f'<span style="display:inline-block;width:26px;border-top:3px dashed {EDGE_STYLES["rebut"]["color"]}"></span>', "rebuts"),
         (f'<span style="display:inline-block;width:26px;border-top:3px dotted {EDGE_STYLES["undercut"]["color"]}"></span>', "undercuts"),
     ]
-    ramp = "".join(f'<span style="display:inline-block;width:9px;height:11px;background:{unit_colour(v / 10)}"></span>'
-                   for v in range(11))
     if restates:
         items.append((f'<span style="display:inline-block;width:26px;border-top:2px dotted {GREY}"></span>',
                       "restates the hypothesis"))
     rows = "".join(f"<div>{swatch} {text}</div>" for swatch, text in items)
-    rows += f"<div>{ramp} grounding 0 → 1 <span style=\"display:inline-block;width:11px;height:11px;background:{GREY}\"></span> n/a</div>"
+    for verdict, style in [*VERDICT_STYLES.items(), ("", verdict_style(None))]:
+        radius = "50%" if style.shape == "ellipse" else "3px"
+        rows += (f'<div data-verdict="{verdict or "not_scored"}"><span style="display:inline-block;min-width:22px;'
+                 f'text-align:center;border:2px solid {style.colour};border-radius:{radius};'
+                 f'background:{verdict_fill(verdict or None, 0.8)}">{style.icon}</span> {style.word}</div>')
+    rows += "<div>paler: less sure</div>"
     if findings.cycles:
         rows += (f'<div><span style="border:2px solid {HIGHLIGHT_COLOURS["cycle"]};padding:0 6px">&nbsp;</span> '
                  f'<span style="display:inline-block;width:26px;border-top:3px solid {HIGHLIGHT_COLOURS["cycle"]};'
                  f'box-shadow:0 0 5px {HIGHLIGHT_COLOURS["cycle"]}"></span> on a cycle</div>')
     if findings.flagged:
         rows += f'<div><span style="border:2px dashed {HIGHLIGHT_COLOURS["orphan"]};padding:0 6px">&nbsp;</span> orphan</div>'
-    return ('<div id="cns-legend" style="position:absolute;top:8px;left:8px;z-index:5;background:rgba(255,255,255,.92);'
-            'border:1px solid #e5e7eb;border-radius:6px;padding:6px 9px;font:12px sans-serif;color:#374151;'
-            f'line-height:1.7">{rows}</div>')
+    # Above the canvas, never over it: an overlay hid the top-left claims of a drafted graph.
+    return ('<div id="cns-legend" style="display:flex;flex-wrap:wrap;gap:2px 16px;align-items:center;'
+            'border-bottom:1px solid #e5e7eb;padding:4px 8px;font:12px sans-serif;color:#374151;'
+            f'line-height:1.6;min-height:{LEGEND_PX - 9}px;box-sizing:border-box">{rows}</div>')
 
 
 def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:

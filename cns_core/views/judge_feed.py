@@ -26,7 +26,8 @@ from cns_core.agents.loop_record import LoopFinding, find_loop
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
 __all__ = ["AGENTS_COMMAND", "RUN_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "LoopView",
-           "loop_view", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded", "retry_schedule_text"]
+           "loop_view", "ask_problem", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded",
+           "retry_schedule_text"]
 
 AGENTS_COMMAND = "cns agents"
 RUN_COMMAND = "cns run"
@@ -149,6 +150,26 @@ def loop_view(loop: LoopFinding, feed_error: str | None = None) -> LoopView:
     return LoopView(False, "not running", RED, loop.bus.pub_address,
                     f"The judge loop is not running for this state folder (`{loop.folder}`). {stored} Start the loop "
                     "(`make run` starts it with the dashboard):", AGENTS_COMMAND)
+
+
+def ask_problem(status: JudgeStatus | None, feed_ready: bool) -> str | None:
+    """Why "Ask a question" cannot work right now (None when it can), said before anyone types a question.
+
+    Asking needs this folder's judge loop on the bus (``feed_ready``: the page's feed proved it answers),
+    the server answering, and GeneratorAgent's model served there.
+    """
+    if status is None:
+        return "the bus and judge settings could not be read (see the error above)."
+    if not status.proxy or not feed_ready:
+        return f"asking needs this state folder's judge loop (GeneratorAgent), which is not answering: start it " \
+               f"with `{AGENTS_COMMAND}` (or `{RUN_COMMAND}`)."
+    if not status.judge_server:
+        return f"{status.server_label} at {status.judge_url} does not answer, so GeneratorAgent cannot either."
+    if not status.generator_model_present:
+        model = status.generator_model or "none configured"
+        return (f"GeneratorAgent's model ({model}, config/critic.yaml) is not served by {status.server_label} at "
+                f"{status.judge_url}.")
+    return None
 
 
 def new_turn(query: str, answer: str | None, session_id: str, mode: str) -> dict[str, Any]:

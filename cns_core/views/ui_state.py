@@ -34,6 +34,10 @@ __all__ = [
     "KEY_BLEND",
     "KEY_POPULATION",
     "KEY_JUDGE_TURNS",
+    "KEY_GATE",
+    "GateInForce",
+    "gate_in_force",
+    "set_gate",
     "BLEND_FROM",
     "BLEND_TO",
     "DEFAULT_PROFILE",
@@ -68,6 +72,7 @@ KEY_WEIGHTS = "cns_weights"        # dict[str, float] | None: custom weights fro
 KEY_BLEND = "cns_blend"            # float | None: the blend position the custom weights came from
 KEY_POPULATION = "cns_population"  # str: what novelty is measured against (POPULATION_CHOICES)
 KEY_JUDGE_TURNS = "cns_judge_turns"  # list[dict]: turns sent to the judge in this session
+KEY_GATE = "cns_gate"              # float | None: the quality gate's threshold tuned on the Meta-Critic page
 
 DEFAULT_PROFILE = "default"
 BLEND_FROM, BLEND_TO = "exploration", "verification"     # the Weights page's blend runs between these
@@ -233,6 +238,50 @@ def blend_weights(profiles: Mapping[str, Mapping[str, float]], t: float) -> dict
 def profile_options(force: WeightsInForce, profiles: Mapping[str, Any]) -> list[str]:
     """What a profile picker offers: the profiles, and the custom weights' label while they are in force."""
     return [*profiles, force.label] if force.custom else list(profiles)
+
+
+# ----- the quality gate in force ------------------------------------------------------
+@dataclass(frozen=True)
+class GateInForce:
+    """The quality gate's threshold every page decides with, and how every page names it.
+
+    Like :class:`WeightsInForce`: tuned on the Meta-Critic page, kept for the session, read by
+    the Overview, the Weights page and the sidebar. ``lowest`` is the band it starts (the gate
+    accepts it and every band above); ``default`` the threshold of ``config/meta.yaml``.
+    """
+
+    threshold: float
+    lowest: str
+    default: float
+
+    @property
+    def tuned(self) -> bool:
+        return abs(self.threshold - self.default) > 1e-9
+
+    @property
+    def label(self) -> str:
+        """``0.70 (good and above)``: the same words on every page."""
+        return f"{self.threshold:.2f} ({self.lowest} and above)"
+
+
+def gate_in_force(state: Mapping[str, Any], config: Any) -> GateInForce:
+    """The one source of truth for the gate's threshold: the session's, else ``config.gate_threshold``.
+
+    ``config`` is a :class:`cns_core.meta.MetaConfig`; a stored value that is no longer a band edge
+    (the config changed) falls back to the default.
+    """
+    chosen = state.get(KEY_GATE)
+    try:
+        threshold = config.gate_threshold_of(chosen) if chosen is not None else config.gate_threshold
+    except ValueError:
+        threshold = config.gate_threshold
+    return GateInForce(threshold, config.band_at(threshold).name, config.gate_threshold)
+
+
+def set_gate(state: MutableMapping[str, Any], threshold: float, config: Any) -> GateInForce:
+    """Put ``threshold`` (a band edge, else ValueError) in force for the session."""
+    state[KEY_GATE] = config.gate_threshold_of(threshold)
+    return gate_in_force(state, config)
 
 
 # ----- the novelty population --------------------------------------------------------

@@ -1,0 +1,142 @@
+"""``cns meta FILE... [--profile NAME | --weights ...] [--threshold T] [--gate] [--json]``.
+
+The Meta-Critic from the command line: per SNO the Trust Score (and what caps it), its
+quality band and the gate's verdict with the action they call for, the conflicts between
+critics, the suggestions and the improvement plan. Every number is the Meta-Critic's own
+(:func:`cns_core.meta.assess`), the same the dashboard's Meta-Critic page shows.
+
+Exit status: 0, or 1 when a file could not be read; with ``--gate`` 3 when any SNO fails the
+quality gate, so ``cns meta sno.yaml --gate && publish`` publishes only what passes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from cns_core.cli.evaluate import FileReport, load_file
+from cns_core.critics.base import in_critic_order
+from cns_core.engine.population import Population
+from cns_core.meta import MetaConfig, MetaEvaluation, assess
+from cns_core.pipeline import CriticPipeline, resolve_weights
+from cns_core.scoring import incomplete_note, parse_weights
+from cns_core.sno import SNO
+
+__all__ = ["GATE_FAILED", "format_meta", "register", "run"]
+
+GATE_FAILED = 3     # exit status with --gate when an SNO fails the quality gate
+
+
+def _lines(title: str, items: list[str]) -> list[str]:
+    return [f"  {title}:", *(f"    {item}" for item in items)] if items else [f"  {title}: none"]
+
+
+def format_meta(ev: MetaEvaluation, sno: SNO, path: str, weights_label: str,
+                population: Population | None = None) -> str:
+    """One readable block per SNO: score, band and gate, critics, conflicts, suggestions, plan."""
+    gate = ev.gate
+    title = f'  "{sno.title}"' if sno.title else ""
+    out = [f"{path}  {sno.id}{title}",
+           f"  Trust Score {ev.score:.3f}  ({weights_label})"
+           + (f"  {incomplete_note(ev.failed)}" if ev.failed else ""),
+           f"  band {gate.band.name} {gate.band.span} · gate {gate.verdict}: {gate.reason}; the gate {gate.rule}",
+           f"  action: {gate.action}"]
+    if ev.weighted.capped:
+        out.append(f"  {ev.weighted.cap_note()}")
+    lo, hi = ev.confidence_band
+    out.append(f"  confidence band {lo:.3f} - {hi:.3f}")
+    if population is not None:
+        out.append(f"  {population.describe(sno)}")
+    out.append(f"  {'critic':<10} {'score':>5} {'weight':>6} {'contrib':>7}")
+    for name in in_critic_order(ev.results):
+        weight = ev.weights.get(name, 0.0)
+        if name in ev.failed:
+            out.append(f"  {name:<10} {'failed':>5} {weight:>6.2f} {'':>7}  {ev.failed[name]}")
+        else:
+            out.append(f"  {name:<10} {ev.critic_scores[name]:>5.2f} {weight:>6.2f} "
+                       f"{ev.weighted.contributions.get(name, 0.0):>7.3f}")
+    out += _lines("conflicts", [f"{c.higher} {c.high_score:.2f} over {c.lower} {c.low_score:.2f} "
+                                f"(gap {c.delta:.2f}): {c.interpretation}" for c in ev.conflicts])
+    out += _lines("suggestions", [f"{k}. [{s.critic}, +{s.cost:.3f}] {s.text}"
+                                  for k, s in enumerate(ev.suggestions, 1)])
+    out += _lines("improvement plan", [
+        f"{p.priority:<6} {p.critic:<10} {p.current_score:.2f} -> {p.target_score:.2f}  +{p.expected_impact:.3f}  "
+        f"{p.action}" + (f"  ({p.note})" if p.note else "") for p in ev.plan])
+    return "\n".join(out)
+
+
+def _weights(args: argparse.Namespace) -> tuple[dict[str, float], str]:
+    if args.weights:
+        weights = parse_weights(args.weights)
+        resolve_weights(weights)
+        return weights, "custom weights"
+    weights, name = resolve_weights(args.profile or "default")
+    return weights, str(name)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``meta`` command (module docstring for the exit status)."""
+    config = MetaConfig.load()
+    threshold = config.gate_threshold if args.threshold is None else config.gate_threshold_of(args.threshold)
+    weights, label = _weights(args)            # an unknown profile stops here, before any model loads
+    reports: list[FileReport] = [load_file(path) for path in args.files]
+    for report in reports:
+        if not report.ok:
+            print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
+            for problem in report.problems:
+                print(f"  - {problem}", file=sys.stderr)
+    snos = [s for r in reports for s in r.snos]
+    population = Population.resolve(args.population, snos)
+    pipeline = CriticPipeline(timeout_s=args.timeout)
+    context = population.context() if population.snos else None
+    done: list[tuple[str, SNO, MetaEvaluation]] = []
+    for report in reports:
+        for sno in report.snos:
+            results = pipeline.run_critics(sno, context)
+            done.append((report.path, sno, assess(results, weights, config, sno_id=sno.id,
+                                                  sno_hash=sno.content_hash(), context=label,
+                                                  threshold=threshold)))
+    if args.json:
+        payload: dict[str, Any] = {
+            "results": [{"file": path, "title": sno.title, **ev.to_dict(),
+                         "population": population.to_dict(sno)} for path, sno, ev in done],
+            "errors": [{"file": r.path, "problems": r.problems} for r in reports if not r.ok]}
+        print(json.dumps(payload, indent=2, default=str))
+    elif done:
+        print("\n\n".join(format_meta(ev, sno, path, label, population) for path, sno, ev in done))
+    if any(not r.ok for r in reports):
+        return 1
+    if args.gate and any(not ev.gate.passed for _, _, ev in done):
+        return GATE_FAILED
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    config = MetaConfig.load()
+    edges = ", ".join(f"{e:.2f}" for e in config.gate_choices)
+    parser = subparsers.add_parser(
+        "meta", help="the Meta-Critic: band, quality gate, conflicts, suggestions and improvement plan",
+        description="Run the five critics on SNO files and print the Meta-Critic's verdict per SNO: the Trust "
+                    "Score, its quality band and the quality gate's decision with the action they call for, the "
+                    "conflicts between critics, suggestions and the improvement plan.",
+        epilog=f"Exit status: 0; 1 when a file could not be read or validated; with --gate, {GATE_FAILED} when "
+               "any SNO fails the quality gate (an incomplete score, where a critic failed, always fails).")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml)")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--profile", help="weight profile from config/profiles.yaml (default: default)")
+    choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
+                                          "get weight 0")
+    parser.add_argument("--threshold", type=float, default=None, metavar="T",
+                        help=f"the quality gate's threshold: where a band starts ({edges}); the gate accepts that "
+                             f"band and every band above (default {config.gate_threshold:.2f}, config/meta.yaml)")
+    parser.add_argument("--gate", action="store_true",
+                        help=f"make the exit status say whether the gate passed: {GATE_FAILED} when any SNO fails it")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.add_argument("--population", default="batch", metavar="batch|none|examples|FILES",
+                        help="what novelty is measured against (as cns evaluate; default: the SNOs given)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds the critics may take per SNO (default: sized to the SNO)")
+    parser.set_defaults(func=run)
+    return parser
