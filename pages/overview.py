@@ -59,7 +59,7 @@ with frame.guard("Could not evaluate the current SNO"):
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),
             "Confidence": r.confidence if r and r.ok else None,
-            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}, width=18) if r and r.ok
+            "Costs most": display.costliest_parts(r, {c.id: c.text for c in sno.claims}) if r and r.ok
             else "",
         })
     fig = go.Figure()

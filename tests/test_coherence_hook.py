@@ -439,8 +439,11 @@ def test_check_sno_on_an_example(tmp_path):
     pairs = {frozenset((p.a, p.b)): p for p in report.pairs}
     assert frozenset(("c1", "e2")) in pairs
     c1_e2 = pairs[frozenset(("c1", "e2"))]
-    assert c1_e2.kind == "claim-evidence" and "negation" in c1_e2.types and c1_e2.score >= 0.7
+    assert c1_e2.kind == "claim-evidence" and "negation" in c1_e2.types and "grounding" in c1_e2.types
     assert report.claims["c1"].status == "contradicted"
+    verdict = report.claims["c1"].verdict            # the pair's score is the verdict's, weighed by e2's validity
+    e2 = next(e for e in sno.evidence if e.id == "e2")
+    assert verdict.p_contradicted > 0.5 and c1_e2.score == pytest.approx(verdict.p_contradicted * e2.validity)
     assert report.metrics.n_props == len(sno.claims)
     assert not (tmp_path / "coherence.jsonl").exists() or not any(
         "p_id" in r for r in read_log(tmp_path / "coherence.jsonl"))

@@ -121,7 +121,8 @@ def test_real_suggestions_name_every_place_in_the_plans_order(meta, name):
         assert not s.text.startswith("Address:") and s.where in s.text
     plan = meta.improvement_plan(example(name))
     for step in plan:
-        assert all(n in step.action for n in step.nodes)
+        unnamed = [n for n in step.nodes if not re.search(rf"\b{re.escape(n)}\b", step.action)]
+        assert not unnamed or f"and {len(unnamed)} more" in step.action      # a long list names some, counts the rest
         flagged = {n for i in ev.results[step.critic].issues for n in i.nodes}
         assert set(step.nodes) == flagged
 
@@ -133,7 +134,8 @@ def test_unsupported_claims_are_listed_lowest_p_supported_first(meta):
     by_p = sorted(unsupported, key=lambda c: (grounding.evidence["claims"][c]["p_supported"], unsupported.index(c)))
     [s] = [s for s in ev.suggestions if s.codes == ("unsupported_claim",)]
     assert s is ev.suggestions[0]                # grounding costs the most Trust Score here
-    assert s.nodes == tuple(by_p) and len(by_p) == 6      # supported only from p(supported) 0.5 on
+    assert s.nodes == tuple(by_p) and len(by_p) >= 2      # supported only from p(supported) 0.5 on
+    assert all(grounding.evidence["claims"][c]["p_supported"] < 0.5 for c in by_p)
     assert s.text.index(f"claim {by_p[0]} ") < s.text.index(f"claim {by_p[1]} ")
 
 

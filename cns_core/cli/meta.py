@@ -114,8 +114,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    config = MetaConfig.load()
-    edges = ", ".join(f"{e:.2f}" for e in config.gate_choices)
     parser = subparsers.add_parser(
         "meta", help="the Meta-Critic: band, quality gate, conflicts, suggestions and improvement plan",
         description="Run the five critics on SNO files and print the Meta-Critic's verdict per SNO: the Trust "
@@ -129,8 +127,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
                                           "get weight 0")
     parser.add_argument("--threshold", type=float, default=None, metavar="T",
-                        help=f"the quality gate's threshold: where a band starts ({edges}); the gate accepts that "
-                             f"band and every band above (default {config.gate_threshold:.2f}, config/meta.yaml)")
+                        help="the quality gate's threshold: where a band of config/meta.yaml starts; the gate accepts "
+                             "that band and every band above (default: the gate threshold in config/meta.yaml)")
     parser.add_argument("--gate", action="store_true",
                         help=f"make the exit status say whether the gate passed: {GATE_FAILED} when any SNO fails it")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")

@@ -152,10 +152,10 @@ def band_label(band: Any) -> str:
 
 
 def costliest_parts(result: Any, claim_texts: dict[str, str] | None = None, limit: int = 3,
-                    width: int = 40) -> str:
+                    width: int = 18) -> str:
     """The claims and relations that lower a critic's score most, from its leave-one-out
     ``evidence["attribution"]`` (the Logic critic's): ``c4 "Taxes hurt..." -0.12; c3 supports c1 -0.05``.
-    Empty when the critic reports no attribution or nothing costs anything."""
+    ``width`` characters of a claim's text fit the Overview's table column. Empty when the critic reports no attribution or nothing costs anything."""
     parts = (getattr(result, "evidence", None) or {}).get("attribution") or []
     out = []
     for part in parts:
