@@ -31,7 +31,7 @@ from cns_core.critics.base import CriticResult
 from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
-__all__ = ["routed", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
+__all__ = ["routed", "end_page", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
            "memory", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
            "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note"]
 
@@ -115,12 +115,30 @@ _ROUTED: ContextVar[bool] = ContextVar("cns_routed", default=False)
 _WRONG_TOKEN_PAUSE_S = 1.0     # slows guessing down; a right token never waits
 
 
+class _PageEnded(BaseException):
+    """Raised by :func:`end_page`; a BaseException so that :func:`guard` lets it through to :func:`routed`."""
+
+
+def end_page() -> None:
+    """End the page here (nothing more to show), but let the router finish the sidebar.
+
+    ``st.stop()`` would also stop the router's own work after the page (the sidebar's model caption):
+    every element written after it raises Streamlit's stop again.
+    """
+    if not _ROUTED.get():
+        st.stop()            # no router here to finish anything
+    raise _PageEnded
+
+
 @contextmanager
 def routed() -> Iterator[None]:
-    """The router runs the page inside this, so :func:`page` knows the frame and the gate came first."""
+    """The router runs the page inside this, so :func:`page` knows the frame and the gate came first;
+    a page that ended early (:func:`end_page`) ends here."""
     mark = _ROUTED.set(True)
     try:
         yield
+    except _PageEnded:
+        pass
     finally:
         _ROUTED.reset(mark)
 

@@ -94,7 +94,7 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     if not rows:
         st.info(f"No coherence log yet ({path}). It fills when the judge loop runs with the coherence hook "
                 "(`cns agents`) or with `cns coherence check`.")
-        st.stop()
+        frame.end_page()
     summary = summarise(rows)      # the one walk over the log: counts, drift points, chart series, coverage
     s1, s2, s3, s4 = st.columns(4)
     s1.metric("Chains checked", f"{summary.chains:,}",

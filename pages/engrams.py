@@ -37,7 +37,7 @@ with frame.guard("Could not open the engram memory"):
     if total == 0:
         st.info("The memory is empty: no engram has been stored yet. Start the judge loop with `cns agents` "
                 "and send turns from the Judge page, or run `make run` for a demo memory.")
-        st.stop()
+        frame.end_page()
 
     with st.sidebar:
         st.markdown("### Engram filters")
@@ -93,7 +93,7 @@ with frame.guard("Could not open the engram memory"):
                                              verdicts=tuple(verdicts), annotated=annotated, person=person), rule)
     except ValueError as exc:
         st.error(f"Filter: {exc}")
-        st.stop()
+        frame.end_page()
 
     # A search by meaning opens ranked by similarity (its own key, so an earlier "Newest first" does not stick).
     orders = list(_ORDERS) if filters.similar_to else list(_ORDERS)[1:]

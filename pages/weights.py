@@ -88,7 +88,7 @@ with frame.guard("Could not tune the weights"):
         if set_to_zero:
             st.warning("All weights are zero: set at least one weight above zero to get a Trust Score. Until "
                        f"then the {profile} profile's weights stay in force on every page.")
-            st.stop()
+            frame.end_page()
         before = frame.assess(sno, results, profiles[profile], profile)
         after = frame.assess(sno, results, chosen, force.label)
         m1, m2, m3 = st.columns(3)
