@@ -119,6 +119,7 @@ def test_an_agent_survives_an_error_while_receiving(bus_config, proxy, memory, m
 
     monkeypatch.setattr(Subscriber, "recv_batch", flaky)
     with agent, Publisher(bus_config) as pub:
+        wait_for(lambda: agent.failures == 1, 20, what="the receive error")   # the loop's first receive
         pub.publish(RESPONSE, turn_payload(1, "hiccup"))
         wait_for(lambda: memory.get(["hiccup-00001"]), 20, what="a turn after the receive error")
         assert agent.running and agent.failures == 1
