@@ -4,7 +4,7 @@ Moving a weight slider in the dashboard calls :func:`weigh` on cached results,
 so it must stay cheap and side-effect free.
 
 A weighted average lets strong scores elsewhere hide claims that the SNO's own evidence
-contradicts (Vitamin C: 6 of 7 claims contradicted, yet 0.554). So contradiction is a cap,
+contradicts (Vitamin C: 5 of 7 claims contradicted, yet a weighted sum of 0.611). So contradiction is a cap,
 not a term: while grounding carries weight, the Trust Score is at most the share of claims
 that are *not* contradicted (:class:`ContradictionCap`), read from the Grounding critic's one
 verdict per claim. An SNO mostly contradicted by its evidence stays below 0.5 whatever the
@@ -51,7 +51,7 @@ def score_gap(a: float, b: float) -> float:
 class ContradictionCap:
     """Claims of the SNO that its own evidence contradicts, and the ceiling they put on the Trust Score.
 
-    ``limit`` = 1 - contradicted / claims: with 6 of 7 claims contradicted nothing above 0.143 is
+    ``limit`` = 1 - contradicted / claims: with 5 of 7 claims contradicted nothing above 0.286 is
     believable, with 1 of 7 the ceiling 0.857 rarely bites. ``ids`` name the contradicted claims.
     """
 
@@ -64,7 +64,7 @@ class ContradictionCap:
         return 1.0 - self.contradicted / self.claims if self.claims else 1.0
 
     def describe(self) -> str:
-        """``6 of 7 claims are contradicted by the SNO's own evidence``."""
+        """``5 of 7 claims are contradicted by the SNO's own evidence``."""
         verb = "is" if self.contradicted == 1 else "are"
         return f"{self.contradicted} of {self.claims} claims {verb} contradicted by the SNO's own evidence"
 
