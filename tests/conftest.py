@@ -30,6 +30,20 @@ def shared_data() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def vitamin_c_cap():
+    """The cap the shipped Grounding critic's verdicts put on ``examples/contradicted_vitamin_c.yaml``:
+    read from the model, not written down, so the tests follow the verifier that ships."""
+    from cns_core.pipeline import CriticPipeline
+    from cns_core.scoring import contradiction_cap
+    from cns_core.sno import load_snos
+
+    (sno,) = load_snos(EXAMPLES_DIR / "contradicted_vitamin_c.yaml")
+    cap = contradiction_cap(CriticPipeline().run_critics(sno))
+    assert cap is not None and cap.contradicted > cap.claims / 2       # most of its claims
+    return cap
+
+
 @pytest.fixture
 def state_dir(tmp_path, monkeypatch) -> Path:
     """A private CNS_STATE_DIR so tests never touch the developer's memory or logs."""

@@ -13,10 +13,6 @@ from pathlib import Path
 
 import pytest
 from local_servers import serve_dashboard
-
-from cns_core.pipeline import CriticPipeline
-from cns_core.scoring import contradiction_cap
-from cns_core.sno import load_snos
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     ARTIFACTS,
     FIRST_RENDER_MS,
@@ -82,13 +78,11 @@ def _open_example(page, base: str, word: str) -> None:
     settle(page)
 
 
-def test_vitamin_c_overview_tells_one_story(fresh, page):
+def test_vitamin_c_overview_tells_one_story(fresh, page, vitamin_c_cap):
     _open_example(page, fresh, "Vitamin C prevents the common cold")
     _wait_for_metric(page, "Trust Score")
     body = page.locator("body").inner_text()
-    (sno,) = load_snos(ROOT / "examples" / "contradicted_vitamin_c.yaml")
-    cap = contradiction_cap(CriticPipeline().run_critics(sno))
-    assert cap is not None and "capped by contradictions" in body and cap.describe() in body
+    assert "capped by contradictions" in body and vitamin_c_cap.describe() in body
     assert "Acceptable" not in body and "Fair" not in body
     assert "fails" in body and "Reject" in body
     assert_clean(page, "Overview (Vitamin C)")

@@ -10,9 +10,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core.pipeline import CriticPipeline
-from cns_core.scoring import ContradictionCap, contradiction_cap
-from cns_core.sno import load_snos
 from cns_core.views import ui_state
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,24 +42,16 @@ def texts(at: AppTest) -> str:
     return "\n".join(e.value for e in (*at.markdown, *at.caption, *at.success, *at.error, *at.warning))
 
 
-def vitamin_c_cap() -> ContradictionCap:
-    """The cap the Grounding critic's verdicts put on Vitamin C's Trust Score (most of its claims)."""
-    (sno,) = load_snos(ROOT / "examples" / "contradicted_vitamin_c.yaml")
-    cap = contradiction_cap(CriticPipeline().run_critics(sno))
-    assert cap is not None and cap.contradicted > cap.claims / 2
-    return cap
-
-
 def gate_caption(at: AppTest) -> str:
     return next(c.value for c in at.caption if "the gate accepts" in c.value)
 
 
-def test_overview_of_vitamin_c_is_capped_and_band_and_gate_agree():
+def test_overview_of_vitamin_c_is_capped_and_band_and_gate_agree(vitamin_c_cap):
     at = open_example("vitamin")
     metric = next(m for m in at.metric if m.label == "Trust Score")
     assert float(metric.value) < 0.5
     text = texts(at)
-    assert "capped by contradictions" in text and vitamin_c_cap().describe() in text
+    assert "capped by contradictions" in text and vitamin_c_cap.describe() in text
     assert ">Fair" not in text and "Acceptable" not in text
     assert ">fails<" in text
     assert any(c.value.startswith("Reject") for c in at.caption)            # the band's action under a failed gate

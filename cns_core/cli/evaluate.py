@@ -59,6 +59,34 @@ def load_file(path: str | Path) -> FileReport:
         return FileReport(str(path), problems=list(exc.problems))
 
 
+def print_problems(reports: Sequence[FileReport]) -> list[FileReport]:
+    """Each bad file's problems on stderr, one per line under its path; returns the bad reports."""
+    bad = [r for r in reports if not r.ok]
+    for report in bad:
+        print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
+        for problem in report.problems:
+            print(f"  - {problem}", file=sys.stderr)
+    return bad
+
+
+@dataclass(frozen=True)
+class ScoringRun:
+    """What scoring the loaded SNOs of one command needs: every SNO, the novelty population they
+    resolve to, the pipeline (with the command's timeout) and the population's critic context."""
+
+    snos: list[SNO]
+    population: Population
+    pipeline: CriticPipeline
+    context: CriticContext | None
+
+    @classmethod
+    def of(cls, reports: Sequence[FileReport], args: argparse.Namespace) -> "ScoringRun":
+        snos = [s for r in reports for s in r.snos]
+        population = Population.resolve(args.population, snos)
+        return cls(snos, population, CriticPipeline(timeout_s=args.timeout),
+                   population.context() if population.snos else None)
+
+
 def evaluate_snos(snos: Sequence[SNO], pipeline: CriticPipeline, weights: str | Mapping[str, float] = "default",
                   context: CriticContext | None = None, progress: Any = None) -> list[Evaluation]:
     """Evaluate each SNO; ``progress`` (a tqdm bar) is advanced once per SNO."""
@@ -204,20 +232,13 @@ def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weight
     """Score every loaded SNO of ``reports`` and print tables or JSON; 1 when a file was bad."""
     from tqdm import tqdm
 
-    bad = [r for r in reports if not r.ok]
-    for report in bad:
-        print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
-        for problem in report.problems:
-            print(f"  - {problem}", file=sys.stderr)
-
-    snos = [s for r in reports for s in r.snos]
-    population = Population.resolve(args.population, snos)
-    pipeline = CriticPipeline(timeout_s=args.timeout)
-    context = population.context() if population.snos else None
-    with tqdm(total=len(snos), desc="evaluating", unit="SNO", file=sys.stderr,
-              disable=None if len(snos) > 1 else True) as bar:
+    bad = print_problems(reports)
+    scoring = ScoringRun.of(reports, args)
+    population = scoring.population
+    with tqdm(total=len(scoring.snos), desc="evaluating", unit="SNO", file=sys.stderr,
+              disable=None if len(scoring.snos) > 1 else True) as bar:
         for report in reports:
-            report.evaluations = evaluate_snos(report.snos, pipeline, weights, context, progress=bar)
+            report.evaluations = evaluate_snos(report.snos, scoring.pipeline, weights, scoring.context, progress=bar)
 
     if args.json:
         payload = {

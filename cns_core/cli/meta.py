@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from cns_core.cli.evaluate import FileReport, load_file
+from cns_core.cli.evaluate import FileReport, ScoringRun, load_file, print_problems
 from cns_core.critics.base import in_critic_order
 from cns_core.engine.population import Population
 from cns_core.meta import MetaConfig, MetaEvaluation, assess
-from cns_core.pipeline import CriticPipeline, resolve_weights
+from cns_core.pipeline import resolve_weights
 from cns_core.scoring import incomplete_note, parse_weights
 from cns_core.sno import SNO
 
@@ -82,19 +81,13 @@ def run(args: argparse.Namespace) -> int:
     threshold = config.gate_threshold if args.threshold is None else config.gate_threshold_of(args.threshold)
     weights, label = _weights(args)            # an unknown profile stops here, before any model loads
     reports: list[FileReport] = [load_file(path) for path in args.files]
-    for report in reports:
-        if not report.ok:
-            print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
-            for problem in report.problems:
-                print(f"  - {problem}", file=sys.stderr)
-    snos = [s for r in reports for s in r.snos]
-    population = Population.resolve(args.population, snos)
-    pipeline = CriticPipeline(timeout_s=args.timeout)
-    context = population.context() if population.snos else None
+    bad = print_problems(reports)
+    scoring = ScoringRun.of(reports, args)
+    population = scoring.population
     done: list[tuple[str, SNO, MetaEvaluation]] = []
     for report in reports:
         for sno in report.snos:
-            results = pipeline.run_critics(sno, context)
+            results = scoring.pipeline.run_critics(sno, scoring.context)
             done.append((report.path, sno, assess(results, weights, config, sno_id=sno.id,
                                                   sno_hash=sno.content_hash(), context=label,
                                                   threshold=threshold)))
@@ -102,11 +95,11 @@ def run(args: argparse.Namespace) -> int:
         payload: dict[str, Any] = {
             "results": [{"file": path, "title": sno.title, **ev.to_dict(),
                          "population": population.to_dict(sno)} for path, sno, ev in done],
-            "errors": [{"file": r.path, "problems": r.problems} for r in reports if not r.ok]}
+            "errors": [{"file": r.path, "problems": r.problems} for r in bad]}
         print(json.dumps(payload, indent=2, default=str))
     elif done:
         print("\n\n".join(format_meta(ev, sno, path, label, population) for path, sno, ev in done))
-    if any(not r.ok for r in reports):
+    if bad:
         return 1
     if args.gate and any(not ev.gate.passed for _, _, ev in done):
         return GATE_FAILED
