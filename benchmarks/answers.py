@@ -12,7 +12,7 @@ Sets (``CNS_DATA_DIR``; a seeded sample of ``--limit`` answers each):
 * **SAF unseen questions**: exam answers to questions the verifier never saw, against the teacher's
   reference (``Partially correct`` left out: neither right nor wrong);
 * **swaps**: WiCE dev and SciFact held-out supported claims against their sources, and each with one
-  injected error (``cns_core.critics.claim_errors``), as answers without a question.
+  injected error (``cns_core.training.claim_errors``), as answers without a question.
 
 Scores, each as an AUC for "the answer is right" and, where it decides, a balanced accuracy:
 
@@ -42,7 +42,7 @@ from cns_core.agents.answer_trust import AnswerItem, AnswerScorer  # noqa: E402
 from cns_core.agents.answer_verdict import judge_answers  # noqa: E402
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.models import get_embedder, get_nli_backend  # noqa: E402
-from cns_core.models.verifier_data import read_evouna, read_nq301, read_saf  # noqa: E402
+from cns_core.training.verifier_data import read_evouna, read_nq301, read_saf  # noqa: E402
 
 
 def _sample(rows: list, limit: int, seed: int = 34) -> list:
@@ -56,7 +56,7 @@ def answer_sets(root: Path, limit: int) -> dict[str, list[tuple[AnswerItem, bool
     """Set name -> (answer item, the person's verdict) rows."""
     judged = root / "answer_judgements"
     nq = read_nq301(judged / "nq301_human.tsv", judged / "nq301_gold.tsv")
-    from cns_core.models.verifier_data import nq301_questions
+    from cns_core.training.verifier_data import nq301_questions
 
     evouna, _ = read_evouna(judged / "evouna.jsonl", exclude=nq301_questions(judged / "nq301_human.tsv"),
                             folds=10, held_folds=(0,), held=True)
@@ -67,7 +67,7 @@ def answer_sets(root: Path, limit: int) -> dict[str, list[tuple[AnswerItem, bool
         return [(AnswerItem(f"{name}-{i}", a.question, a.answer, a.reference), bool(a.correct))
                 for i, a in enumerate(_sample(answers, limit))]
 
-    from cns_core.critics.claim_errors import claim_error_set
+    from cns_core.training.claim_errors import claim_error_set
 
     swaps = _sample(claim_error_set(), limit)
     return {"NQ301 (dev)": items("nq301", nq), "EVOUNA held out": items("evouna", evouna),

@@ -8,7 +8,7 @@ from :func:`cns_core.agents.answer_verdict.judge_answers` against the gold answe
 (about 1-3 answers a second), so scores are cached in ``--cache`` (JSONL, one row per answer, keyed by
 question and answer) and a rerun only scores what is missing.
 
-The split is by question (:func:`cns_core.models.verifier_data.question_fold`): the calibration is fitted
+The split is by question (:func:`cns_core.training.verifier_data.question_fold`): the calibration is fitted
 (:func:`cns_core.agents.verdict_calibration.fit_calibration`, itself cross-validated by question) on the
 answers to half the questions, and balanced accuracy is compared on the other half: the configured
 threshold against the fitted one. Fitting must not lower it.
@@ -35,7 +35,7 @@ offline_and_quiet()
 import numpy as np  # noqa: E402
 
 from cns_core.config import data_dir, state_dir  # noqa: E402
-from cns_core.models.verifier_data import question_fold, question_key, read_nq301  # noqa: E402
+from cns_core.training.verifier_data import question_fold, question_key, read_nq301  # noqa: E402
 
 
 def _key(question: str, answer: str) -> str:

@@ -8,7 +8,7 @@ and held-out NLI, one column per model.
 
 Sets (``CNS_DATA_DIR``), none trained on by ``config/nli_train_cv.yaml``:
 
-* **claim errors** (``cns_core.critics.claim_errors``): WiCE dev supported claims and SciFact
+* **claim errors** (``cns_core.training.claim_errors``): WiCE dev supported claims and SciFact
   held-out-fold SUPPORT claims against their sources, each also with one injected error (a changed
   number, date, name or quantity word, or an added fact). Figure: the grounding critic's AUC of
   p(supported), originals against corrupted claims, overall, per set and per kind; and the same AUC
@@ -41,14 +41,14 @@ offline_and_quiet()
 import numpy as np  # noqa: E402
 
 from cns_core.config import data_dir  # noqa: E402
-from cns_core.critics.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
+from cns_core.training.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.critics.grounding import fusion_of  # noqa: E402
-from cns_core.critics.grounding_fit import DevClaim, dev_features, load_scifact, predict_dev  # noqa: E402
+from cns_core.training.grounding_fusion import DevClaim, dev_features, load_scifact, predict_dev  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 from cns_core.models.nli import TransformersNLI, nli_settings, weights_fingerprint  # noqa: E402
-from cns_core.models.nli_data import read_nli_tsv, read_scifact_pairs, sample_pairs, scifact_fold  # noqa: E402
+from cns_core.training.nli_data import read_nli_tsv, read_scifact_pairs, sample_pairs, scifact_fold  # noqa: E402
 
 FOLDS, HELD_FOLDS = 5, (0, 1)
 NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")

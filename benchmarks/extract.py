@@ -44,7 +44,7 @@ from cns_core.config import data_dir  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 from cns_core.text import draft_snos  # noqa: E402
 from cns_core.text.annotated import GENRES, GoldText, GraphScore, read_genre  # noqa: E402
-from cns_core.text.miner_training import build_examples, fit_miner, labelled, load_miner_settings  # noqa: E402
+from cns_core.training.drafter import build_examples, fit_miner, labelled, load_miner_settings  # noqa: E402
 from cns_core.text.segment import segment_units  # noqa: E402
 
 

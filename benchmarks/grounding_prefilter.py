@@ -26,7 +26,7 @@ import numpy as np  # noqa: E402
 
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.critics.grounding import fusion_of  # noqa: E402
-from cns_core.critics.grounding_fit import auc_figures, dev_features, load_scifact, load_wice, predict_dev  # noqa: E402
+from cns_core.training.grounding_fusion import auc_figures, dev_features, load_scifact, load_wice, predict_dev  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])

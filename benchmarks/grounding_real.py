@@ -35,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from cns_core.critics.common import contradiction_threshold, critic_settings  # noqa: E402
 from cns_core.critics.grounding import evidence_windows, fusion_of, top_k_windows  # noqa: E402
-from cns_core.critics.grounding_fit import (auc_figures, cross_validated, dev_features, load_scifact,  # noqa: E402
+from cns_core.training.grounding_fusion import (auc_figures, cross_validated, dev_features, load_scifact,  # noqa: E402
                                             load_wice, predict_dev, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402

@@ -35,9 +35,9 @@ import numpy as np  # noqa: E402
 from cns_core.critics import default_critics  # noqa: E402
 from cns_core.critics.base import CriticContext  # noqa: E402
 from cns_core.critics.logic import HeuristicLogicCritic, LogicCritic  # noqa: E402
-from cns_core.models.logic_data import FLAW_TYPES, Example  # noqa: E402
+from cns_core.training.logic_data import FLAW_TYPES, Example  # noqa: E402
 from cns_core.models.logic_gnn import load_logic_model  # noqa: E402
-from cns_core.models.logic_training import (auc, build_data, embed_data, examples_inputs,  # noqa: E402
+from cns_core.training.logic import (auc, build_data, embed_data, examples_inputs,  # noqa: E402
                                             load_logic_settings, mean_topic_spearman)
 from cns_core.scoring import load_profiles, weigh  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402

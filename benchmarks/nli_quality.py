@@ -29,7 +29,7 @@ from cns_core.config import data_dir  # noqa: E402
 from cns_core.critics.common import contradiction_threshold  # noqa: E402
 from cns_core.models import ModelUnavailableError, get_nli_backend  # noqa: E402
 from cns_core.models.nli import nli_identity  # noqa: E402
-from cns_core.models.nli_metrics import (claim_level_auc, expected_calibration_error, nli_report,  # noqa: E402
+from cns_core.training.nli_metrics import (claim_level_auc, expected_calibration_error, nli_report,  # noqa: E402
                                          read_nli_pairs)
 
 DEFAULT_FILES = ("nli_train/mnli_dev_mismatched.tsv.gz", "sick_test/SICK_test.tsv", "climate_fever/climate-fever.jsonl")

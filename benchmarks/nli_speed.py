@@ -55,7 +55,7 @@ def main(argv=None) -> int:
     from cns_core.models.embeddings import MiniLMEmbedder
     from cns_core.models.lexical_nli import from_config as lexical_from_config
     from cns_core.models.nli import SHIPPED_MODEL, TransformersNLI, nli_settings
-    from cns_core.models.nli_data import read_nli_tsv
+    from cns_core.training.nli_data import read_nli_tsv
 
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -26,11 +26,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-from cns_core.people.annotations import AGREEMENTS, HUMAN_VERDICTS
-
 __all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
-           "time_key", "time_keys", "range_clauses", "and_clauses"]
+           "time_key", "time_keys", "range_clauses", "and_clauses", "HUMAN_PREFIX", "HUMAN_VERDICTS", "HUMAN_KEYS",
+           "AGREEMENTS", "MAX_NOTE_CHARS", "MAX_WHO_CHARS", "Annotation", "question_key"]
 
 UNGRADED = -1                      # critic_score of an engram no judge has scored yet
 ORDERS = ("newest", "oldest", "score", "relevance")
@@ -62,6 +61,64 @@ TRUST_KEYS = (
     "trust_verdict_evidence",  # str: which evidence ("reference", "source 2")
     "trust_verdict_note",    # str: the verdict in words
 )
+
+# A person's verdict on a stored answer (written by cns_core.people; owned by the memory like trust_*).
+HUMAN_PREFIX = "human_"
+HUMAN_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unsure")
+HUMAN_KEYS = (
+    "human_verdict",   # str: correct / incorrect / unsure
+    "human_note",      # str: the person's note ("" when none)
+    "human_who",       # str: who marked it ("" when not said)
+    "human_at",        # float: when, seconds since the epoch
+)
+AGREEMENTS = ("agrees", "disagrees")    # the answer verdict set against the person's (filters)
+MAX_NOTE_CHARS = 2000
+MAX_WHO_CHARS = 100
+MAX_ID_CHARS = 200
+
+
+def _bounded_text(value: Any, field_name: str, limit: int) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f"{field_name}: expected text, got {type(value).__name__}")
+    if len(value) > limit:
+        raise ValueError(f"{field_name}: {len(value):,} characters, at most {limit:,} allowed")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One person's verdict on one engram; construction validates every field (ValueError naming it)."""
+
+    id: str
+    verdict: str
+    note: str = ""
+    who: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ValueError(f"id: expected a non-empty engram id, got {self.id!r}")
+        if len(self.id) > MAX_ID_CHARS:
+            raise ValueError(f"id: {len(self.id):,} characters, at most {MAX_ID_CHARS} allowed")
+        object.__setattr__(self, "id", self.id.strip())
+        verdict = self.verdict.strip().lower() if isinstance(self.verdict, str) else self.verdict
+        if verdict not in HUMAN_VERDICTS:
+            raise ValueError(f"verdict: expected one of {', '.join(HUMAN_VERDICTS)}, got {self.verdict!r}")
+        object.__setattr__(self, "verdict", verdict)
+        object.__setattr__(self, "note", _bounded_text(self.note, "note", MAX_NOTE_CHARS))
+        object.__setattr__(self, "who", _bounded_text(self.who, "who", MAX_WHO_CHARS))
+
+    def metadata(self, at: float | None = None) -> dict[str, Any]:
+        """The engram's ``human_*`` keys (one write replaces all four)."""
+        return {"human_verdict": self.verdict, "human_note": self.note, "human_who": self.who,
+                "human_at": float(time.time() if at is None else at)}
+
+
+def question_key(question: str) -> str:
+    """A question's identity across turns and files: lower case, words only ("Who wrote X?" == "who wrote x")."""
+    return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
+
 
 
 def validate_score(score: Any, field_name: str = "score") -> int:

@@ -29,10 +29,12 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.access import is_loopback
-from cns_core.people.annotations import HUMAN_KEYS, HUMAN_PREFIX, Annotation
 from cns_core.config import ConfigError, env_override, load_config, state_dir
 from cns_core.engrams import (
+    HUMAN_KEYS,
+    HUMAN_PREFIX,
     ORDERS,
+    Annotation,
     SCORE_BUCKETS,
     TRUST_KEYS,
     NO_VERDICT,
@@ -453,7 +455,7 @@ class MemoryService:
         return list(found["ids"])
 
     def record_annotations(self, annotations: Sequence[Annotation], at: float | None = None) -> list[str]:
-        """Store people's verdicts (:class:`cns_core.people.annotations.Annotation`) on their engrams: every id
+        """Store people's verdicts (:class:`cns_core.engrams.Annotation`) on their engrams: every id
         must name an engram, else UnknownEngramError naming them and nothing is written; then one read
         and one write. A later verdict on the same engram replaces the earlier one (all ``human_*`` keys)."""
         annotations = list(annotations)

@@ -26,7 +26,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from cns_core.config import config_dir, data_dir, load_config  # noqa: E402
 from cns_core.models import get_embedder  # noqa: E402
 from cns_core.models.lexical_nli import FEATURES, LexicalParams, pair_features  # noqa: E402
-from cns_core.models.nli_metrics import NLIDataset, nli_report, read_nli_pairs  # noqa: E402
+from cns_core.training.nli_metrics import NLIDataset, nli_report, read_nli_pairs  # noqa: E402
 
 REPORTED = ("accuracy", "entailment AUC", "contradiction AUC", "contradiction precision", "contradiction recall")
 

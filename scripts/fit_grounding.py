@@ -24,7 +24,7 @@ offline_and_quiet()
 
 from cns_core.config import PROJECT_ROOT, state_dir  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
-from cns_core.critics.grounding_fit import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
+from cns_core.training.grounding_fusion import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
                                             fit_fusion, fitted_record, load_scifact, load_wice, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402

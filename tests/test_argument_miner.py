@@ -12,7 +12,7 @@ from cns_core.text import draft_sno, draft_snos
 from cns_core.text.annotated import GoldText, GraphScore, align, overlap, read_genre
 from cns_core.text.miner import ArgumentMiner, MinerUnavailable, decode
 from cns_core.text.miner_features import describe_texts
-from cns_core.text.miner_training import MinerTrainSettings, build_examples, fit_miner
+from cns_core.training.drafter import MinerTrainSettings, build_examples, fit_miner
 from cns_core.text.draft import drafting_units
 
 TEXTS = [

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cns_core.critics.claim_errors import ERROR_KINDS, claim_error_set, inject_error, supported_claims
-from cns_core.critics.grounding_fit import DevClaim
+from cns_core.training.claim_errors import claim_error_set, supported_claims
+from cns_core.training.fact_swaps import ERROR_KINDS, inject_error
+from cns_core.training.grounding_fusion import DevClaim
 
 POSEIDON = "The film Poseidon earned $181,674,817 worldwide, exceeding its $160 million budget."
 DONOR = "Barack Obama visited Paris in 2009."
@@ -67,7 +68,7 @@ def test_set_pairs_each_original_with_one_corrupted_claim_kinds_taking_turns():
 def test_real_set_holds_wice_and_held_out_scifact_supported_claims(shared_data):
     claims = supported_claims(shared_data)
     assert {c.dataset for c in claims} == {"wice", "scifact"}
-    from cns_core.models.nli_data import read_scifact_pairs
+    from cns_core.training.nli_data import read_scifact_pairs
 
     trained = set(read_scifact_pairs(shared_data / "scifact_train" / "train_claim_doc_pairs.jsonl").hypotheses)
     assert not {c.claim for c in claims if c.dataset == "scifact"} & trained     # held-out folds only

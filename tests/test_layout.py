@@ -75,3 +75,64 @@ def test_the_root_holds_the_domain_only():
     root = sorted(p.stem for p in PACKAGE.glob("*.py"))
     assert len(root) <= 9, root
     assert not {"ui_state", "display", "graph_html", "engram_view", "judge_feed", "demo_memory"} & set(root)
+
+
+# The house plan, ground floor first. A module may import its own floor or a lower one, never a higher one;
+# a new room (or root module) must be placed here before it can land.
+FLOORS: tuple[frozenset[str], ...] = tuple(frozenset(f.split()) for f in (
+    "config bounds access engrams sno",   # root modules: settings, limits, the SNO and the engram record
+    "models formats",                     # run a model; read and write files
+    "text memory",                        # draft SNOs from text; store engrams
+    "critics",
+    "scoring training",                   # the Trust Score; the recipes that make the shipped models
+    "pipeline coherence",
+    "meta",
+    "agents engine",                      # the judge loop; corpus runs on Ray
+    "people",                             # people's verdicts, calibration, export (above agents and memory)
+    "cli views",
+))
+
+
+def room(module: str) -> str:
+    """``cns_core.models.nli`` -> ``models``; a root module is its own room (``cns_core.memory`` -> ``memory``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def floor(module: str) -> int:
+    name = room(module)
+    for level, rooms in enumerate(FLOORS):
+        if name in rooms:
+            return level
+    raise AssertionError(f"{module}: room {name!r} is on no floor of the house plan (tests/test_layout.py FLOORS)")
+
+
+def upward_imports(graph: nx.DiGraph) -> list[tuple[str, str]]:
+    return sorted((a, b) for a, b in graph.edges
+                  if room(a) != "__init__" and room(b) != "__init__" and floor(a) < floor(b))
+
+
+def test_every_import_runs_down_the_floors():
+    assert upward_imports(import_graph()) == []
+
+    # and the check does find one: a model backend that knows an agent
+    graph = nx.DiGraph([("cns_core.models.minicheck", "cns_core.agents.ollama")])
+    assert upward_imports(graph) == [("cns_core.models.minicheck", "cns_core.agents.ollama")]
+
+
+def test_rooms_form_no_circle():
+    rooms = nx.DiGraph((room(a), room(b)) for a, b in import_graph().edges if room(a) != room(b))
+    assert [sorted(c) for c in nx.simple_cycles(rooms)] == []
+
+
+def test_models_only_load_and_run_models():
+    """``models/`` holds inference backends; data readers, augmentation, training loops and metrics
+    live in ``training/``, which nothing at inference time imports (only the train and eval commands)."""
+    graph = import_graph()
+    assert {room(b) for a, b in graph.edges if room(a) == "models"} <= {"config", "bounds", "sno", "models"}
+    training_users = {a for a, b in graph.edges if room(b) == "training" and room(a) != "training"}
+    assert {room(a) for a in training_users} <= {"cli", "coherence"}
+    assert {a for a in training_users if room(a) == "coherence"} <= {"cns_core.coherence.evaluate"}
+    recipes = {p.stem for p in (PACKAGE / "models").glob("*.py")} & {
+        "nli_training", "nli_data", "nli_augment", "nli_metrics", "verifier_data", "logic_data", "logic_training"}
+    assert recipes == set()

@@ -13,10 +13,10 @@ from cns_core.critics import default_critics
 from cns_core.critics.base import CriticContext
 from cns_core.critics.logic import HeuristicLogicCritic, LogicCritic, forget_models, load_model_cached
 from cns_core.formats.cdcp import parse_cdcp
-from cns_core.models.logic_data import Example, flawed_copies, make_flawed, percentile_within, text_split
+from cns_core.training.logic_data import Example, flawed_copies, make_flawed, percentile_within, text_split
 from cns_core.models.logic_gnn import (LogicGNN, LogicGNNConfig, graph_input, load_logic_model,
                                        save_logic_model)
-from cns_core.models.logic_training import EmbeddingCache, LogicTrainSettings, TrainingData, auc, spearman, \
+from cns_core.training.logic import EmbeddingCache, LogicTrainSettings, TrainingData, auc, spearman, \
     train_logic
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from cns_core.config import ConfigError, load_config
 from cns_core.models import ModelUnavailableError, get_nli_backend
-from cns_core.models.minicheck import MiniCheckNLI, from_config
+from cns_core.agents.ollama import minicheck_nli as from_config
+from cns_core.models.minicheck import MiniCheckNLI
 from fake_ollama import MINICHECK_MODEL
 from judge_loop_helpers import fake_ollama, free_port, ollama  # noqa: F401  (fixtures)
 

@@ -16,7 +16,7 @@ from cns_core.config import load_config
 from cns_core.models import ModelUnavailableError, get_nli_backend
 from cns_core.models.lexical_nli import FEATURES, LexicalNLI, LexicalParams, from_config, pair_features
 from cns_core.models.nli import NLI_LABELS, TransformersNLI, label_columns, reset_backends
-from cns_core.models.nli_metrics import format_report, nli_report, read_nli_pairs
+from cns_core.training.nli_metrics import format_report, nli_report, read_nli_pairs
 from cns_core.models.tiny import build_tiny_nli_model, tiny_nli_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -360,7 +360,7 @@ def test_benchmark_prints_backends_side_by_side(lexical, tiny_models, tmp_path, 
 
 
 def test_climate_fever_rows_give_claim_level_auc(tmp_path):
-    from cns_core.models.nli_metrics import claim_level_auc
+    from cns_core.training.nli_metrics import claim_level_auc
 
     rows = [{"claim_id": str(i), "claim": f"Claim {i}.", "claim_label": label,
              "evidences": [{"evidence": f"Evidence {i}.{k}.", "evidence_label": ev} for k, ev in enumerate(evs)]}

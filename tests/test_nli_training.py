@@ -12,9 +12,9 @@ import pytest
 
 from cns_core.config import ConfigError
 from cns_core.models.nli import NLI_LABELS, TransformersNLI, softmax_rows
-from cns_core.models.nli_data import detokenize, read_nli_files, read_nli_tsv, stratified_split
-from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature
-from cns_core.models.nli_training import (CALIBRATION_FILE, REPORT_FILE, TrainSettings, load_train_settings,
+from cns_core.training.nli_data import detokenize, read_nli_files, read_nli_tsv, stratified_split
+from cns_core.training.nli_metrics import expected_calibration_error, fit_temperature
+from cns_core.training.nli import (CALIBRATION_FILE, REPORT_FILE, TrainSettings, load_train_settings,
                                           train_nli)
 from cns_core.models.tiny import build_tiny_nli_model
 
@@ -213,14 +213,14 @@ def test_contradiction_threshold_has_the_best_f_half():
     probs[:, contradiction] = [0.95, 0.8, 0.7, 0.45, 0.4, 0.1]
     labels = [contradiction, contradiction, 0, contradiction, 1, 1]
     # F0.5: >= 0.71 flags 2, both right (P 1, R 2/3: 0.909) beats >= 0.41 (P 3/4, R 1: 0.789)
-    from cns_core.models.nli_training import fit_contradiction_threshold
+    from cns_core.training.nli import fit_contradiction_threshold
 
     assert fit_contradiction_threshold(probs, labels) == pytest.approx(0.71)
     assert fit_contradiction_threshold(probs, labels, beta=1.0) == pytest.approx(0.41)   # F1: 6/7 at >= 0.41
 
 
 def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path, tiny_base):
-    from cns_core.models.nli_training import calibrate_model
+    from cns_core.training.nli import calibrate_model
 
     settings = _settings(tmp_path, tiny_base)
     trained = train_nli(settings, progress=False, log=lambda _: None)
@@ -241,14 +241,14 @@ def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path,
     ("Two kids run outside.", None),                       # no auxiliary: no safe single edit
 ])
 def test_negate_inserts_or_removes_one_negation(sentence, negated):
-    from cns_core.models.nli_augment import negate
+    from cns_core.training.nli_augment import negate
 
     assert negate(sentence) == negated
 
 
 def test_negation_pairs_come_in_threes_from_training_sentences():
-    from cns_core.models.nli_augment import negation_pairs
-    from cns_core.models.nli_data import NLIPairs
+    from cns_core.training.nli_augment import negation_pairs
+    from cns_core.training.nli_data import NLIPairs
 
     source = NLIPairs(["p"] * 4, ["A cat is asleep.", "Dogs run.", "A cat is asleep.", "The bus was late."],
                       [0, 1, 2, 0], ["x"] * 4)
@@ -263,7 +263,7 @@ def test_negation_pairs_come_in_threes_from_training_sentences():
 
 def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_path, tiny_base):
     settings = _settings(tmp_path, tiny_base, train_fraction=0.5, augment_negation=3, epochs=1)
-    from cns_core.models.nli_training import _training_data
+    from cns_core.training.nli import _training_data
 
     train, dev, _ = _training_data(settings)
     _, dev_first_stage, _ = _training_data(_settings(tmp_path, tiny_base))
@@ -273,7 +273,7 @@ def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_pat
 
 
 def test_committed_second_stage_continues_the_first():
-    from cns_core.models.nli_training import load_train_settings
+    from cns_core.training.nli import load_train_settings
 
     first = load_train_settings()
     second = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_negation.yaml")
@@ -310,7 +310,7 @@ def _write_scifact(path: Path, rows=SCIFACT_ROWS) -> Path:
 
 
 def test_scifact_rows_become_rationale_claim_pairs(tmp_path):
-    from cns_core.models.nli_data import read_scifact_pairs
+    from cns_core.training.nli_data import read_scifact_pairs
 
     path = _write_scifact(tmp_path / "train_claim_doc_pairs.jsonl")
     every = read_scifact_pairs(path, folds=2, held_folds=[])
@@ -327,7 +327,7 @@ def test_scifact_rows_become_rationale_claim_pairs(tmp_path):
 
 
 def test_scifact_held_folds_are_fixed_by_claim_id_and_never_trained_on(tmp_path):
-    from cns_core.models.nli_data import read_scifact_pairs, scifact_fold
+    from cns_core.training.nli_data import read_scifact_pairs, scifact_fold
 
     path = _write_scifact(tmp_path / "train_claim_doc_pairs.jsonl")
     train = read_scifact_pairs(path, folds=5, held_folds=[0, 1])
@@ -357,7 +357,7 @@ def _two_folder_settings(tmp_path: Path, base: Path, monkeypatch, **extra) -> Tr
 
 
 def test_training_files_come_from_several_folders_with_caps(tmp_path, tiny_base, monkeypatch):
-    from cns_core.models.nli_training import _training_data
+    from cns_core.training.nli import _training_data
 
     settings = _two_folder_settings(tmp_path, tiny_base, monkeypatch)
     train, dev, problems = _training_data(settings)
@@ -375,7 +375,7 @@ def test_training_files_come_from_several_folders_with_caps(tmp_path, tiny_base,
 
 
 def read_nli_scifact_held(root: Path):
-    from cns_core.models.nli_data import read_scifact_pairs
+    from cns_core.training.nli_data import read_scifact_pairs
 
     return read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", held=True)
 
@@ -407,7 +407,7 @@ def test_committed_claim_verification_mix_continues_the_shipped_model_and_holds_
 
 
 def test_an_unfinished_run_exports_its_checkpoint_as_a_loadable_model(tmp_path, tiny_base):
-    from cns_core.models.nli_training import export_checkpoint
+    from cns_core.training.nli import export_checkpoint
 
     settings = _settings(tmp_path, tiny_base)
     with pytest.raises(ValueError, match="no checkpoint to export"):

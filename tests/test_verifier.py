@@ -12,11 +12,11 @@ import pytest
 
 from cns_core.config import ConfigError
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL, TransformersNLI
-from cns_core.models.nli_data import NLIPairs
-from cns_core.models.nli_training import TrainSettings, _training_data, load_train_settings, train_nli
+from cns_core.training.nli_data import NLIPairs
+from cns_core.training.nli import TrainSettings, _training_data, load_train_settings, train_nli
 from cns_core.models.tiny import build_tiny_nli_model
 from cns_core.models.verifier import verifier_pair
-from cns_core.models.verifier_data import (answers_against_a_good_answer, answers_as_pairs, question_fold,
+from cns_core.training.verifier_data import (answers_against_a_good_answer, answers_as_pairs, question_fold,
                                            question_key, read_boolq, read_evouna, read_fever_symmetric, read_nq301,
                                            read_saf, swap_name_from_premise, swap_pairs)
 

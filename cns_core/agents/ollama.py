@@ -9,7 +9,7 @@ streamed reply (one JSON object per line, the last with ``done: true``).
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from cns_core.agents.chat import (
     stream_chunk,
@@ -25,8 +25,11 @@ from cns_core.agents.chat import (
     read_json,
 )
 
+if TYPE_CHECKING:
+    from cns_core.models.minicheck import MiniCheckNLI
+
 __all__ = ["OllamaError", "OllamaUnreachable", "OllamaTimeout", "OllamaModelMissing", "OllamaHTTPError",
-           "OllamaBadResponse", "ChatResult", "OllamaClient"]
+           "OllamaBadResponse", "ChatResult", "OllamaClient", "minicheck_nli"]
 
 OllamaError = ChatError
 OllamaUnreachable = ChatUnreachable
@@ -120,3 +123,10 @@ class OllamaClient:
         """Whether ``model`` is installed (a name without a tag means ``:latest``)."""
         want = model if ":" in model else f"{model}:latest"
         return any(name == model or name == want for name in self.tags(timeout))
+
+
+def minicheck_nli(nli_cfg: Mapping[str, Any]) -> MiniCheckNLI:
+    """The ``ollama-minicheck`` NLI backend (``config/models.yaml``) talking through an :class:`OllamaClient`."""
+    from cns_core.models.minicheck import from_config
+
+    return from_config(nli_cfg, lambda url, timeout: OllamaClient(url, timeout=timeout))

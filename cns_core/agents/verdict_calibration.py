@@ -127,7 +127,7 @@ def fit_to_engrams(engrams: Sequence[Any], base_threshold: float) -> Calibration
     """:func:`fit_calibration` on the engrams a person marked correct or incorrect that have a p(answer
     right), grouped by question."""
     from cns_core.agents.agreement import person_labels
-    from cns_core.models.verifier_data import question_key
+    from cns_core.engrams import question_key
 
     rows = [(e.metadata.get("trust_verdict_score"), right, question_key(e.query)) for e, right in person_labels(engrams)]
     rows = [(float(s), r, q) for s, r, q in rows if isinstance(s, (int, float)) and not isinstance(s, bool)]

@@ -27,7 +27,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from cns_core.config import PROJECT_ROOT, data_dir
     from cns_core.models import get_embedder
-    from cns_core.text.miner_training import build_examples, fit_miner, load_miner_settings, training_golds
+    from cns_core.training.drafter import build_examples, fit_miner, load_miner_settings, training_golds
 
     settings = load_miner_settings({"output": args.output, "genres": args.genres}, path=args.settings)
     data = Path(args.data) if args.data else data_dir()

@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cns_core.models.logic_training import load_logic_settings, train_and_save
+    from cns_core.training.logic import load_logic_settings, train_and_save
 
     settings = load_logic_settings({"output": args.output, "data_dir": args.data_dir, "cache_dir": args.cache_dir,
                                     "epochs": args.epochs, "seed": args.seed, "threads": args.threads})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from cns_core.models.nli_training import calibrate_model, export_checkpoint, load_train_settings, train_nli
+from cns_core.training.nli import calibrate_model, export_checkpoint, load_train_settings, train_nli
 
 __all__ = ["register", "run"]
 

@@ -36,7 +36,7 @@ from cns_core.coherence.calibration import Calibrator, margin_ece, normalise, no
 from cns_core.coherence.decision import chain_metrics, is_blocking
 from cns_core.coherence.fusion import FusionWeights, fuse_parts
 from cns_core.coherence.schemas import PropTag, Triplet
-from cns_core.models.nli_metrics import NLIDataset, nli_report, read_nli_pairs
+from cns_core.training.nli_metrics import NLIDataset, nli_report, read_nli_pairs
 
 __all__ = ["CoherenceEvalReport", "evaluate_dataset", "evaluate_file", "split_indices", "choose_fusion_weights",
            "WEIGHT_GRID"]

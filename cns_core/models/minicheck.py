@@ -7,6 +7,10 @@ It maps onto the three NLI columns as entailment = p, and the rest split by
 ``contradiction_share`` between neutral and contradiction: MiniCheck says
 "not supported" without saying "contradicted", so by default a No leans
 neutral. Requests run in a small thread pool; answers are cached per pair.
+
+The chat client is given, not built here (a model backend knows no agent): any object with
+``url``, ``has_model(model)`` and ``chat(model, messages, ...)`` whose failures are ``RuntimeError``
+(the judge clients' ``ChatError``); :func:`cns_core.agents.ollama.minicheck_nli` builds one from config.
 """
 
 from __future__ import annotations
@@ -16,11 +20,10 @@ import math
 import threading
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from cns_core.agents.ollama import OllamaClient, OllamaError
 from cns_core.config import ConfigError, env_override
 from cns_core.models.errors import ModelUnavailableError
 
@@ -31,21 +34,28 @@ _REMEDY = ("Start Ollama (or set CNS_OLLAMA_URL), `ollama pull {model}`, or choo
            "in config/models.yaml.")
 
 
+class ChatClient(Protocol):
+    """What the backend asks of a chat client (:class:`cns_core.agents.ollama.OllamaClient` is one)."""
+
+    url: str
+
+    def has_model(self, model: str, timeout: float | None = None) -> bool: ...
+
+    def chat(self, model: str, messages: Sequence[Mapping[str, str]], **kwargs: Any) -> Any: ...
+
+
 class MiniCheckNLI:
     """``predict(pairs) -> (n, 3)`` with columns (entailment, neutral, contradiction)."""
 
     name = "ollama-minicheck"
 
-    def __init__(self, url: str, model: str, timeout: float = 30.0, concurrency: int = 4,
+    def __init__(self, client: ChatClient, model: str, concurrency: int = 4,
                  yes_probability: float = 0.95, contradiction_share: float = 0.3, cache_size: int = 4096):
         if not 0.5 < yes_probability <= 1.0:
             raise ConfigError(f"nli.ollama_minicheck.yes_probability: {yes_probability} is not in (0.5, 1]")
         if not 0.0 <= contradiction_share <= 1.0:
             raise ConfigError(f"nli.ollama_minicheck.contradiction_share: {contradiction_share} is not in [0, 1]")
-        try:
-            self.client = OllamaClient(url, timeout=timeout)
-        except ValueError as exc:
-            raise ConfigError(f"nli.ollama_minicheck.url: {exc}") from None
+        self.client = client
         self.model = model
         self.concurrency = max(1, int(concurrency))
         self.yes_probability = float(yes_probability)
@@ -61,7 +71,7 @@ class MiniCheckNLI:
         """Raise :class:`ModelUnavailableError` unless the server has the model."""
         try:
             present = self.client.has_model(self.model)
-        except OllamaError as exc:
+        except RuntimeError as exc:
             raise ModelUnavailableError(self.name, str(exc), _REMEDY.format(model=self.model)) from None
         if not present:
             raise ModelUnavailableError(self.name, f"model {self.model!r} is not pulled on {self.client.url}",
@@ -73,7 +83,7 @@ class MiniCheckNLI:
         try:
             result = self.client.chat(self.model, messages, temperature=0.0, logprobs=True, top_logprobs=5,
                                       options={"num_predict": 2})
-        except OllamaError as exc:
+        except RuntimeError as exc:
             raise ModelUnavailableError(self.name, str(exc), _REMEDY.format(model=self.model)) from None
         from_logprobs = _p_yes_from_logprobs(result.logprobs)
         if from_logprobs is not None:
@@ -126,8 +136,9 @@ def _p_yes_from_logprobs(logprobs: list[dict[str, Any]]) -> float | None:
     return mass["yes"] / total if total > 0 else None
 
 
-def from_config(nli_cfg: Mapping[str, Any]) -> MiniCheckNLI:
-    """Build from the ``nli`` section of ``config/models.yaml`` (its ``ollama_minicheck`` part)."""
+def from_config(nli_cfg: Mapping[str, Any], make_client: Callable[[str, float], ChatClient]) -> MiniCheckNLI:
+    """Build from the ``nli`` section of ``config/models.yaml`` (its ``ollama_minicheck`` part);
+    ``make_client(url, timeout)`` makes the chat client (a ValueError there names a bad url)."""
     cfg = dict(nli_cfg.get("ollama_minicheck") or {})
 
     def number(key: str, cast: type, default: Any) -> Any:
@@ -137,9 +148,15 @@ def from_config(nli_cfg: Mapping[str, Any]) -> MiniCheckNLI:
             raise ConfigError(f"nli.ollama_minicheck.{key}: expected a {cast.__name__}, "
                               f"got {cfg.get(key)!r}") from None
 
+    url = str(env_override(cfg.get("url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL"))
+    timeout = number("timeout", float, 30)
+    try:
+        client = make_client(url, timeout)
+    except ValueError as exc:
+        raise ConfigError(f"nli.ollama_minicheck.url: {exc}") from None
     return MiniCheckNLI(
-        url=str(env_override(cfg.get("url", "http://127.0.0.1:11434"), "CNS_OLLAMA_URL")),
+        client,
         model=str(env_override(cfg.get("model", "bespoke-minicheck"), "CNS_MINICHECK_MODEL")),
-        timeout=number("timeout", float, 30), concurrency=number("concurrency", int, 4),
+        concurrency=number("concurrency", int, 4),
         yes_probability=number("yes_probability", float, 0.95),
         contradiction_share=number("contradiction_share", float, 0.3), cache_size=number("cache_size", int, 4096))

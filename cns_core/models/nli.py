@@ -276,7 +276,7 @@ def _build_transformers(cfg: dict[str, Any]) -> NLIBackend:
 _FACTORIES: dict[str, str | Callable[[dict[str, Any]], NLIBackend]] = {
     "transformers": _build_transformers,
     "lexical": "cns_core.models.lexical_nli:from_config",
-    "ollama-minicheck": "cns_core.models.minicheck:from_config",
+    "ollama-minicheck": "cns_core.agents.ollama:minicheck_nli",   # the backend is models.minicheck
 }
 _instances: dict[tuple, NLIBackend] = {}
 _instances_lock = threading.Lock()

@@ -4,7 +4,7 @@
 bare reference such as "Guglielmo Marconi" means nothing without it either. When a claim answers a
 question, the question is written into the hypothesis ahead of the claim, so the cross-encoder reads
 question, evidence and answer together; without a question the pair is plain NLI. Training
-(:mod:`cns_core.models.verifier_data`) and every caller at inference build pairs here, so the
+(:mod:`cns_core.training.verifier_data`) and every caller at inference build pairs here, so the
 model always sees the form it was trained on.
 """
 

@@ -15,66 +15,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from cns_core.engrams import (AGREEMENTS, HUMAN_KEYS, HUMAN_PREFIX, HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS,
+                              Annotation)
 
 __all__ = ["HUMAN_PREFIX", "HUMAN_KEYS", "HUMAN_VERDICTS", "AGREEMENTS", "MAX_NOTE_CHARS", "MAX_WHO_CHARS",
            "MAX_FILE_BYTES", "MAX_FILE_ROWS", "Annotation", "read_annotation_file", "parse_annotations"]
 
-HUMAN_PREFIX = "human_"
-HUMAN_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unsure")
-HUMAN_KEYS = (
-    "human_verdict",   # str: correct / incorrect / unsure
-    "human_note",      # str: the person's note ("" when none)
-    "human_who",       # str: who marked it ("" when not said)
-    "human_at",        # float: when, seconds since the epoch
-)
-AGREEMENTS = ("agrees", "disagrees")    # the answer verdict set against the person's (filters)
-MAX_NOTE_CHARS = 2000
-MAX_WHO_CHARS = 100
-MAX_ID_CHARS = 200
 MAX_FILE_BYTES = 5_000_000
 MAX_FILE_ROWS = 20_000
-
-
-def _bounded_text(value: Any, field_name: str, limit: int) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise ValueError(f"{field_name}: expected text, got {type(value).__name__}")
-    if len(value) > limit:
-        raise ValueError(f"{field_name}: {len(value):,} characters, at most {limit:,} allowed")
-    return value.strip()
-
-
-@dataclass(frozen=True)
-class Annotation:
-    """One person's verdict on one engram; construction validates every field (ValueError naming it)."""
-
-    id: str
-    verdict: str
-    note: str = ""
-    who: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not self.id.strip():
-            raise ValueError(f"id: expected a non-empty engram id, got {self.id!r}")
-        if len(self.id) > MAX_ID_CHARS:
-            raise ValueError(f"id: {len(self.id):,} characters, at most {MAX_ID_CHARS} allowed")
-        object.__setattr__(self, "id", self.id.strip())
-        verdict = self.verdict.strip().lower() if isinstance(self.verdict, str) else self.verdict
-        if verdict not in HUMAN_VERDICTS:
-            raise ValueError(f"verdict: expected one of {', '.join(HUMAN_VERDICTS)}, got {self.verdict!r}")
-        object.__setattr__(self, "verdict", verdict)
-        object.__setattr__(self, "note", _bounded_text(self.note, "note", MAX_NOTE_CHARS))
-        object.__setattr__(self, "who", _bounded_text(self.who, "who", MAX_WHO_CHARS))
-
-    def metadata(self, at: float | None = None) -> dict[str, Any]:
-        """The engram's ``human_*`` keys (one write replaces all four)."""
-        return {"human_verdict": self.verdict, "human_note": self.note, "human_who": self.who,
-                "human_at": float(time.time() if at is None else at)}
 
 
 def parse_annotations(rows: Sequence[Mapping[str, Any]], who: str = "", where: str = "row") -> list[Annotation]:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from cns_core.engrams import Engram
-from cns_core.people.annotations import HUMAN_VERDICTS
+from cns_core.agents import verdict_calibration as vc
+from cns_core.agents.answer_verdict import VerdictSettings
+from cns_core.engrams import HUMAN_VERDICTS, Engram
+from cns_core.memory import memory_settings
 
 __all__ = ["MAX_ANNOTATED", "annotated_engrams", "calibrate_message", "revert_message"]
 
@@ -27,17 +29,12 @@ def annotated_engrams(memory: Any) -> list[Engram]:
 
 def _configured_threshold() -> float:
     """``verdict.correct_at`` as config/memory.yaml sets it (no calibration applied)."""
-    from cns_core.agents.answer_verdict import VerdictSettings
-    from cns_core.memory import memory_settings
-
     return VerdictSettings.from_config(dict(memory_settings().get("verdict") or {})).correct_at
 
 
 def calibrate_message(marked: Sequence[Any]) -> str:
     """Fit the verdict's threshold to the marked engrams, store it as the active version, and say what
     changed (before and after); ValueError when there is too little to fit."""
-    from cns_core.agents import verdict_calibration as vc
-
     fitted = vc.save_calibration(vc.fit_to_engrams(marked, _configured_threshold()))
     return (f"Calibration version {fitted.version} is active: {fitted.describe()}. Run cns trust-backfill to "
             "re-judge the stored answers; revert to undo.")
@@ -45,8 +42,6 @@ def calibrate_message(marked: Sequence[Any]) -> str:
 
 def revert_message() -> str:
     """Set the active calibration aside and say what is in use now."""
-    from cns_core.agents import verdict_calibration as vc
-
     before = vc.active_calibration()
     now = vc.revert_calibration()
     where = f"version {now.version} (threshold {now.threshold:.3f})" if now else \

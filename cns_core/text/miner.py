@@ -1,6 +1,6 @@
 """The argument miner: a learned unit classifier and pair scorer, decoded into one graph per text.
 
-Trained on annotated argument graphs of three genres (:mod:`cns_core.text.miner_training`):
+Trained on annotated argument graphs of three genres (:mod:`cns_core.training.drafter`):
 
 1. **Unit roles.** A multinomial logistic regression over a unit's named features and its
    projected embedding (:mod:`cns_core.text.miner_features`) gives each unit

@@ -29,14 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically,
                              settings_error)
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
-from cns_core.models.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
-from cns_core.models.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
+from cns_core.training.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
+from cns_core.training.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
 __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
            "fit_contradiction_threshold", "bundled_base_model", "export_checkpoint", "CALIBRATION_FILE", "REPORT_FILE"]
 
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
-# FEVER, or fact swaps made from a TSV's supported pairs (cns_core.models.verifier_data).
+# FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "saf", "boolq", "fever_symmetric", "swaps")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -195,7 +195,7 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
         train = train.subset(np.sort(rng.choice(len(train), int(round(settings.train_fraction * len(train))),
                                                 replace=False)))
     if settings.augment_negation:
-        from cns_core.models.nli_augment import negation_pairs
+        from cns_core.training.nli_augment import negation_pairs
 
         train.extend(negation_pairs(train, settings.augment_negation, settings.seed))
     return train, everything.subset(dev), problems
@@ -203,7 +203,7 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
 
 def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NLIPairs:
     """One file's pairs (held-out folds and questions left out), sampled down to ``source.pairs``."""
-    from cns_core.models import verifier_data as vd
+    from cns_core.training import verifier_data as vd
 
     reader = source.reader or ("scifact" if path.suffix == ".jsonl" else "tsv")
     seed = settings.seed + zlib.crc32(path.name.encode())

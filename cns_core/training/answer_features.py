@@ -3,7 +3,7 @@
 Folded to lower case without accents ("Röntgen" == "rontgen"), numbers without thousands separators
 ("384,400" == "384400"), English stop words dropped. The verifier's data reader uses them to check that a
 right answer chosen as another answer's reference really states its gold answer
-(:func:`cns_core.models.verifier_data.answers_against_a_good_answer`).
+(:func:`cns_core.training.verifier_data.answers_against_a_good_answer`).
 """
 
 from __future__ import annotations

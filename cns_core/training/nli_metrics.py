@@ -125,7 +125,7 @@ def read_nli_pairs(path: str | Path, limit: int | None = None) -> NLIDataset:
     if path.suffix.lower() in (".jsonl", ".json") and '"evidences"' in first and '"claim"' in first:
         data = _read_climate_fever(path)
     elif gzipped or first.startswith("premise\t"):
-        from cns_core.models.nli_data import read_nli_tsv
+        from cns_core.training.nli_data import read_nli_tsv
 
         rows = read_nli_tsv(path)
         if rows.problems:

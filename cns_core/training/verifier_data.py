@@ -34,8 +34,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from cns_core.engrams import question_key
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
-from cns_core.models.nli_data import NLIPairs, RowProblem, detokenize, read_nli_tsv
+from cns_core.training.nli_data import NLIPairs, RowProblem, detokenize, read_nli_tsv
 from cns_core.models.verifier import verifier_pair
 
 __all__ = ["JudgedAnswer", "question_key", "question_fold", "read_evouna", "read_nq301", "read_saf",
@@ -55,11 +56,6 @@ class JudgedAnswer:
     answer: str
     correct: bool | None
     system: str = ""
-
-
-def question_key(question: str) -> str:
-    """A question's identity across files: lower case, words only ("Who wrote X?" == "who wrote x")."""
-    return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
 
 
 def question_fold(question: str, folds: int) -> int:
@@ -137,7 +133,7 @@ def _aliases(reference: str) -> str:
 def _states_gold(answer: JudgedAnswer) -> bool:
     """Whether a right answer states (one of) its gold answers' words: people's verdicts are not perfect,
     and a refusal judged right must not become a reference."""
-    from cns_core.models.answer_features import content_tokens
+    from cns_core.training.answer_features import content_tokens
 
     said = set(content_tokens(answer.answer))
     return any(words and len(words & said) >= 0.5 * len(words)
@@ -295,13 +291,13 @@ _NOT_A_NAME = re.compile(r"(?:an|ese|ish|ic|ian|ing|ed|ly|est|th)$")
 
 
 def _names_anywhere(text: str) -> list[str]:
-    from cns_core.critics.claim_errors import _LOWER_START, _MONTHS
+    from cns_core.training.fact_swaps import LOWER_START, MONTHS
 
     out = []
     for m in _ANY_NAME.finditer(text):
         name = m.group(1)
         words = name.split()
-        if words[0].lower() in _LOWER_START or any(w in _MONTHS for w in words):
+        if words[0].lower() in LOWER_START or any(w in MONTHS for w in words):
             continue
         if len(words) == 1 and _NOT_A_NAME.search(name):
             continue
@@ -339,7 +335,7 @@ def swap_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "swaps"
     Only the entailment rows of ``supported`` are used; the kinds take turns so each is about as
     common as the pairs admit; at most ``limit`` swaps, chosen by ``seed``.
     """
-    from cns_core.critics.claim_errors import inject_error
+    from cns_core.training.fact_swaps import inject_error
 
     rows = [i for i, label in enumerate(supported.labels) if label == ENTAILMENT]
     rng = np.random.default_rng(seed)

@@ -1,6 +1,6 @@
 """Training the learned Logic critic (``cns train-logic``; settings in ``config/logic_train.yaml``).
 
-Data (:mod:`cns_core.models.logic_data`): sound gold graphs and their flawed copies for the flaw
+Data (:mod:`cns_core.training.logic_data`): sound gold graphs and their flawed copies for the flaw
 head, people's quality judgements (IBM train topics, Webis) for the quality head. Claim embeddings
 come from the shipped MiniLM and are cached (by text hash) in ``cache_dir``, with the drafted SNOs,
 so a second run only trains. Seeds are fixed; on 2 CPU cores a run takes a few minutes.
@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
-from cns_core.models.logic_data import (FLAW_TYPES, Example, JudgedText, drafted, flawed_copies, load_gold,
+from cns_core.training.logic_data import (FLAW_TYPES, Example, JudgedText, drafted, flawed_copies, load_gold,
                                         percentile_within, read_ibm, read_webis, subsample_by_topic, text_split)
 from cns_core.models.logic_gnn import GraphInput, LogicGNN, LogicGNNConfig, LogicModel, collate, graph_input
 from cns_core.sno import SNO

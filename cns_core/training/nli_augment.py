@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from cns_core.models.nli import NLI_LABELS
-from cns_core.models.nli_data import NLIPairs
+from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["negate", "negation_pairs"]
 
