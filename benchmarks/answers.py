@@ -1,8 +1,12 @@
-"""Is a stored answer right? The answer verdict beside today's scores and two baselines, per set, in one run.
+"""Is a stored answer right? The answer verdict beside the verdict before it, today's scores and baselines, per set.
 
     .venv/bin/python benchmarks/answers.py                          # every set, 200 answers each
     .venv/bin/python benchmarks/answers.py --limit 0 --trust-limit 0   # every answer, no Trust columns
     .venv/bin/python benchmarks/answers.py --baseline-model DIR     # also the pipeline before the verifier
+    .venv/bin/python benchmarks/answers.py --json out.json          # the figures as JSON as well
+
+The verdict before this one is read from ``benchmarks/baselines/answers_before.json`` (the same command
+run on the code before the change; the file says which commit) and printed beside today's.
 
 Sets (``CNS_DATA_DIR``; a seeded sample of ``--limit`` answers each):
 
@@ -12,7 +16,13 @@ Sets (``CNS_DATA_DIR``; a seeded sample of ``--limit`` answers each):
 * **SAF unseen questions**: exam answers to questions the verifier never saw, against the teacher's
   reference (``Partially correct`` left out: neither right nor wrong);
 * **swaps**: WiCE dev and SciFact held-out supported claims against their sources, and each with one
-  injected error (``cns_core.training.claim_errors``), as answers without a question.
+  injected error (``cns_core.training.claim_errors``), as answers without a question;
+* **SQuALITY** (the development set for long answers): 300 answers about a story rated by three people
+  against four references; right = a rating of 50 or more (also Spearman's rho with the rating);
+* the held-out fold (0 of 5, by document or passage; :mod:`cns_core.training.long_answers`) of
+  **SummEdits** and **BUMP** (summaries against their document: long evidence, minimal edits),
+  **negation NLI** (a negated text or hypothesis) and **CondaQA** ("Yes." / "No." to a question on a
+  passage edited around a negation).
 
 Scores, each as an AUC for "the answer is right" and, where it decides, a balanced accuracy:
 
@@ -22,12 +32,17 @@ Scores, each as an AUC for "the answer is right" and, where it decides, a balanc
 * **Trust before**: the pipeline before this verifier (``--baseline-model``, the old NLI folder), no cap;
 * **cosine**: MiniLM cosine of the answer to the reference; **length**: the answer's words (AUC only).
 
-Speed: answers per second of the verdict, and verifier pairs per second, on this machine.
+For each set: the AUC of p(right) for "the answer is right", the balanced accuracy of "correct", and
+the precision and recall of "correct" (of the right answers) and of "incorrect" (of the wrong ones):
+a red badge must be right, so "incorrect" is chosen for precision and an unsure answer is "unverified".
+
+Speed: answers per second of the verdict per set (SummEdits and BUMP: claims against a long document).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -42,38 +57,62 @@ from cns_core.agents.answer_trust import AnswerItem, AnswerScorer  # noqa: E402
 from cns_core.agents.answer_verdict import judge_answers  # noqa: E402
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.models import get_embedder, get_nli_backend  # noqa: E402
-from cns_core.training.verifier_data import read_evouna, read_nq301, read_saf  # noqa: E402
+from cns_core.training.answer_sets import answer_set, sample  # noqa: E402
+
+
+BEFORE = Path(__file__).resolve().parent / "baselines" / "answers_before.json"
+LONG_SETS = ("SQuALITY", "SummEdits", "BUMP", "negation", "CondaQA")   # no Trust columns: drafting them is slow
+
+
+BENCHMARK_SETS = {   # display name -> cns_core.training.answer_sets name
+    "NQ301 (dev)": "nq301", "EVOUNA held out": "evouna_held", "SAF unseen questions": "saf_unseen",
+    "swaps (WiCE, SciFact)": "swaps", "SQuALITY (dev, long)": "squality", "SummEdits held out": "summedits_held",
+    "BUMP held out": "bump_held", "negation NLI held out": "negation_held", "CondaQA held out": "condaqa_held"}
 
 
 def _sample(rows: list, limit: int, seed: int = 34) -> list:
-    if limit <= 0 or limit >= len(rows):
-        return rows
-    keep = np.sort(np.random.default_rng(seed).choice(len(rows), limit, replace=False))
-    return [rows[i] for i in keep]
+    return sample(rows, limit, seed)
 
 
-def answer_sets(root: Path, limit: int) -> dict[str, list[tuple[AnswerItem, bool]]]:
-    """Set name -> (answer item, the person's verdict) rows."""
-    judged = root / "answer_judgements"
-    nq = read_nq301(judged / "nq301_human.tsv", judged / "nq301_gold.tsv")
-    from cns_core.training.verifier_data import nq301_questions
+def answer_sets(root: Path, limit: int, wanted: list[str] | None = None) -> dict[str, list[tuple[AnswerItem, bool]]]:
+    """Set name -> (answer item, the person's verdict) rows (only the names starting with ``wanted``)."""
+    out = {}
+    for name, key in BENCHMARK_SETS.items():
+        if wanted and not any(name.lower().startswith(w.lower()) for w in wanted):
+            continue
+        if key != "nq301" and not (root / ("answer_judgements" if key in ("evouna_held", "saf_unseen")
+                                           else "long_answers" if key not in ("swaps",) else "wice_dev")).is_dir():
+            continue
+        turns = answer_set(key, limit, root=root)
+        out[name] = [(AnswerItem(f"{key}-{i}", t.question, t.answer, t.reference, t.sources), t.right)
+                     for i, t in enumerate(turns)]
+    return out
 
-    evouna, _ = read_evouna(judged / "evouna.jsonl", exclude=nq301_questions(judged / "nq301_human.tsv"),
-                            folds=10, held_folds=(0,), held=True)
-    saf, _ = read_saf(judged / "saf_en" / "unseen_questions")
-    saf = [a for a in saf if a.correct is not None]
 
-    def items(name: str, answers: list) -> list[tuple[AnswerItem, bool]]:
-        return [(AnswerItem(f"{name}-{i}", a.question, a.answer, a.reference), bool(a.correct))
-                for i, a in enumerate(_sample(answers, limit))]
+def squality_ratings(root: Path, items: list[AnswerItem]) -> np.ndarray:
+    """People's mean correctness rating of each SQuALITY item (by its question and answer)."""
+    rating = {(t.question, t.answer): t.rating for t in answer_set("squality", 0, root=root)}
+    return np.array([rating.get((i.query, i.answer), np.nan) for i in items], dtype=float)
 
-    from cns_core.training.claim_errors import claim_error_set
 
-    swaps = _sample(claim_error_set(), limit)
-    return {"NQ301 (dev)": items("nq301", nq), "EVOUNA held out": items("evouna", evouna),
-            "SAF unseen questions": items("saf", saf),
-            "swaps (WiCE, SciFact)": [(AnswerItem(f"swap-{i}", "", c.claim, None, (c.source,)), c.label == "original")
-                                      for i, c in enumerate(swaps)]}
+def verdict_figures(verdicts: list, right: np.ndarray) -> dict[str, float]:
+    """AUC of p(right), balanced accuracy of "correct", precision and recall of "correct" and "incorrect"."""
+    score = np.array([np.nan if v.score is None else v.score for v in verdicts])
+    said = np.array([v.verdict for v in verdicts])
+    out = {"auc": auc(score, right), "ba": balanced(said == "correct", right)}
+    for verdict, truth in (("correct", right), ("incorrect", ~right)):
+        pick = said == verdict
+        out[f"{verdict}_n"] = int(pick.sum())
+        out[f"{verdict}_precision"] = float(truth[pick].mean()) if pick.any() else float("nan")
+        out[f"{verdict}_recall"] = float((pick & truth).sum() / truth.sum()) if truth.any() else float("nan")
+    return out
+
+
+def _cells(f: dict[str, float] | None) -> str:
+    if not f:
+        return f"{'-':>6} {'-':>6} | {'-':>11} | {'-':>11}"
+    return (f"{f['auc']:6.3f} {f['ba']:6.3f} | {f['correct_precision']:5.2f} {f['correct_recall']:5.2f} | "
+            f"{f['incorrect_precision']:5.2f} {f['incorrect_recall']:5.2f}")
 
 
 def auc(score: np.ndarray, right: np.ndarray) -> float:
@@ -115,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="answers of each set given the Trust columns (slow: drafting and every critic; 0: none)")
     parser.add_argument("--baseline-model", help="the NLI model folder of the pipeline before the verifier")
     parser.add_argument("--sets", nargs="+", help="only the sets whose names start with these words (e.g. SAF swaps)")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--before", default=str(BEFORE), help="the figures of the verdict before (JSON of --json)")
     args = parser.parse_args(argv)
 
     root = data_dir()
@@ -122,43 +163,69 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no answer_judgements under {root} (set CNS_DATA_DIR)", file=sys.stderr)
         return 2
     nli, embedder = get_nli_backend(), get_embedder()
-    sets = {name: rows for name, rows in answer_sets(root, args.limit).items()
-            if not args.sets or any(name.lower().startswith(word.lower()) for word in args.sets)}
+    sets = answer_sets(root, args.limit, args.sets)
+    before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     scorer = AnswerScorer() if args.trust_limit else None
-    header = f"{'set':24} {'n':>5} {'right':>6} | {'verdict AUC':>11} {'BA':>6} | {'Trust AUC':>9} {'BA':>6} | " \
-             f"{'before AUC':>10} {'BA':>6} | {'cosine AUC':>10} | {'length AUC':>10}"
+    print(f"verdict before: {before.get('commit', 'none')}; columns: AUC of p(right), balanced accuracy of "
+          f"'correct', precision and recall of 'correct' and of 'incorrect'\n")
+    header = (f"{'set':24} {'n':>5} {'right':>5} {'':7}| {'AUC':>6} {'BA':>6} | {'correct P R':>11} | "
+              f"{'incorrect P R':>13} | {'Trust AUC':>9} {'BA':>6} | {'before AUC':>10} {'BA':>6} | {'cosine':>6} | "
+              f"{'length':>6} | {'ans/s':>5}")
     print(header)
     print("-" * len(header))
-    answers_timed, seconds = 0, 0.0
+    figures: dict[str, dict] = {}
     for name, rows in sets.items():
         items = [item for item, _ in rows]
-        right = np.array([r for _, r in rows])
+        right = np.array([r for _, r in rows], dtype=bool)
         started = time.perf_counter()
         verdicts = judge_answers(items, nli, embedder)
-        seconds += time.perf_counter() - started
-        answers_timed += len(items)
-        score = np.array([np.nan if v.score is None else v.score for v in verdicts])
-        correct = np.array([v.verdict == "correct" for v in verdicts])
+        speed = len(items) / max(time.perf_counter() - started, 1e-9)
+        now = verdict_figures(verdicts, right)
         references = [i.reference or " ".join(i.sources) for i in items]
         vectors = np.asarray(embedder.encode([i.answer for i in items] + references), dtype=float)
         cosine = np.sum(vectors[:len(items)] * vectors[len(items):], axis=1)
         length = np.array([len(i.answer.split()) for i in items], dtype=float)
         trust_cells = before_cells = f"{'-':>9} {'-':>6}"
-        if scorer is not None:
+        if scorer is not None and not name.startswith(LONG_SETS):
             sub = _sample(list(range(len(items))), args.trust_limit, seed=7)
             trust = np.array([scorer.score(items[i]).trust_score or np.nan for i in sub], dtype=float)
-            trust_cells = f"{auc(trust, right[sub]):9.3f} {balanced(trust >= 0.5, right[sub]):6.3f}"
+            now["trust_auc"], now["trust_ba"] = auc(trust, right[sub]), balanced(trust >= 0.5, right[sub])
+            trust_cells = f"{now['trust_auc']:9.3f} {now['trust_ba']:6.3f}"
             if args.baseline_model:
-                before = old_trust([items[i] for i in sub], args.baseline_model)
-                before_cells = f"{auc(before, right[sub]):10.3f} {balanced(before >= 0.5, right[sub]):6.3f}"
-        print(f"{name:24} {len(items):5d} {right.mean():6.2f} | {auc(score, right):11.3f} "
-              f"{balanced(correct, right):6.3f} | {trust_cells} | {before_cells:>17} | {auc(cosine, right):10.3f} | "
-              f"{auc(length, right):10.3f}", flush=True)
-    print(f"\nverdict speed: {answers_timed / seconds:.1f} answers/s on this machine "
-          f"({answers_timed} answers, every pair of a set in one batched verifier call)")
+                old = old_trust([items[i] for i in sub], args.baseline_model)
+                before_cells = f"{auc(old, right[sub]):10.3f} {balanced(old >= 0.5, right[sub]):6.3f}"
+        now.update(n=len(items), right=float(right.mean()), cosine_auc=auc(cosine, right),
+                   length_auc=auc(length, right), answers_per_s=speed)
+        if name.startswith("SQuALITY"):
+            from scipy.stats import spearmanr
+
+            score = np.array([np.nan if v.score is None else v.score for v in verdicts])
+            ratings = squality_ratings(root, items)
+            ok = np.isfinite(score) & np.isfinite(ratings)
+            now["spearman_rating"] = float(spearmanr(score[ok], ratings[ok]).statistic)
+        figures[name] = now
+        print(f"{name:24} {len(items):5d} {right.mean():5.2f} {'now':7}| {_cells(now)} | {trust_cells} | "
+              f"{before_cells:>17} | {now['cosine_auc']:6.3f} | {now['length_auc']:6.3f} | {speed:5.1f}", flush=True)
+        if name in before.get("sets", {}):
+            print(f"{'':24} {'':5} {'':5} {'before':7}| {_cells(before['sets'][name])} |", flush=True)
+        if "spearman_rating" in now:
+            print(f"{'':38}Spearman rho of p(right) with people's rating: {now['spearman_rating']:.3f}")
     if args.trust_limit:
-        print(f"Trust columns on {args.trust_limit} answers of each set (seeded sample)")
+        print(f"\nTrust columns on {args.trust_limit} answers of each short-answer set (seeded sample)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"commit": _commit(), "limit": args.limit, "sets": figures}, indent=1),
+                                   encoding="utf-8")
     return 0
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 if __name__ == "__main__":

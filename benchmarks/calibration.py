@@ -35,6 +35,7 @@ offline_and_quiet()
 import numpy as np  # noqa: E402
 
 from cns_core.config import data_dir, state_dir  # noqa: E402
+from cns_core.training.answer_sets import sample  # noqa: E402
 from cns_core.training.verifier_data import question_fold, question_key, read_nq301  # noqa: E402
 
 
@@ -89,13 +90,6 @@ def _one_score(item, nli, embedder) -> float | None:
         return None
 
 
-def _sample(rows: list, limit: int, seed: int = 37) -> list:
-    if limit <= 0 or limit >= len(rows):
-        return rows
-    keep = np.sort(np.random.default_rng(seed).choice(len(rows), limit, replace=False))
-    return [rows[i] for i in keep]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=400, help="NQ301 answers, a seeded sample (0: all)")
@@ -108,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if not judged.is_dir():
         print(f"no answer_judgements under {data_dir()} (set CNS_DATA_DIR)", file=sys.stderr)
         return 2
-    answers = _sample(read_nq301(judged / "nq301_human.tsv", judged / "nq301_gold.tsv"), args.limit)
+    answers = sample(read_nq301(judged / "nq301_human.tsv", judged / "nq301_gold.tsv"), args.limit, seed=37)
     scores = score_answers(answers, Path(args.cache))
     if args.score_only:
         return 0

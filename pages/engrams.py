@@ -16,6 +16,7 @@ from cns_core.agents.agreement import agreement
 from cns_core.agents.verdict_calibration import active_calibration
 from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
 from cns_core.views.people_view import agreement_rows, agreement_summary, export_bytes
+from cns_core.views.relabel_job import relabel_job, start_relabel
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
@@ -25,6 +26,29 @@ from cns_core.engrams import UNGRADED
 PER_PAGE = 25
 _ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest first": "oldest",
            "Best score first": "score"}
+
+
+def relabel_progress(memory) -> None:
+    """The stored verdicts being judged again after a calibration: a progress bar that follows the job,
+    then the whole page again (badges, filters and agreement read the new verdicts)."""
+    job = relabel_job(memory)
+    if job is None:
+        return
+
+    def show() -> None:
+        if job.running:
+            st.session_state["cns_engrams_relabel_running"] = True
+            st.progress(job.fraction, text=f"Judging the stored verdicts again under the new threshold: "
+                                           f"{job.done:,} of {job.todo:,} answers")
+        elif st.session_state.pop("cns_engrams_relabel_running", False):
+            st.rerun()
+        elif job.error:
+            st.error(f"Judging the stored verdicts again failed: {job.error}")
+        else:
+            st.caption(job.message)
+
+    st.fragment(show, run_every=1.0 if job.running else None)()
+
 
 frame.page("Engrams", "Every stored turn with the judge's grade and the critics' Trust Score of its answer "
            "(hover a badge for the feedback or the details); a red outline around the card marks where the two "
@@ -77,7 +101,7 @@ with frame.guard("Could not open the engram memory"):
                                    "it says the opposite.")
         queue = st.checkbox("Review queue", key="cns_engrams_queue",
                             help="What to read next: unmarked answers where the judge and the critics disagree, "
-                                 "then those whose p(answer right) is nearest the verdict's threshold.")
+                                 "then those whose p(right) is nearest the verdict's threshold.")
         who = st.text_input("Your name", key="cns_engrams_who", max_chars=MAX_WHO_CHARS,
                             help="Stored with each verdict you give.")
 
@@ -119,7 +143,7 @@ with frame.guard("Could not open the engram memory"):
         st.dataframe(agreement_rows(results), hide_index=True, key="cns_engrams_agreement")
         st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
-                   "by the grade, p(answer right) and the Trust Score; intervals by a seeded bootstrap.")
+                   "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")
         active = active_calibration()
         st.markdown(f"**Verdict threshold in use:** {verdict_threshold():.3f}"
                     + (f" (calibration version {active.version}: {active.describe()})" if active else
@@ -127,16 +151,20 @@ with frame.guard("Could not open the engram memory"):
         c_fit, c_revert = st.columns(2)
         if c_fit.button("Fit the verdict to my verdicts", key="cns_engrams_calibrate",
                         help="Refit the threshold of the answer verdict to the marked answers, cross-validated "
-                             "by question, as `cns calibrate` does; a new version, reversible."):
+                             "by question, as `cns calibrate` does; a new version, reversible. The stored "
+                             "verdicts are judged again under it at once."):
             try:
                 st.session_state["cns_engrams_marked"] = calibrate_message(marked)
             except ValueError as exc:
                 st.error(f"Calibration: {exc}")
             else:
+                start_relabel(memory)
                 st.rerun()
         if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
             st.session_state["cns_engrams_marked"] = revert_message()
+            start_relabel(memory)
             st.rerun()
+        relabel_progress(memory)
         c_csv, c_jsonl = st.columns(2)
         c_csv.download_button("Export CSV", data=lambda: export_bytes(memory, "csv"), file_name="engrams.csv",
                               mime="text/csv", key="cns_engrams_export_csv")
@@ -156,7 +184,7 @@ with frame.guard("Could not open the engram memory"):
         if queue:
             threshold = verdict_threshold()
             rows = review_queue(memory, rule, threshold, PER_PAGE)
-            st.caption(f"Review queue: {len(rows)} unmarked answer(s), disagreements first, then p(answer right) "
+            st.caption(f"Review queue: {len(rows)} unmarked answer(s), disagreements first, then p(right) "
                        f"nearest {threshold:.2f} (the other filters do not apply here).")
         else:
             rows = memory.browse(filters, offset=(page_no - 1) * PER_PAGE, limit=PER_PAGE,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, TrustOutcome
-from cns_core.agents.answer_verdict import AnswerVerdict, VerdictSettings, is_non_answer, judge_answers
+from cns_core.agents.answer_verdict import (AnswerVerdict, VerdictSettings, is_non_answer, judge_answers,
+                                           reference_units)
 from cns_core.config import ConfigError
 from cns_core.engrams import DisagreementRule, EngramFilters
 from cns_core.models.verifier import verifier_pair
@@ -19,7 +20,8 @@ SUPPORTS, CONTRADICTS, SILENT = (0.9, 0.05, 0.05), (0.05, 0.05, 0.9), (0.1, 0.8,
 
 @pytest.mark.parametrize("answer, declines", [
     ("I don't know.", True), ("I'm not sure, sorry.", True), ("As an AI language model, I cannot browse.", True),
-    ("Sorry, I can't help with that.", True), ("There is no definitive answer to this.", True),
+    ("Sorry, I can't help with that.", True), ("I have no comment.", True),
+    ("There is no definitive answer to this.", False), ("There is no single best diet; it depends.", False),
     ("Canberra.", False), ("I think it is Canberra.", False), ("Sorry seems to be the hardest word (Elton John).", False), ("Unknown.", True), ("No idea", True),
     ("Unknown Pleasures is a Joy Division album.", False),
 ])
@@ -27,7 +29,15 @@ def test_non_answers_are_recognised(answer, declines):
     assert is_non_answer(answer) is declines
 
 
-def _judge(items, table, settings=VerdictSettings()):
+LEAN = VerdictSettings(head=None)      # p(right) from the verifier's numbers alone (no learned head)
+
+
+def right_probability(support: float, contradiction: float, plain_contradiction: float) -> float:
+    """The fallback p(right): the best support, discounted by the strongest contradiction where support is weak."""
+    return support * (1 - max(contradiction, plain_contradiction) * (1 - support))
+
+
+def _judge(items, table, settings=LEAN):
     """Judged with NLI rows from ``table``; every text embeds alike (similarity 1), so the fusion reads
     the NLI rows alone."""
     same = {text: [1.0] + [0.0] * 15 for pair in table for text in pair}
@@ -38,9 +48,37 @@ def _judge(items, table, settings=VerdictSettings()):
 def test_a_contradicted_answer_is_incorrect_and_says_why():
     answer = "Sydney is the capital of Australia."
     [v] = _judge([AnswerItem("a", Q, answer, REF)], {verifier_pair(REF, answer, Q): CONTRADICTS})
-    assert (v.verdict, v.probability, v.claim, v.passage, v.evidence) == ("incorrect", 0.9, answer, REF, "reference")
-    assert v.score == pytest.approx(0.05 * (1 - 0.1))        # the plain reading: the table's neutral row
-    assert "reference contradicts" in v.note
+    assert (v.verdict, v.claim, v.passage, v.evidence) == ("incorrect", answer, REF, "reference")
+    assert v.score == pytest.approx(right_probability(0.05, 0.9, 0.1))    # plain reading: the table's neutral row
+    assert v.probability == pytest.approx(1 - v.score) and v.p_contradicted == 0.9
+    assert v.score < 0.1 and "reference contradicts" in v.note
+
+
+def test_one_unit_of_the_reference_that_supports_outvotes_one_that_contradicts():
+    """A reference listing several answers: the best support decides "correct"; "incorrect" needs a
+    contradiction and no support (before, the most confident passage either way decided)."""
+    q, content, anxious = "When do cats purr?", "Cats purr when content.", "Cats also purr when anxious."
+    answer = "Cats purr when they are content."
+    table = {verifier_pair(content, answer, q): SUPPORTS, verifier_pair(anxious, answer, q): (0.02, 0.03, 0.95)}
+    [v] = _judge([AnswerItem("a", q, answer, f"{content} {anxious}")], table)
+    assert v.verdict == "correct" and v.passage == content and v.p_supported == 0.9
+    # the same reference as a list of alternatives (" | " or ";"), each alternative its own unit
+    assert reference_units(f"{content} | {anxious}", lambda t: [t]) == [content, anxious]
+    assert reference_units("Paris; the city of Paris\nParis, France", lambda t: [t]) == [
+        "Paris", "the city of Paris", "Paris, France"]
+    [listed] = _judge([AnswerItem("a", q, answer, f"{content}; {anxious}")], table)
+    assert listed.verdict == "correct"
+
+
+def test_incorrect_needs_a_sure_contradiction_and_no_support():
+    answer = "It is the largest city there."
+    unsure = (0.1, 0.35, 0.55)
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], {verifier_pair(REF, answer, Q): unsure},
+                 VerdictSettings(head=None, incorrect_at=0.8))
+    assert v.verdict == "unverified" and v.p_contradicted == 0.55
+    [sure] = _judge([AnswerItem("a", Q, answer, REF)], {verifier_pair(REF, answer, Q): unsure},
+                    VerdictSettings(head=None, incorrect_at=0.5))
+    assert sure.verdict == "incorrect"
 
 
 def test_a_supported_answer_is_correct_and_open_details_do_not_sink_it():
@@ -48,28 +86,51 @@ def test_a_supported_answer_is_correct_and_open_details_do_not_sink_it():
     table = {verifier_pair(REF, answer, Q): SUPPORTS, verifier_pair(REF, answer): SUPPORTS,
              verifier_pair(REF, "Canberra is the capital."): SUPPORTS}
     [v] = _judge([AnswerItem("a", Q, answer, REF)], table)
-    assert v.verdict == "correct" and v.score == pytest.approx(0.9 * 0.95)
+    assert v.verdict == "correct" and v.score == pytest.approx(right_probability(0.9, 0.05, 0.05))
     assert [(d.sentence, d.verdict) for d in v.details][1][0] == "It has many parks."
     assert "1 detail(s) the evidence does not mention stay unverified" in v.note
 
 
-def test_a_detail_the_evidence_surely_contradicts_makes_the_answer_incorrect():
-    answer = "Canberra is the capital. It was founded in 1066."
-    table = {verifier_pair(REF, answer, Q): SUPPORTS, verifier_pair(REF, "It was founded in 1066."): (0.01, 0.01, 0.98)}
-    [v] = _judge([AnswerItem("a", Q, answer, REF)], table,
-                 VerdictSettings(detail_contradicted_at=0.9))
-    assert (v.verdict, v.claim) == ("incorrect", "It was founded in 1066.")
+def test_a_detail_the_evidence_surely_contradicts_makes_an_unsupported_answer_incorrect():
+    answer = "The capital moved there. It was founded by sailors."
+    wrong = (0.01, 0.01, 0.98)
+    table = {verifier_pair(REF, answer, Q): SILENT, verifier_pair(REF, "It was founded by sailors."): wrong}
+    [v] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(head=None, detail_contradicted_at=0.9))
+    assert (v.verdict, v.claim) == ("incorrect", "It was founded by sailors.")
     assert "contradicts a detail" in v.note
-    # the same contradiction below the detail threshold leaves the verified answer correct
-    [lenient] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(detail_contradicted_at=0.99))
-    assert lenient.verdict == "correct"
+    # the same contradiction below the detail threshold leaves the answer unverified
+    [lenient] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(head=None, detail_contradicted_at=0.99))
+    assert lenient.verdict == "unverified"
+    # an answer the reference supports stays correct, and says which detail the evidence contradicts
+    table[verifier_pair(REF, answer, Q)] = SUPPORTS
+    [supported] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(head=None, detail_contradicted_at=0.9))
+    assert supported.verdict == "correct" and "It was founded by sailors." in supported.note
 
 
-def test_a_plain_reading_contradicted_is_enough():
+def test_a_long_answer_is_read_through_the_sentences_that_answer_it():
+    """Past ``whole_answer_words`` the whole answer is not one reading (it would not fit the verifier's
+    window): its first sentence and the one most like the question are."""
+    filler = "Australia is a large country with many cities and a long history of settlement. "
+    answer = filler + "Canberra is the capital. " + "It has many parks and a lake in its centre."
+    table = {verifier_pair(REF, "Canberra is the capital.", Q): SUPPORTS}
+    embed = {Q: [1.0, 0.0], "Canberra is the capital.": [1.0, 0.0]}
+    same = {t: [0.0, 1.0] for t in [answer, REF, filler.strip(), "It has many parks and a lake in its centre."]}
+    items = [AnswerItem("a", Q, answer, REF)]
+    [v] = judge_answers(items, TableNLI(table), TableEmbedder({**same, **embed}),
+                        VerdictSettings(head=None, whole_answer_words=20, answer_sentences=2))
+    assert v.verdict == "correct" and v.claim == "Canberra is the capital."
+
+
+def test_a_short_answer_contradicted_only_when_read_plainly_is_not_called_wrong():
+    """ "1945." against "The Second World War ended in 1945.": read plainly a bare year says little; read as
+    the answer to its question the reference supports it, and the support wins."""
     answer = "Sydney."
     table = {verifier_pair(REF, answer, Q): (0.6, 0.3, 0.1), verifier_pair(REF, answer): (0.2, 0.0, 0.8)}
     [v] = _judge([AnswerItem("a", Q, answer, REF)], table)
-    assert v.verdict == "incorrect" and v.p_contradicted == 0.8 and v.score == pytest.approx(0.6 * 0.2)
+    assert v.verdict != "incorrect" and v.score == pytest.approx(right_probability(0.6, 0.1, 0.8))
+    [unsupported] = _judge([AnswerItem("a", Q, answer, REF)],
+                           {**table, verifier_pair(REF, answer, Q): (0.2, 0.7, 0.1)})
+    assert unsupported.verdict == "incorrect" and unsupported.p_contradicted == 0.8
 
 
 def test_silence_is_unverified_and_no_evidence_or_a_refusal_decide_nothing():

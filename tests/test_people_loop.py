@@ -15,8 +15,9 @@ from cns_core.agents.agreement import agreement, auc
 from cns_core.people.annotations import Annotation
 from cns_core.cli import main as cns
 from cns_core.config import ConfigError
-from cns_core.engrams import Engram
+from cns_core.engrams import DisagreementRule, Engram
 from cns_core.memory import MemoryService
+from cns_core.views.relabel_job import relabel_job
 from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.usefixtures("lean_torch")
@@ -126,8 +127,23 @@ def test_cli_calibrate_fits_from_the_memory_and_reverts(tmp_path, state_dir, cap
     out = capsys.readouterr().out
     assert re.search(r"version 1 is active: threshold 0\.500 -> 0\.\d+", out) and "50 marked answers" in out
     assert vc.active_calibration().version == 1
+    # the stored verdicts are judged again at once under the fitted threshold (no trust-backfill needed)
+    threshold = vc.active_calibration().threshold
+    assert f"50 stored verdict(s) judged again under threshold {threshold:.3f}" in out
+    assert "10 answer(s) without a Trust Score left as they are" in out
+    engrams = MemoryService(path=tmp_path / "chroma").get([f"m{i:02d}" for i in range(60)])
+    judged = [e for e in engrams[:50]]
+    assert {e.metadata["trust_settings"] for e in judged} != {"fp1"}                 # re-judged, new fingerprint
+    for e in judged:
+        p_right = e.metadata["trust_verdict_score"]
+        if e.answer_verdict != "incorrect":
+            assert (e.answer_verdict == "correct") == (p_right >= threshold), (e.id, p_right, e.answer_verdict)
+        assert e.trust_score == (0.49 if e.answer_verdict == "incorrect" else 0.6)   # the cap follows the verdict
+    assert all(e.answer_verdict is None for e in engrams[50:])
     assert cns(["calibrate", "--revert"]) == 0
-    assert "the configured threshold 0.500" in capsys.readouterr().out and vc.active_calibration() is None
+    out = capsys.readouterr().out
+    assert "the configured threshold 0.500" in out and vc.active_calibration() is None
+    assert "judged again under threshold 0.500" in out
     assert cns(["calibrate", "--revert"]) == 1
     assert "no calibration is active" in capsys.readouterr().err
 
@@ -170,5 +186,50 @@ def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypat
     assert not at.exception
     assert any("Calibration version 1 is active" in s.value for s in at.success)
     assert vc.active_calibration().version == 1
+    # the stored verdicts are judged again in the background; the page shows it, then what it did
+    job = relabel_job(MemoryService())
+    assert job is not None
+    assert _wait_for(lambda: not job.running, 120)
+    at.run()
+    assert not job.error and any("50 stored verdict(s) judged again" in c.value for c in at.caption)
     at.button(key="cns_engrams_revert").click().run()
     assert any("set aside" in s.value for s in at.success) and vc.active_calibration() is None
+    assert _wait_for(lambda: not relabel_job(MemoryService()).running, 120)
+
+
+def _wait_for(condition, timeout: float) -> bool:
+    import time
+
+    end = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right(tmp_path, state_dir):
+    """ "✗ incorrect 0.84" showed the verdict's own probability while the export and the review queue used
+    p(right) 0.06: one number, named, everywhere."""
+    from cns_core.people.export import engram_row
+    from cns_core.views.display import answer_verdict_html
+    from cns_core.views.engram_view import trust_html
+    from cns_core.views.review import review_queue
+
+    e = _engram(1, 5, "incorrect", 0.06, 0.3, None)
+    e.metadata.update(trust_verdict_p=0.84, trust_verdict_note="The reference contradicts the answer.")
+    html = trust_html(e, DisagreementRule())
+    assert "p(right) 0.06" in html and "0.84" not in html
+    assert "the verifier&#x27;s probability that the answer is right" in html or \
+        "the verifier's probability that the answer is right" in html
+    assert engram_row(e)["trust_verdict_score"] == 0.06
+    assert "p(right)" not in answer_verdict_html("unverified")          # no number, no claim of one
+    memory = MemoryService(path=tmp_path / "chroma")
+    memory.write_episodic_many([{"query": f"Question {i}?", "answer": "An answer.", "session_id": "s",
+                                 "query_id": f"q{i}", "timestamp": 1_700_000_000 + i} for i in range(4)])
+    memory.record_trust({f"q{i}": {"trust_score": 0.4, "trust_verdict": "unverified", "trust_verdict_p": 0.7,
+                                   "trust_verdict_score": p} for i, p in enumerate((0.45, 0.1, 0.52, 0.9))})
+    queue = review_queue(memory, DisagreementRule(), 0.5, 4)
+    assert [q.id for q in queue] == ["q2", "q0", "q1", "q3"]              # nearest p(right) to 0.5 first
+    assert all(f"p(right) {q.metadata['trust_verdict_score']:.2f}" in trust_html(q, DisagreementRule())
+               for q in queue)

@@ -209,7 +209,7 @@ class AnswerScorer:
             payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
                        "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
                        "drafting": [drafter_identity(), repr(DraftSettings())],   # a new drafter scores again
-                       "verdict": repr(self._verdict_settings), "wrong_ceiling": self.wrong_ceiling}
+                       "verdict": self._verdict_settings.identity(), "wrong_ceiling": self.wrong_ceiling}
             blob = json.dumps(payload, sort_keys=True, default=str)
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint
@@ -247,10 +247,16 @@ class AnswerScorer:
                             capped_from=capped_from)
 
     def verdicts(self, items: Sequence[AnswerItem]) -> list[Any]:
-        """Each answer's verdict (right, wrong, unverified, no answer), with the pipeline's own models."""
+        """Each answer's verdict (right, wrong, unverified, no answer), with the pipeline's own models and the
+        verdict settings in force now (config/memory.yaml, or the active calibration)."""
         from cns_core.agents.answer_verdict import judge_answers
         from cns_core.models import get_embedder, get_nli_backend
 
+        from cns_core.agents.answer_verdict import VerdictSettings
+
+        current = VerdictSettings.from_config()      # a calibration fitted or reverted meanwhile takes effect now
+        if current != self._verdict_settings:
+            self._verdict_settings, self._fingerprint = current, None
         pipeline = self.pipeline
         return judge_answers(items, pipeline.nli or get_nli_backend(), pipeline.embedder or get_embedder(),
                              self._verdict_settings)
@@ -285,6 +291,53 @@ class BackfillReport:
     scored: int = 0
     failed: int = 0         # stored with trust_error, no score
     elapsed_s: float = 0.0
+
+
+def rejudge(memory: Any, scorer: AnswerScorer, *, batch: int = 32,
+            on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
+    """Judge every scored answer's verdict again under ``scorer``'s verdict settings (after a calibration
+    is fitted or reverted) and re-apply the Trust cap; the critics' own score is kept, not recomputed,
+    so a stored memory is re-labelled at the verifier's speed. ``on_progress(done, todo)`` as for
+    :func:`backfill`; each batch is stored as it finishes."""
+    started = time.perf_counter()
+    every = memory.ids_matching(None, None)
+    report = BackfillReport(total=len(every))
+    if on_progress is not None:
+        on_progress(0, len(every))
+    for start in range(0, len(every), batch):
+        engrams = [e for e in memory.get(every[start:start + batch]) if _critics_score(e.metadata) is not None]
+        report.skipped += min(batch, len(every) - start) - len(engrams)
+        if engrams:
+            verdicts = scorer.verdicts([item_from_engram(e) for e in engrams])
+            memory.record_trust({e.id: _relabelled(e.metadata, v, scorer) for e, v in zip(engrams, verdicts)})
+            report.scored += len(engrams)
+        if on_progress is not None:
+            on_progress(min(start + batch, len(every)), len(every))
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def _critics_score(meta: Mapping[str, Any]) -> float | None:
+    """The critics' own Trust Score of a stored answer (before any cap); None when it was never scored."""
+    score = meta.get("trust_uncapped", meta.get("trust_score"))
+    if not isinstance(score, (int, float)) or isinstance(score, bool) or score == UNTRUSTED or meta.get("trust_error"):
+        return None
+    return float(score)
+
+
+def _relabelled(meta: Mapping[str, Any], verdict: Any, scorer: AnswerScorer) -> dict[str, Any]:
+    """An engram's ``trust_*`` keys with a new verdict: the same critics' score, capped again."""
+    critics = _critics_score(meta)
+    trust, capped_from = critics, None
+    if verdict.verdict == "incorrect" and critics > scorer.wrong_ceiling:
+        trust, capped_from = scorer.wrong_ceiling, critics
+    incomplete = str(meta.get("trust_incomplete") or "")
+    outcome = TrustOutcome(str(meta.get("query_id") or ""), trust, str(meta.get("trust_profile") or scorer.settings.profile),
+                           scorer.fingerprint, complete=bool(meta.get("trust_complete", True)),
+                           incomplete=tuple(x for x in incomplete.split(",") if x),
+                           claims=int(meta.get("trust_claims") or 0), evidence=int(meta.get("trust_evidence") or 0),
+                           verdict=verdict, capped_from=capped_from)
+    return outcome.metadata()
 
 
 def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = None, force: bool = False,

@@ -19,12 +19,15 @@ same reason. Thresholds live in ``config/memory.yaml`` (``verdict``).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from cns_core.agents.verdict_head import FEATURES, fallback_probability, load_head, names_in, verdict_features
 from cns_core.config import ConfigError
 
 __all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "judge_answers",
@@ -35,14 +38,17 @@ VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect"
                                   "no_answer": "no answer"}
 _FILE = "memory.yaml"
 _TEXT_KEPT = 400          # characters of a claim or passage kept on the engram
+_MAX_UNITS = 64           # reference units judged (alternatives and their sentences)
+_ALTERNATIVES = re.compile(r"\s*(?:\||;|\n)\s*")
 
-# A refusal or a profession of ignorance, at the start of an answer (or the whole of a short one).
+# A refusal or a profession of ignorance, at the start of an answer (or the whole of a short one). A hedge
+# ("there is no single answer", "it depends") is an answer: it is judged, and agrees with a reference that
+# says people disagree or nobody knows.
 _NON_ANSWER = re.compile(
     r"^\W*(?:i\s+(?:do\s*n[o']t|don't|cannot|can't|am\s+(?:not\s+(?:sure|able|aware)|unable|sorry))"
     r"|i'?m\s+(?:not\s+(?:sure|able|aware)|unable|sorry)|sorry\s*(?:[,.!]|but\b|i\b)|as\s+an\s+ai\b"
     r"|(?:unknown|no\s+idea)\W*$"
-    r"|there\s+is\s+no\s+(?:way\s+to\s+know|(?:definitive|single|clear)\s+answer)"
-    r"|i\s+have\s+no\s+(?:idea|information|way))", re.IGNORECASE)
+    r"|i\s+have\s+no\s+(?:comment|idea|information|way))", re.IGNORECASE)
 
 
 def is_non_answer(answer: str) -> bool:
@@ -54,10 +60,30 @@ def is_non_answer(answer: str) -> bool:
 class VerdictSettings:
     """``verdict`` in config/memory.yaml: where a probability becomes a verdict."""
 
-    correct_at: float = 0.5          # p(supported) of the answer at or above this: correct
-    incorrect_at: float = 0.5        # p(contradicted) at or above this (and above p(supported)): incorrect
-    detail_contradicted_at: float = 0.9   # a detail sentence contradicted this surely makes the answer incorrect
+    correct_at: float = 0.5          # p(right) of the answer at or above this: correct
+    wrong_at: float = 0.2            # p(right) at or below this, with a reason a reader can check: incorrect
+    incorrect_at: float = 0.5        # a unit contradicting the answer at or above this, with no support: such a reason
+    support_below: float = 0.5       # ... "no support": every unit's p(supported) below this
+    detail_contradicted_at: float = 0.9   # a detail sentence contradicted this surely (and unsupported): incorrect
     max_details: int = 12            # sentences checked as details (the first ones)
+    answer_sentences: int = 2        # sentences of a long answer also read as its answer (0: the whole answer only)
+    whole_answer_words: int = 80     # an answer up to this long is also read whole (a longer one through its sentences)
+    detail_passages: int = 3         # evidence passages each detail sentence is checked against
+    head: str | None = "models/answer-verdict"   # the learned p(right) (head.json); None: the verifier's numbers alone
+
+    def identity(self) -> str:
+        """What makes a verdict: these settings and the head's weights (a retrained head judges anew)."""
+        head = self.verdict_head()
+        weights = "none" if head is None else repr((head.weights, head.bias, head.mean, head.scale))
+        return f"{self!r} head={hashlib.blake2b(weights.encode(), digest_size=6).hexdigest()}"
+
+    def verdict_head(self) -> Any:
+        """The learned head of p(right) (None: :func:`~cns_core.agents.verdict_head.fallback_probability`);
+        a damaged head file is a ConfigError naming it."""
+        try:
+            return _cached_head(self.head)
+        except ValueError as exc:
+            raise ConfigError(f"{_FILE}: verdict.head: {exc}") from None
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None = None) -> "VerdictSettings":
@@ -69,15 +95,28 @@ class VerdictSettings:
         if unknown:
             raise ConfigError(f"{_FILE}: verdict: unknown key(s) {', '.join(map(str, unknown))}")
         values = {name: config_number(section, name, file=_FILE, path="verdict", default=getattr(cls, name),
-                                      low=0.0, high=1.0) for name in ("correct_at", "incorrect_at",
+                                      low=0.0, high=1.0) for name in ("correct_at", "wrong_at", "incorrect_at",
+                                                                      "support_below",
                                                                       "detail_contradicted_at")}
         values["max_details"] = int(config_number(section, "max_details", file=_FILE, path="verdict",
                                                   default=cls.max_details, low=0, high=200))
+        for name, high in (("answer_sentences", 12), ("whole_answer_words", 1000), ("detail_passages", 20)):
+            values[name] = int(config_number(section, name, file=_FILE, path="verdict", default=getattr(cls, name),
+                                             low=0 if name != "detail_passages" else 1, high=high))
+        head = section.get("head", cls.head)
+        if head is not None and (not isinstance(head, str) or not head.strip() or len(head) > 500):
+            raise ConfigError(f"{_FILE}: verdict.head: expected a folder (text) or null, got {head!r}")
+        values["head"] = head
         if cfg is None:         # the configured settings: a person's fitted threshold wins (cns calibrate)
             from cns_core.agents.verdict_calibration import active_threshold
 
             values["correct_at"] = active_threshold(values["correct_at"])
         return cls(**values)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_head(folder: str | None) -> Any:
+    return load_head(folder)
 
 
 @dataclass(frozen=True)
@@ -89,6 +128,7 @@ class DetailCheck:
     p_supported: float
     p_contradicted: float
     passage: str
+    best_support: float = 0.0    # the highest entailment of any passage for this sentence
 
 
 @dataclass(frozen=True)
@@ -106,6 +146,7 @@ class AnswerVerdict:
     evidence: str = ""           # which evidence: "reference" or "source N"
     note: str = ""
     details: tuple[DetailCheck, ...] = field(default=(), compare=False)
+    features: tuple[float, ...] = field(default=(), compare=False)   # verdict_head.FEATURES, for training
 
     @property
     def label(self) -> str:
@@ -135,6 +176,50 @@ class _Question:
     evidence: tuple[tuple[str, str], ...]
 
 
+@dataclass(frozen=True)
+class Reading:
+    """The answer (or one of its sentences) judged against every evidence unit: the best support and the
+    strongest contradiction, each with its passage."""
+
+    claim: str
+    support: Any | None          # JudgedPassage with the highest entailment (None without passages)
+    contradiction: Any | None    # ... and with the highest contradiction
+
+    @property
+    def p_supported(self) -> float:
+        return self.support.entailment if self.support is not None else 0.0
+
+    @property
+    def p_contradicted(self) -> float:
+        return self.contradiction.contradiction if self.contradiction is not None else 0.0
+
+
+def reference_units(reference: str, split: Any) -> list[str]:
+    """A reference's units, each judged on its own: its alternative answers (a list joined by " | ",
+    ";" or new lines) and each alternative's sentences. One sentence that supports the answer is
+    enough, so a reference listing "Cats purr when content. Cats also purr when anxious." cannot let
+    its second sentence outvote the first."""
+    units: list[str] = []
+    for alternative in _ALTERNATIVES.split(reference):
+        alternative = alternative.strip()
+        if alternative:
+            units.extend(s.strip() for s in (split(alternative) or [alternative]) if s.strip())
+    return list(dict.fromkeys(units))[:_MAX_UNITS] or [reference.strip()]
+
+
+def answering_sentences(question: str, sentences: Sequence[str], embedder: Any, keep: int = 2) -> list[str]:
+    """The sentences of a long answer that answer its question: the first (answers lead with the
+    answer) and those most like the question in meaning, ``keep`` at most."""
+    if len(sentences) <= 1 or keep <= 0:
+        return []
+    chosen = [sentences[0]]
+    if question and keep > 1:
+        vectors = np.asarray(embedder.encode([question, *sentences[1:]]), dtype=np.float32)
+        order = np.argsort(-(vectors[1:] @ vectors[0]), kind="stable")
+        chosen.extend(sentences[1 + i] for i in order[:keep - 1])
+    return chosen
+
+
 def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: VerdictSettings | None = None,
                   grounding: Mapping[str, Any] | None = None) -> list[AnswerVerdict]:
     """The verdict of each item (``query``, ``answer``, ``source_texts()`` as :class:`AnswerItem` has
@@ -150,7 +235,11 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
     grounding = dict(grounding if grounding is not None else critic_settings("grounding"))
     max_chars = int(grounding["max_window_chars"])
     out: list[AnswerVerdict | None] = [None] * len(items)
-    problems, plans = [], []
+    asked: list[Any] = []
+    checked: list[Any] = []
+    plans: list[tuple] = []
+    unit_texts: list[list[str]] = []
+    head = settings.verdict_head()
     for i, item in enumerate(items):
         question = _Question(item.query.strip(), item.answer.strip(),
                              tuple((s.name, s.text) for s in item.source_texts()))
@@ -162,75 +251,108 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
             out[i] = AnswerVerdict("unverified", None, None, claim=question.answer,
                                    note="No reference or sources to check the answer against.")
             continue
-        # The main claim is judged against the reference when there is one (it is the gold answer),
-        # else against the sources; details against all the evidence.
-        main_sources = [t for name, t in question.evidence if name == "reference"] or \
-                       [t for _, t in question.evidence]
+        # The answer is judged against the reference when there is one (it is the gold answer), each of
+        # its units on its own; else against the sources' passages. Details against all the evidence.
+        unit_sources = [(name, (u,)) for name, t in question.evidence if name == "reference"
+                        for u in reference_units(t, split_sentences)]
+        page_sources = [(name, tuple(source_units(t, max_chars, split_sentences)))
+                        for name, t in question.evidence if name != "reference"]
+        main, every = unit_sources or page_sources, unit_sources + page_sources
         sentences = split_sentences(question.answer)
         details = sentences[:settings.max_details] if len(sentences) > 1 else []
-        problems.append(GroundingProblem((question.answer, question.answer),
-                                         tuple(tuple(source_units(t, max_chars, split_sentences)) for t in main_sources),
-                                         (question.query, "")))
-        problems.append(GroundingProblem(tuple(details),
-                                         tuple(tuple(source_units(t, max_chars, split_sentences))
-                                               for _, t in question.evidence)))
-        plans.append((i, question, main_sources, details))
-    if problems:
-        judged = judge_problems(problems, nli, embedder, fusion_of(grounding), RetrievalSettings.from_settings(grounding),
-                                VerdictRule.from_settings(grounding))
-        for n, (i, question, main_sources, details) in enumerate(plans):
-            asked, plain = judged[2 * n]
-            out[i] = _decide(question, main_sources, asked, plain, details, judged[2 * n + 1], settings)
+        # A long answer is read through the sentences that answer the question (the whole of it would
+        # not fit the verifier's window); a short one as a whole, and through them too.
+        answering = answering_sentences(question.query, details, embedder, settings.answer_sentences)
+        whole = len(question.answer.split()) <= settings.whole_answer_words or not answering
+        readings = list(dict.fromkeys(([question.answer] if whole else []) + answering))
+        plain = ([question.answer] if whole else []) + details
+        asked.append(GroundingProblem(tuple(readings), tuple(units for _, units in main),
+                                      tuple([question.query] * len(readings))))
+        checked.append(GroundingProblem(tuple(plain), tuple(units for _, units in every)))
+        plans.append((i, question, [name for name, _ in main], [name for name, _ in every], details, whole))
+        unit_texts.append([u for _, units in main for u in units])
+    if plans:
+        retrieval = RetrievalSettings.from_settings(grounding)
+        fusion, rule = fusion_of(grounding), VerdictRule.from_settings(grounding)
+        judged_asked = judge_problems(asked, nli, embedder, fusion, retrieval, rule)
+        judged_plain = judge_problems(checked, nli, embedder, fusion,
+                                      replace(retrieval, top_k=min(retrieval.top_k, settings.detail_passages)), rule)
+        for n, ((i, question, main_names, every_names, details, whole), problem, by_reading, by_sentence) in \
+                enumerate(zip(plans, asked, judged_asked, judged_plain)):
+            readings = [_reading(claim, v) for claim, v in zip(problem.claims, by_reading)]
+            plain_answer = _reading(question.answer, by_sentence[0]) if whole else Reading(question.answer, None, None)
+            checks = tuple(_detail(sentence, d, every_names)
+                           for sentence, d in zip(details, by_sentence[1:] if whole else by_sentence))
+            out[i] = _decide(question, readings, plain_answer, checks, main_names, unit_texts[n], settings, head)
     return [v for v in out if v is not None]
 
 
-def _evidence_name(question: _Question, text: str) -> str:
-    return next((name for name, t in question.evidence if t == text), "evidence")
+def _reading(claim: str, verdict: Any) -> Reading:
+    if not verdict.passages:
+        return Reading(claim, None, None)
+    return Reading(claim, verdict.strongest("entailment"), verdict.strongest("contradiction"))
 
 
-def _decisive(verdict: Any) -> Any:
-    """The passage that most strongly supports or contradicts a claim (a short reference is the only one)."""
-    return max(verdict.passages, key=lambda p: max(p.entailment, p.contradiction))
+def _detail(sentence: str, verdict: Any, names: Sequence[str]) -> DetailCheck:
+    best = verdict.strongest("contradiction") if verdict.verdict == "contradicted" else verdict.strongest("entailment")
+    support = verdict.strongest("entailment")
+    return DetailCheck(sentence, verdict.verdict, verdict.p_supported, verdict.p_contradicted,
+                       best.passage.text if best is not None else "",
+                       best_support=support.entailment if support is not None else 0.0)
 
 
-def _decide(question: _Question, main_sources: list[str], asked: Any, plain: Any, sentences: Sequence[str],
-            details: Sequence[Any], settings: VerdictSettings) -> AnswerVerdict:
-    """The verdict from the answer's own judgement and its details' (see the module docstring).
+def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
+            names: Sequence[str], units: Sequence[str], settings: VerdictSettings, head: Any) -> AnswerVerdict:
+    """The verdict from p(right) (:mod:`cns_core.agents.verdict_head`) and what the evidence says.
 
-    The answer is read twice against the same evidence: as the answer to its question, and plainly
-    as a statement. Either reading contradicted makes it incorrect; p(right) is the first reading's
-    p(supported) discounted by the second's p(contradicted) (on NQ301, the development set, balanced
-    accuracy 0.789 -> 0.802 and AUC 0.850 -> 0.858 over the first reading alone).
+    * **correct**: p(right) reaches ``correct_at``;
+    * **incorrect**: p(right) at or below ``wrong_at`` *and* a reason a reader can check: a unit contradicts
+      the answer (``incorrect_at``) while none supports it (``support_below``), the answer names what no
+      unit names while the evidence names something else, or a detail nothing supports is contradicted
+      (``detail_contradicted_at``). Chosen for precision: a wrong red badge costs more than "unverified";
+    * **unverified** otherwise.
     """
-    decisive, statement = _decisive(asked), _decisive(plain)
-    p = np.array([decisive.entailment, decisive.neutral, decisive.contradiction])
-    score = float(p[0]) * (1.0 - statement.contradiction)
-    if statement.contradiction > p[2] and statement.contradiction > statement.entailment:
-        decisive, p = statement, np.array([statement.entailment, statement.neutral, statement.contradiction])
-    source = main_sources[decisive.passage.source]
-    base = dict(p_supported=float(p[0]), p_contradicted=float(p[2]), p_not_enough_info=float(p[1]),
-                passage=decisive.passage.text, evidence=_evidence_name(question, source))
-    checks = tuple(DetailCheck(sentence, d.verdict, d.p_supported, d.p_contradicted,
-                               (d.strongest("contradiction") if d.verdict == "contradicted"
-                                else d.strongest("entailment")).passage.text if d.passages else "")
-                   for sentence, d in zip(sentences, details))
-    wrong_detail = max((c for c in checks if c.verdict == "contradicted"
-                        and c.p_contradicted >= settings.detail_contradicted_at),
-                       key=lambda c: c.p_contradicted, default=None)
-    if p[2] >= settings.incorrect_at and p[2] > p[0]:
-        return AnswerVerdict("incorrect", float(p[2]), score, claim=question.answer, details=checks,
-                             note=f"The {base['evidence']} contradicts the answer.", **base)
-    if wrong_detail is not None:
-        return AnswerVerdict("incorrect", wrong_detail.p_contradicted,
-                             min(score, 1.0 - wrong_detail.p_contradicted),
-                             **{**base, "passage": wrong_detail.passage, "evidence": "evidence"},
-                             claim=wrong_detail.sentence, details=checks,
-                             note="The evidence contradicts a detail of the answer.")
+    features = verdict_features(readings, plain, checks, question.answer, units)
+    score = head.probability(features) if head is not None else fallback_probability(features)
+    supported = max(readings, key=lambda r: r.p_supported)
+    contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
+    support, against = supported.p_supported, contradicted.p_contradicted
+
+    def verdict(name: str, probability: float | None, passage: Any, claim: str, note: str, **extra: Any) -> AnswerVerdict:
+        return AnswerVerdict(name, probability, score, p_supported=support, p_contradicted=against,
+                             p_not_enough_info=getattr(passage, "neutral", None),
+                             passage=passage.passage.text if passage is not None else "",
+                             evidence=names[passage.passage.source] if passage is not None else "evidence",
+                             claim=claim, note=note, details=tuple(checks), features=tuple(features), **extra)
+
+    wrong_detail = max((c for c in checks if c.p_contradicted >= settings.detail_contradicted_at
+                        and c.best_support < settings.support_below), key=lambda c: c.p_contradicted, default=None)
     if score >= settings.correct_at:
-        open_details = sum(c.verdict == "not_enough_info" for c in checks)
-        note = f"The {base['evidence']} supports the answer."
-        if open_details:
-            note += f" {open_details} detail(s) the evidence does not mention stay unverified."
-        return AnswerVerdict("correct", score, score, claim=question.answer, details=checks, note=note, **base)
-    return AnswerVerdict("unverified", float(p[1]), score, claim=question.answer, details=checks,
-                         note=f"The {base['evidence']} neither supports nor contradicts the answer.", **base)
+        evidence = names[supported.support.passage.source] if supported.support is not None else "evidence"
+        note = f"The {evidence} supports the answer."
+        if wrong_detail is not None:
+            note += f" It contradicts one detail: \"{wrong_detail.sentence[:80]}\"."
+        else:
+            open_details = sum(c.verdict == "not_enough_info" for c in checks)
+            if open_details:
+                note += f" {open_details} detail(s) the evidence does not mention stay unverified."
+        return verdict("correct", score, supported.support, supported.claim, note)
+    if score <= settings.wrong_at:
+        if against >= settings.incorrect_at and support < settings.support_below:
+            evidence = names[contradicted.contradiction.passage.source]
+            return verdict("incorrect", 1.0 - score, contradicted.contradiction, contradicted.claim,
+                           f"The {evidence} contradicts the answer and nothing in it supports it.")
+        missing = sorted(names_in(readings[0].claim) - set().union(*(names_in(u) for u in units)))
+        if features[FEATURES.index("name_mismatch")] > 0 and missing:
+            return verdict("incorrect", 1.0 - score, supported.support, readings[0].claim,
+                           f"The answer names {', '.join(missing[:3])}, which the evidence does not; it names "
+                           "something else.")
+        if wrong_detail is not None:
+            return AnswerVerdict("incorrect", wrong_detail.p_contradicted, score, p_supported=support,
+                                 p_contradicted=against, passage=wrong_detail.passage, evidence="evidence",
+                                 claim=wrong_detail.sentence, details=tuple(checks), features=tuple(features),
+                                 note="The evidence contradicts a detail of the answer.")
+    passage = supported.support if support >= against else contradicted.contradiction
+    evidence = names[passage.passage.source] if passage is not None else "evidence"
+    return verdict("unverified", 1.0 - abs(score - 0.5) * 2, passage, question.answer,
+                   f"The {evidence} neither supports nor contradicts the answer surely enough.")

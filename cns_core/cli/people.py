@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import sys
 
 __all__ = ["register", "run_annotate", "run_calibrate", "run_export"]
 
@@ -74,12 +75,16 @@ def register_calibrate(subparsers: argparse._SubParsersAction) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from cns_core.memory import MemoryService
-    from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
+    from cns_core.people.calibrate import annotated_engrams, calibrate_message, relabel_stored, revert_message
 
-    if args.revert:
-        print(f"calibrate: {revert_message()}")
-        return 0
-    print(f"calibrate: {calibrate_message(annotated_engrams(MemoryService(path=args.path)))}")
+    memory = MemoryService(path=args.path)
+    print(f"calibrate: {revert_message() if args.revert else calibrate_message(annotated_engrams(memory))}", flush=True)
+
+    def progress(done: int, todo: int) -> None:
+        if todo and (done == todo or done % 256 == 0):
+            print(f"calibrate: {done:,} of {todo:,} stored answers", file=sys.stderr, flush=True)
+
+    print(f"calibrate: {relabel_stored(memory, progress)}")
     return 0
 
 

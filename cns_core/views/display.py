@@ -262,17 +262,23 @@ VERDICT_STYLE: dict[str, tuple[str, str, bool]] = {     # verdict -> (mark, colo
 }
 
 
-def answer_verdict_html(verdict: str | None, *, probability: Any = None, note: str = "", claim: str = "",
+def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str = "", claim: str = "",
                         passage: str = "") -> str:
-    """The answer's verdict as a pill ("✓ correct 0.93"); hover says what it rests on."""
+    """The answer's verdict as a pill with its one number, p(right) ("✗ incorrect · p(right) 0.06"); the
+    same number is the export's ``trust_verdict_score`` and what the review queue orders by. Hover says
+    what the number is and what the verdict rests on."""
     if verdict not in VERDICT_STYLE:
         return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
                      'class="cns-verdict" data-verdict="none"', outline=True, spaced=False)
     mark, colour, outline = VERDICT_STYLE[verdict]
     label = f"{mark} {verdict.replace('_', ' ')}"
-    if isinstance(probability, (int, float)) and not isinstance(probability, bool):
-        label += f" {float(probability):.2f}"
-    tip = " ".join(part for part in (note, f"Claim: {claim}" if claim and claim != note else "",
+    number = ""
+    if isinstance(p_right, (int, float)) and not isinstance(p_right, bool):
+        label += f" · p(right) {float(p_right):.2f}"
+        number = (f"p(right) {float(p_right):.2f}: the verifier's probability that the answer is right, judged "
+                  "against the reference (else the sources) given the question; the export's trust_verdict_score "
+                  "and the review queue's order.")
+    tip = " ".join(part for part in (number, note, f"Claim: {claim}" if claim and claim != note else "",
                                      f"Evidence: {passage}" if passage else "") if part)
     return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,
                  spaced=False)

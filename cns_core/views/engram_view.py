@@ -122,7 +122,7 @@ def disagreement_count(memory: Any, filters: EngramFilters, rule: DisagreementRu
 def trust_html(engram: Engram, rule: DisagreementRule) -> str:
     """The critics' Trust badge of a row, and a disagreement mark where the rule sees one."""
     meta = engram.metadata
-    answer = display.answer_verdict_html(engram.answer_verdict, probability=meta.get("trust_verdict_p"),
+    answer = display.answer_verdict_html(engram.answer_verdict, p_right=meta.get("trust_verdict_score"),
                                          note=str(meta.get("trust_verdict_note") or ""),
                                          claim=str(meta.get("trust_verdict_claim") or ""),
                                          passage=str(meta.get("trust_verdict_passage") or ""))

@@ -1,0 +1,165 @@
+"""Readers for ``long_answers/`` (``CNS_DATA_DIR``): answers that repeat the evidence's words but say the
+opposite, and long answers rated by people against several references.
+
+Each reader returns :class:`JudgedAnswer` rows (question, reference or source, answer, right or wrong)
+so the answer verdict's benchmark and the verifier's training read every set alike. Every row carries
+the fold of its document or passage (hashed, so a document's edits never sit on both sides of a split):
+:func:`held_out` keeps fold 0 of :data:`FOLDS` for the project's own figures.
+
+* SummEdits: a document and a summary, the original or a minimal edit (antonym, negation, entity,
+  invented fact), checked by people; the document is the source.
+* BUMP: a CNN/DailyMail article, its reference summary (right) and a minimally edited copy (wrong).
+* Negation NLI: text and hypothesis, one of them negated; entailment is right, contradiction wrong
+  (neutral and RTE's not_entailment are left out: they are neither).
+* CondaQA: a passage edited around a negation and a yes/no question; the answer "Yes." or "No." is
+  right when it is the label (DON'T KNOW questions left out).
+* SQuALITY: long answers to questions about a story, each rated 0-100 by three people against four
+  references (a rating of 50 or more counts as right); a person's answer is never its own reference.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from cns_core.config import data_dir
+
+__all__ = ["FOLDS", "LongAnswer", "read_summedits", "read_bump", "read_negation_nli", "read_condaqa",
+           "read_squality", "held_out"]
+
+FOLDS = 5
+_MAX_GZIP_BYTES = 200_000_000      # one released file, unpacked
+
+
+@dataclass(frozen=True)
+class LongAnswer:
+    """One judged answer: right or wrong against its evidence (a reference, or a source document)."""
+
+    dataset: str
+    group: str                   # the document or passage: rows sharing it share a fold
+    question: str
+    answer: str
+    reference: str | None
+    source: str | None
+    right: bool
+    kind: str = ""               # the edit or error type, where the set names one
+    rating: float | None = None  # SQuALITY: people's mean correctness rating (0-100)
+
+    @property
+    def fold(self) -> int:
+        return int(hashlib.blake2b(f"{self.dataset}:{self.group}".encode(), digest_size=8).hexdigest(), 16) % FOLDS
+
+
+def held_out(rows: Iterable[LongAnswer], fold: int = 0) -> list[LongAnswer]:
+    """The rows of one fold (fold 0: the project's held-out part; the others may be trained on)."""
+    return [r for r in rows if r.fold == fold]
+
+
+def _root(root: Path | None) -> Path:
+    folder = (root or data_dir()) / "long_answers"
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: not found (set CNS_DATA_DIR to the shared data folder)")
+    return folder
+
+
+def _read_gzip(path: Path) -> str:
+    with gzip.open(path, "rb") as handle:
+        raw = handle.read(_MAX_GZIP_BYTES + 1)
+    if len(raw) > _MAX_GZIP_BYTES:
+        raise ValueError(f"{path}: more than {_MAX_GZIP_BYTES:,} bytes unpacked")
+    return raw.decode("utf-8", errors="replace")
+
+
+def _literal(value: Any) -> Any:
+    """SQuALITY and SummEdits keep some fields as Python literals in strings."""
+    return ast.literal_eval(value) if isinstance(value, str) else value
+
+
+def read_summedits(root: Path | None = None) -> list[LongAnswer]:
+    out = []
+    for path in sorted((_root(root) / "summedits").glob("summedits_*.json.gz")):
+        domain = path.name[len("summedits_"):-len(".json.gz")]
+        for row in json.loads(_read_gzip(path)):
+            edits = _literal(row.get("edit_types") or "[]")
+            out.append(LongAnswer("summedits", f"{domain}:{row['doc'][:200]}", "", row["summary"].strip(), None,
+                                  row["doc"].strip(), str(row["label"]) == "1", ",".join(map(str, edits))))
+    return out
+
+
+def read_bump(root: Path | None = None) -> list[LongAnswer]:
+    out = []
+    for task in ("task1", "task2"):
+        for row in json.loads(_read_gzip(_root(root) / "bump" / f"{task}_dataset.json.gz")):
+            group = str(row.get("article_id") or row["article"][:200])
+            article = row["article"].strip()
+            out.append(LongAnswer("bump", group, "", row["reference_summary"].strip(), None, article, True, "original"))
+            out.append(LongAnswer("bump", group, "", row["edited_summary"].strip(), None, article, False,
+                                  str(row.get("error_type") or "")))
+    return out
+
+
+def read_negation_nli(root: Path | None = None) -> list[LongAnswer]:
+    out = []
+    for name in ("MNLI", "RTE", "SNLI"):
+        text = gzip.open(_root(root) / "negation_nli" / f"{name}.txt.gz", "rb").read().decode("cp1252", errors="replace")
+        for line in text.splitlines()[1:]:
+            parts = line.split("\t")
+            if len(parts) < 4:
+                continue
+            label = parts[3].strip().lower()
+            if label not in ("entailment", "contradiction"):
+                continue
+            out.append(LongAnswer("negation_nli", f"{name}:{parts[1][:200]}", "", parts[2].strip(), parts[1].strip(),
+                                  None, label == "entailment", name))
+    return out
+
+
+def read_condaqa(root: Path | None = None) -> list[LongAnswer]:
+    out = []
+    for line in _read_gzip(_root(root) / "condaqa" / "condaqa_dev.json.gz").splitlines():
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        label = str(row.get("label", "")).upper()
+        if label not in ("YES", "NO"):
+            continue
+        group = str(row.get("original passage") or row["sentence1"])[:200]
+        for answer in ("Yes.", "No."):
+            out.append(LongAnswer("condaqa", group, row["sentence2"].strip(), answer, row["sentence1"].strip(), None,
+                                  answer[:-1].upper() == label, str(row.get("original cue", ""))))
+    return out
+
+
+def read_squality(root: Path | None = None, right_at: float = 50.0) -> list[LongAnswer]:
+    folder = _root(root) / "squality"
+    references: dict[tuple[str, int], tuple[str, list[str]]] = {}
+    for split in ("train", "dev", "test"):
+        for line in _read_gzip(folder / f"squality_v1-3_{split}.jsonl.gz").splitlines():
+            row = json.loads(line)
+            meta = _literal(row["metadata"])
+            for q in _literal(row["questions"]):
+                references[(str(meta["passage_id"]), int(q["question_number"]))] = (
+                    q["question_text"], [r["response_text"].strip() for r in q["responses"]])
+    out = []
+    for line in _read_gzip(folder / "human_eval_all_responses.jsonl.gz").splitlines():
+        row = json.loads(line)
+        for number, systems in _literal(row["questions"]).items():
+            key = (str(row["passage-id"]), int(number) + 1)
+            if key not in references:
+                continue
+            question, refs = references[key]
+            for system, response in systems.items():
+                ratings = [r["correctness-rating"] for r in response.get("reviews", []) if "correctness-rating" in r]
+                if not ratings:
+                    continue
+                answer = response["response"].strip()
+                others = [r for r in refs if r != answer]
+                rating = sum(ratings) / len(ratings)
+                out.append(LongAnswer("squality", key[0], question, answer, "\n".join(others), None,
+                                      rating >= right_at, system, rating))
+    return out
