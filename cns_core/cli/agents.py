@@ -393,9 +393,12 @@ def run_replay(args: argparse.Namespace) -> int:
 
     from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
 
+    from cns_core.bounds import regular_file_problem
+
     path = Path(args.file)
-    if not path.is_file():
-        raise OSError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
+    problem = regular_file_problem(path)
+    if problem:
+        raise OSError(f"{path}: {problem}")
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
