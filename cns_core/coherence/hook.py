@@ -177,7 +177,7 @@ class CoherenceHook:
                           else FileQuarantine(s.state_path(s.quarantine, "file", "coherence_quarantine.jsonl")))
         self.quarantine = quarantine
         self.tau_c = s.thresholds.tau_c
-        self.tick = 0
+        self.tick = self.log.last_tick() if self.log is not None else 0     # ticks never repeat across restarts
         self.backlog = False
         self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_judged": 0,
                          "model_dropped": 0, "model_timeout": 0, "k_halved": 0}
