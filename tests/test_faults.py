@@ -348,6 +348,32 @@ def test_answers_differing_only_in_numbers_conflict_only_on_the_same_question(st
     assert [e.id for e in memory.list_quarantined()] == ["same"]
 
 
+def test_the_same_question_answered_again_with_another_number_is_found_in_a_busy_memory(state_dir):
+    """Issue 44, item 5: after 200 answers that differ only in their numbers (to other questions), the same
+    question answered again with another number was not quarantined (contradict 0.0): the 8 answers most
+    similar to the new one were all answers to other questions. The hook now also retrieves by the question."""
+    from cns_core.coherence import CoherenceHook, CoherenceSettings
+
+    memory = MemoryService(path=state_dir / "chroma", collection="busy")
+    asked = "How many apples are left if you have 20 and eat 3?"
+    memory.write_episodic_many(
+        [{"query": asked, "answer": "You have 17 apples left.", "session_id": "s", "query_id": "first",
+          "timestamp": 1_700_000_000.0}]
+        + [{"query": f"How many apples are left if you have {30 + i} and eat {i % 9 + 1}?",
+            "answer": f"You have {29 + i - i % 9} apples left.", "session_id": "s", "query_id": f"busy-{i:03d}",
+            "timestamp": 1_700_000_001.0 + i} for i in range(200)])
+    hook = CoherenceHook(CoherenceSettings.from_config(), memory=memory, model=False, log=state_dir / "c.jsonl",
+                         calibration_path=state_dir / "cal.json")
+    agent = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory),
+                        checkpoint=state_dir / "cp.json", replay_on_start=False)
+    turn = {"query": asked, "answer": "You have 12 apples left.", "session_id": "s", "query_id": "again"}
+    started = time.monotonic()
+    agent.handle_batch([Envelope(subject=RESPONSE, payload=turn)])
+    assert time.monotonic() - started < 5.0
+    [held] = memory.list_quarantined()
+    assert held.id == "again" and "numeric" in held.metadata["quarantine_reason"]
+
+
 # ----- item 3: hostile files ------------------------------------------------------------------------------
 def _bomb(levels: int = 9) -> str:
     lines = ['  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']

@@ -271,6 +271,11 @@ class CoherenceHook:
             for i, nodes in enumerate(retriever.retrieve(texts, vectors, kk)):
                 for node in nodes:
                     add(i, node)
+        asked = chain.metadata.get("query") if isinstance(chain.metadata, Mapping) else None
+        if mem_api.question is not None and r.k_question > 0 and isinstance(asked, str):
+            for node in mem_api.question.retrieve(asked, r.k_question):   # however crowded the answers' neighbourhood
+                for i in range(len(props)):
+                    add(i, node, filtered=False)
         context = [EvidenceNode(c.id, c.text, source="narrative") for c in chain.narrative_ctx]
         context += [EvidenceNode(c.id, c.text, source="goal", facet=c.id) for c in chain.goals_ctx]
         if context:
