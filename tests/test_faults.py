@@ -243,6 +243,54 @@ def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_pat
     assert census["quarantined"] == [] and "Traceback" not in loop.log
 
 
+def test_a_turn_sent_while_the_loop_starts_is_stored_with_the_judge_down(tmp_path):
+    """Issue 44, item 7: with the judge down, a turn published once the bus proxy answered but before the
+    memory was running was journaled and never stored: the MemoryAgent's first checkpoint was the journal's
+    tail when it started, past that turn. It now starts from where the journal stood when the proxy opened."""
+    loop = LoopUnderTest(tmp_path, f"http://127.0.0.1:{free_port()}")      # nothing listens: the judge is down
+    payload = turn_payload(1, "early")
+
+    def publish_early() -> None:
+        with Publisher(loop.bus, source="faults") as pub:
+            pub.publish(RESPONSE, payload)
+
+    loop.start(on_bus=publish_early)
+    try:
+        assert len(loop.journal_rows(RESPONSE)) == 1
+        assert "memory: running" not in loop.logs[-1].read_text().split("bus: publishers")[0]
+        wait_for(lambda: loop.memory_behind() == 0, 30, what="the early turn stored")
+    finally:
+        status = loop.stop()
+    assert status == 0, loop.log
+    census = loop.memory_census([payload["query_id"]])
+    assert census["stored"] == {payload["query_id"]} and census["graded"] == set()      # stored, ungraded
+
+
+def test_a_clean_stop_stores_what_the_journal_holds(bus_config, proxy, memory):
+    """Issue 44, item 6: a normal stop left journaled turns unstored until the next start. Now the agent
+    handles what the journal holds past its checkpoint before it exits (bounded by drain_s)."""
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def slow_hook(query_id, query, answer, metadata):      # the first turn keeps the agent busy
+        inside.set()
+        release.wait(20)
+
+    agent = MemoryAgent(bus_config, memory, pre_write_hook=slow_hook, drain_s=10.0).start()
+    with Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, turn_payload(0, "drain"))
+        assert inside.wait(20), "the first turn never reached the hook"
+        for i in range(1, 20):
+            pub.publish(RESPONSE, turn_payload(i, "drain"))
+        wait_for(lambda: journal_tail(bus_config) >= 20, 20, what="the turns journaled")
+    agent.request_stop()                   # asked to stop while 19 turns wait behind the one in hand
+    release.set()
+    agent.stop(timeout=20)
+    assert not agent.running and memory.count() == 20
+    assert len(memory.get([f"drain-{i:05d}" for i in range(20)])) == 20
+
+
 def test_a_damaged_journal_is_kept_aside_named_and_rebuilt(bus_config, state_dir, memory):
     """Item 7: after `truncate -s 4096 bus_journal.sqlite` the loop died with a raw sqlite3.DatabaseError."""
     from cns_core.agents.bus import BusProxy
