@@ -9,7 +9,10 @@ fake judge (tests/fake_ollama.py) that switches every few seconds between good (
 garbage and too slow (past the 1 s judge timeout). Turns are published in bursts of ``--burst``;
 between bursts, ``--kills`` times in all, the loop is killed with SIGKILL a random 0-2 s after the
 burst reached the journal (so mid-work) and started again. After the last burst the judge is made
-good and the loop gets ``--deadline`` seconds to grade everything.
+good and the loop gets ``--deadline`` seconds to grade everything *and* to store everything: the
+memory's checkpoint must have passed every journaled turn (graded in the journal is not stored in the
+memory: the critic can be ahead of the MemoryAgent). Then it is stopped with SIGTERM (a clean stop
+drains what the journal holds) and the memory is counted.
 
 Printed: turns per second (published to all graded, kills and restarts included), grading latency
 p50/p95 (the journal's receipt of the turn to its first critique with a score), and three counts
@@ -75,8 +78,9 @@ def run(n: int, kills: int, burst: int, deadline: float, seed: int) -> dict:
     stop.set()
     judge.mode = "good"
     end = time.monotonic() + deadline
-    while time.monotonic() < end and not set(loop.grades()) >= set(ids):
+    while time.monotonic() < end and not (set(loop.grades()) >= set(ids) and loop.memory_behind() == 0):
         time.sleep(0.5)
+    behind = loop.memory_behind()
     elapsed = time.monotonic() - started
     time.sleep(3.0)                      # a few more sweeps: a duplicate would show now
     received = {p["query_id"]: t for t, p in loop.journal_messages(RESPONSE)}
@@ -98,7 +102,8 @@ def run(n: int, kills: int, burst: int, deadline: float, seed: int) -> dict:
         "lost": len(set(received) - census["stored"] - set(census["quarantined"])),
         "duplicated": sum(1 for q in ids if grades[q] > 1) + len(stored_twice),
         "stuck": len(census["stored"] - census["graded"]),
-        "judge_requests": len(judge.requests), "exit_status": status, "folder": str(folder),
+        "behind_at_stop": behind, "judge_requests": len(judge.requests), "exit_status": status,
+        "folder": str(folder),
     }
 
 
@@ -114,7 +119,8 @@ def main() -> None:
     print(f"{r['turns']} turns, {r['kills']} kill(s) -9, random judge faults: {r['turns_per_s']:.1f} turns/s "
           f"({r['seconds']:.0f} s), grading latency p50 {r['p50_s']:.2f} s / p95 {r['p95_s']:.2f} s; "
           f"lost {r['lost']}, duplicated {r['duplicated']}, stuck {r['stuck']} "
-          f"({r['judge_requests']} judge requests; loop exit status {r['exit_status']}; state {r['folder']})")
+          f"({r['judge_requests']} judge requests; {r['behind_at_stop']} turn(s) not yet stored at the stop; "
+          f"loop exit status {r['exit_status']}; state {r['folder']})")
 
 
 if __name__ == "__main__":

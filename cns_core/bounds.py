@@ -6,7 +6,12 @@ paths) must know how big the input may get *before* it parses it: a parser given
 through aliases, and ``/dev/zero`` reports a size of 0. The helpers here are the one place
 those checks live:
 
-* :func:`read_bounded` reads at most ``limit`` bytes while reading (never trusting ``stat``);
+* :func:`read_bounded` reads at most ``limit`` bytes while reading (never trusting ``stat``), and
+  only from a regular file (:func:`regular_file_problem`): a named pipe with no writer would wait
+  forever, a device never ends;
+* :func:`loads_json_bounded` parses JSON whose nesting and integer lengths are bounded first
+  (Python refuses integers past 4,300 digits with a message that names no file);
+* :func:`looks_binary` tells a binary file (an image, an archive) from text before decoding it;
 * :func:`json_depth_over` finds nesting deeper than a limit with a flat scan, before any
   recursive parser sees the text;
 * :func:`expanded_size_over` measures a parsed tree as if every shared (aliased) node were
@@ -21,29 +26,72 @@ rebuild can start from a clean file, and returns the copy's path for the message
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import reprlib
+import stat
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["InputTooLarge", "read_bounded", "json_depth_over", "expanded_size_over", "excerpt", "keep_damaged"]
+__all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
+           "digits_problem",
+           "json_depth_over", "loads_json_bounded", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
+
+MAX_INT_DIGITS = 1000       # longest integer any input may hold (Python's own limit is 4,300, with an obscure message)
 
 
 class InputTooLarge(ValueError):
     """The input holds more bytes than the limit allows (found while reading, not from ``stat``)."""
 
 
-def read_bounded(path: str | Path, limit: int) -> bytes:
-    """The bytes of ``path``, reading at most ``limit + 1`` of them.
+class NotARegularFile(OSError):
+    """The path names a named pipe, a device, a socket or a folder: nothing a reader of files should open."""
 
-    Raises :class:`InputTooLarge` when there are more than ``limit``, worded "N bytes exceed the limit
-    of L bytes" for a regular file and "more than L bytes ..." for what ``stat`` cannot size
-    (``/dev/zero``, a pipe, a growing file); ``OSError`` as ``open`` does.
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind_problem(mode: int) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    return f"not a regular file ({kind})"
+
+
+def regular_file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a file ("no such file", "not a regular file (a named pipe)"), or None.
+
+    ``stat`` only: it never opens the path, so a pipe with no writer cannot make it wait.
     """
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return _kind_problem(mode)
+
+
+def read_bounded(path: str | Path, limit: int) -> bytes:
+    """The bytes of ``path``, a regular file, reading at most ``limit + 1`` of them.
+
+    Raises :class:`NotARegularFile` for a pipe, a device, a socket or a folder (opened without waiting
+    for a writer, then checked, so a path swapped after a check cannot hang it either);
+    :class:`InputTooLarge` when there are more than ``limit`` bytes, worded "N bytes exceed the limit
+    of L bytes", or "more than L bytes ..." for a file that grows while it is read; ``OSError`` as
+    ``open`` does.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    info = os.fstat(fd)
+    problem = _kind_problem(info.st_mode)
+    if problem:
+        os.close(fd)
+        raise NotARegularFile(problem)
+    with os.fdopen(fd, "rb") as handle:
+        size = info.st_size
         if size > limit:
             raise InputTooLarge(f"{size:,} bytes exceed the limit of {limit:,} bytes")
         data = handle.read(limit + 1)
@@ -76,6 +124,41 @@ def json_depth_over(text: bytes | str, limit: int) -> bool:
         elif token in (b"]", b"}"):
             depth -= 1
     return False
+
+
+def bounded_int(digits: str, limit: int = MAX_INT_DIGITS) -> int:
+    """``int(digits)`` for an integer written in outside input, refused (ValueError) past ``limit`` digits:
+    Python's own refusal, at 4,300, suggests ``sys.set_int_max_str_digits`` and names nothing."""
+    problem = digits_problem(digits, limit)
+    if problem:
+        raise ValueError(problem)
+    return int(digits)
+
+
+def digits_problem(number: str, limit: int = MAX_INT_DIGITS) -> str | None:
+    """"a number of 5,000 digits (at most 1,000)" when the written integer ``number`` is too long, else None."""
+    count = len(str(number).strip().lstrip("+-").replace("_", ""))
+    return f"a number of {count:,} digits (at most {limit:,})" if count > limit else None
+
+
+def loads_json_bounded(text: bytes | str, max_depth: int, max_digits: int = MAX_INT_DIGITS) -> Any:
+    """``json.loads`` for outside input: nesting over ``max_depth`` is refused before parsing, an integer
+    of more than ``max_digits`` digits while parsing. Raises ValueError saying which ("nested more than
+    32 levels deep", "a number of 5,000 digits (at most 1,000)", "not JSON (Expecting value)")."""
+    if json_depth_over(text, max_depth):
+        raise ValueError(f"nested more than {max_depth} levels deep")
+    try:
+        return json.loads(text, parse_int=lambda digits: bounded_int(digits, max_digits))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    except RecursionError:          # brackets inside a malformed string can fool the flat scan
+        raise ValueError(f"nested more than {max_depth} levels deep") from None
+
+
+def looks_binary(data: bytes) -> bool:
+    """True when ``data`` holds a NUL byte in its first 8 KB: text never does, images and archives do
+    (the test git uses)."""
+    return b"\x00" in data[:8192]
 
 
 def expanded_size_over(value: Any, limit: int, max_depth: int = 100) -> str | None:

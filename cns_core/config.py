@@ -36,19 +36,23 @@ def data_dir() -> Path:
     return Path(os.environ.get("CNS_DATA_DIR", PROJECT_ROOT.parent / "shared" / "data"))
 
 
-def state_dir() -> Path:
-    """Where the product keeps what it writes: memory, logs, caches (``CNS_STATE_DIR``)."""
+def state_dir(create: bool = True) -> Path:
+    """Where the product keeps what it writes: memory, logs, caches (``CNS_STATE_DIR``); created unless
+    ``create`` is False (a command that only reads must not leave an empty state folder behind)."""
     path = Path(os.environ.get("CNS_STATE_DIR", PROJECT_ROOT / ".cns"))
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 @contextmanager
-def replace_atomically(path: str | Path) -> Iterator[Path]:
+def replace_atomically(path: str | Path, make_parents: bool = True) -> Iterator[Path]:
     """A temporary file beside ``path`` to write; it replaces ``path`` only when the block ends without error,
-    so a crash never leaves a half-written state file (checkpoints, results, calibration, quarantine)."""
+    so a crash never leaves a half-written state file (checkpoints, results, calibration, quarantine).
+    ``make_parents``: create missing folders (state files); a file a person names does not get them."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     yield tmp
     os.replace(tmp, path)

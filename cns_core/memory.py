@@ -232,10 +232,14 @@ class MemoryService:
     """Engrams in Chroma with scores, pending critiques and a quarantine (see the module doc)."""
 
     def __init__(self, path: str | Path | None = None, url: str | None = None, collection: str | None = None,
-                 *, config: Mapping[str, Any] | None = None):
+                 *, config: Mapping[str, Any] | None = None, create: bool = True):
         cfg = dict(config) if config is not None else memory_settings()
         self.url = url or cfg.get("url") or None
-        self.path = None if self.url else Path(path or cfg.get("path") or state_dir() / "chroma")
+        self.path = None if self.url else Path(path or cfg.get("path") or state_dir(create) / "chroma")
+        if not create and self.path is not None and not (self.path / "chroma.sqlite3").is_file():
+            raise MemoryStoreError(f"no memory at {self.path}: " + ("no such folder" if not self.path.exists() else
+                                   "the folder holds no Chroma store") + "; give --path the memory's folder or set "
+                                   "CNS_STATE_DIR (a command that only reads never creates one)")
         name = collection or cfg.get("collection") or "engrams"
         if not _NAME_RE.match(name):
             raise ConfigError(f"memory collection {name!r}: use 3-62 letters, digits, '.', '_' or '-'")
@@ -466,7 +470,8 @@ class MemoryService:
         if not by_id:
             return []
         found = self._get(self._engrams, list(by_id), include=("metadatas",))
-        missing = [i for i in by_id if i not in set(found["ids"])]
+        known = set(found["ids"])
+        missing = [i for i in by_id if i not in known]
         if missing:
             shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise UnknownEngramError(f"id: no engram has the id {shown}; nothing was written")
@@ -475,6 +480,12 @@ class MemoryService:
                  for i, m in zip(found["ids"], found["metadatas"])]
         self._engrams.update(ids=found["ids"], metadatas=metas)
         return list(found["ids"])
+
+    def unknown_ids(self, ids: Sequence[str]) -> list[str]:
+        """Those of ``ids`` that name no engram (in the order given): one cheap read, nothing written."""
+        ids = [_text(i, "ids[]") for i in ids]
+        known = set(self._get(self._engrams, list(dict.fromkeys(ids)), include=())["ids"]) if ids else set()
+        return [i for i in ids if i not in known]
 
     def trust_settings_of(self, ids: Sequence[str] | None = None) -> dict[str, str]:
         """``trust_settings`` of the engrams that hold a Trust Score (all, or these ids): what the

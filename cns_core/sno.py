@@ -32,7 +32,8 @@ import networkx as nx
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from cns_core.bounds import InputTooLarge, excerpt, expanded_size_over, json_depth_over, read_bounded
+from cns_core.bounds import (InputTooLarge, NotARegularFile, bounded_int, digits_problem, excerpt, expanded_size_over,
+                             json_depth_over, looks_binary, read_bounded)
 from cns_core.config import yaml_problem
 
 __all__ = [
@@ -409,6 +410,19 @@ class SNO(BaseModel):
 
 # ----- reading and writing --------------------------------------------------
 
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader whose integers are bounded like JSON's (:func:`cns_core.bounds.bounded_int`)."""
+
+    def construct_yaml_int(self, node: yaml.Node) -> int:
+        problem = digits_problem(str(node.value))
+        if problem:
+            raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+        return super().construct_yaml_int(node)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+
 def _decode(text: str, name: str, fmt: str | None, limits: SNOLimits) -> Any:
     """The parsed file, bounded: nesting is checked before parsing, and what YAML aliases expand to after
     parsing but before anything walks the tree (validation, hashing, dumping would expand it)."""
@@ -420,12 +434,15 @@ def _decode(text: str, name: str, fmt: str | None, limits: SNOLimits) -> Any:
     try:
         if fmt == "json" or (fmt is None and looks_json):
             try:
-                return json.loads(text)
+                raw = json.loads(text, parse_int=bounded_int)
             except json.JSONDecodeError as exc:
                 raise SNOValidationError([f"file: not valid JSON: {exc.msg} at line {exc.lineno} column "
                                           f"{exc.colno}"], name)
+            except ValueError as exc:               # an integer over MAX_INT_DIGITS
+                raise SNOValidationError([f"file: {exc}"], name)
+            return raw
         try:
-            raw = yaml.safe_load(text)
+            raw = yaml.load(text, Loader=_BoundedLoader)    # noqa: S506 - a SafeLoader with bounded integers
         except yaml.YAMLError as exc:
             raise SNOValidationError([f"file: not valid JSON or YAML: {yaml_problem(exc)[:500]}"], name)
     except RecursionError:                      # block nesting by indentation
@@ -472,6 +489,8 @@ def parse_snos(data: str | bytes, name: str = "<input>", fmt: str | None = None,
         raise SNOValidationError([f"file: {size:,} bytes exceed the limit of {limits.max_file_bytes:,} bytes "
                                   f"(config/sno.yaml max_file_bytes)"], name)
     if isinstance(data, bytes):
+        if looks_binary(data):
+            raise SNOValidationError(["file: not an SNO file (binary); give a .json or .yaml SNO"], name)
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -509,6 +528,10 @@ def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
         data = read_bounded(path, limits.max_file_bytes)
     except InputTooLarge as exc:
         raise SNOValidationError([f"file: {exc} (config/sno.yaml max_file_bytes)"], str(path)) from None
+    except NotARegularFile as exc:
+        raise SNOValidationError([f"file: {exc}"], str(path)) from None
+    except FileNotFoundError:
+        raise SNOValidationError(["file: no such file"], str(path)) from None
     except OSError as exc:
         raise SNOValidationError([f"file: cannot be read: {exc.strerror or exc}"], str(path)) from None
     return parse_snos(data, name=str(path), limits=limits)

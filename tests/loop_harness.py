@@ -26,6 +26,8 @@ from local_servers import ROOT, free_port
 
 __all__ = ["LoopUnderTest", "loop_config_dir", "turn_payload"]
 
+RESPONSE_SUBJECT = "response.generation"
+
 
 def loop_config_dir(folder: Path, grade_timeout: float = 1.0) -> Path:
     """A copy of config/ whose judge gives up after ``grade_timeout`` seconds."""
@@ -76,7 +78,9 @@ class LoopUnderTest:
     def log(self) -> str:
         return "".join(p.read_text(encoding="utf-8", errors="replace") for p in self.logs if p.exists())
 
-    def start(self, timeout: float = 90.0) -> "LoopUnderTest":
+    def start(self, timeout: float = 90.0, on_bus: Any = None) -> "LoopUnderTest":
+        """Start ``cns agents`` and return once it says "press Ctrl-C"; ``on_bus()`` is called as soon as
+        the bus proxy is up (its "bus:" line), while the agents are still starting."""
         log = self.folder / f"agents-{len(self.logs)}.log"
         self.logs.append(log)
         with log.open("w") as out:
@@ -84,7 +88,10 @@ class LoopUnderTest:
                                           "--no-coherence", "--no-trust"], cwd=ROOT, env=self.env, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
-        while "press Ctrl-C" not in log.read_text(encoding="utf-8", errors="replace"):
+        while "press Ctrl-C" not in (text := log.read_text(encoding="utf-8", errors="replace")):
+            if on_bus is not None and "bus: publishers" in text:
+                on_bus()
+                on_bus = None
             if self.proc.poll() is not None:
                 raise RuntimeError(f"cns agents exited with {self.proc.returncode}:\n{self.log}")
             if time.monotonic() > deadline:
@@ -142,6 +149,31 @@ class LoopUnderTest:
             return [(float(t), json.loads(body)["payload"]) for t, body in rows]
         except sqlite3.Error:
             return []
+        finally:
+            db.close()
+
+    def memory_behind(self) -> int:
+        """Turns the journal holds past the MemoryAgent's checkpoint: 0 once the memory has stored (or
+        quarantined, or rejected) every journaled turn. Read from the checkpoint file, so it can be asked
+        while the loop runs (the embedded store cannot)."""
+        import json
+
+        try:
+            position = json.loads((self.state / "memory_agent.checkpoint.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return len(self.journal_rows(RESPONSE_SUBJECT))
+        path = self.state / "bus_journal.sqlite"
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            after = position.get("after_seq", 0)
+            if isinstance(position.get("after_message_id"), str):
+                row = db.execute("SELECT seq FROM messages WHERE message_id = ?",
+                                 (position["after_message_id"],)).fetchone()
+                after = row[0] if row else 0
+            return int(db.execute("SELECT COUNT(*) FROM messages WHERE subject = ? AND seq > ?",
+                                  (RESPONSE_SUBJECT, after)).fetchone()[0])
+        except sqlite3.Error:
+            return len(self.journal_rows(RESPONSE_SUBJECT))
         finally:
             db.close()
 

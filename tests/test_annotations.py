@@ -131,8 +131,8 @@ def test_cli_file_is_checked_whole_before_anything_is_written(memory, tmp_path, 
     cases = [("bad.jsonl", '{"id": "a02", "verdict": "correct"}\n{"id": "a03", "verdict": "wrongish"}\n',
               "line 2: verdict: expected one of correct, incorrect, unsure, got 'wrongish'"),
              ("unknown.jsonl", '{"id": "a02", "verdict": "correct"}\n{"id": "zz", "verdict": "correct"}\n',
-              "no engram has the id 'zz'; nothing was written"),
-             ("twice.csv", "id,verdict\na02,correct\na02,incorrect\n", "row 2: id 'a02' repeats row 1"),
+              "line 2: no engram has the id 'zz'"),
+             ("twice.csv", "id,verdict\na02,correct\na02,incorrect\n", "line 3: id 'a02' repeats line 2"),
              ("big.csv", "id,verdict,note\na02,correct," + "x" * 2001 + "\n", "note: 2,001 characters"),
              ("nohead.csv", "a02,correct\n", "the CSV header lacks id, verdict"),
              ("notes.txt", "a02 correct\n", "expected a .csv or .jsonl file"),
@@ -143,9 +143,65 @@ def test_cli_file_is_checked_whole_before_anything_is_written(memory, tmp_path, 
         assert cns(["annotate", "--file", str(f), "--path", path]) == 1
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (name, err)
+        assert "nothing was written" in err or "--file" in err, (name, err)
     assert memory.get(["a02"])[0].human_verdict is None                  # no bad file wrote anything
     assert cns(["annotate", "a02", "--path", path]) == 1
     assert "--verdict: required with an id" in capsys.readouterr().err
+
+
+def test_every_problem_of_a_file_is_reported_at_once_naming_its_line(memory, tmp_path, capsys):
+    """Issue 44, item 1: a bad verdict and an unknown id in one file used to need two runs to learn of."""
+    f = tmp_path / "two.jsonl"
+    f.write_text('{"id": "a02", "verdict": "wrongish"}\n{"id": "a03", "verdict": "correct"}\n'
+                 '{"id": "zz", "verdict": "correct"}\n', encoding="utf-8")
+    assert cns(["annotate", "--file", str(f), "--path", str(tmp_path / "chroma")]) == 1
+    err = capsys.readouterr().err
+    assert f"cns annotate: error: 2 problem(s); nothing was written:\n  {f} line 1: verdict: expected one of " \
+           f"correct, incorrect, unsure, got 'wrongish'\n  {f} line 3: no engram has the id 'zz'" in err
+    assert memory.get(["a03"])[0].human_verdict is None
+
+
+def test_an_unterminated_csv_quote_is_an_error_at_its_line_not_a_swallowed_row(memory, tmp_path, capsys):
+    """Item 1: `a02,correct,"unterminated` then `a03,wrong,x` stored a02 with the next row as its note."""
+    f = tmp_path / "q.csv"
+    f.write_text('id,verdict,note\na01,unsure,fine\na02,correct,"unterminated\na03,wrong,x\n', encoding="utf-8")
+    assert cns(["annotate", "--file", str(f), "--path", str(tmp_path / "chroma")]) == 1
+    assert f"{f} line 3: a quote opened on this line is never closed" in capsys.readouterr().err
+    assert [e.human_verdict for e in memory.get(["a01", "a02", "a03"])] == [None, None, None]
+
+
+def test_a_spreadsheet_csv_with_a_byte_order_mark_is_read(memory, tmp_path, capsys):
+    f = tmp_path / "excel.csv"
+    f.write_bytes("\ufeffid,verdict,note\r\na04,incorrect,wrong year\r\n".encode("utf-8"))
+    assert cns(["annotate", "--file", str(f), "--path", str(tmp_path / "chroma")]) == 0
+    assert memory.get(["a04"])[0].metadata["human_note"] == "wrong year"
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"id": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than 8 levels deep"),
+    ('{"id": "a01", "verdict": "correct", "note": ' + "9" * 5000 + "}", "a number of 5,000 digits (at most 1,000)"),
+])
+def test_a_hostile_jsonl_line_is_named_with_its_file_and_line(tmp_path, line, problem):
+    from cns_core.people.annotations import AnnotationFileError
+
+    f = tmp_path / "h.jsonl"
+    f.write_text('{"id": "a00", "verdict": "correct"}\n' + line + "\n", encoding="utf-8")
+    with pytest.raises(AnnotationFileError) as err:
+        read_annotation_file(f)
+    assert err.value.problems == [f"{f} line 2: {problem}"]
+
+
+def test_reading_commands_never_create_a_store(tmp_path, monkeypatch, capsys):
+    """Item 4: `--path /typo` created an empty Chroma store; `cns calibrate` on a missing state folder made
+    `<state>/chroma`."""
+    state = tmp_path / "absent-state"
+    monkeypatch.setenv("CNS_STATE_DIR", str(state))
+    for command in (["calibrate"], ["export", "-o", str(tmp_path / "x.csv")],
+                    ["annotate", "a00", "--verdict", "correct"],
+                    ["export", "-o", str(tmp_path / "y.csv"), "--path", str(tmp_path / "typo")]):
+        assert cns(command) == 1, command
+        assert "no memory at " in capsys.readouterr().err
+    assert not state.exists() and not (tmp_path / "typo").exists() and not list(tmp_path.glob("*.csv"))
 
 
 def test_an_oversize_file_is_refused_before_it_is_read(tmp_path, monkeypatch):

@@ -389,6 +389,21 @@ def test_log_rotates_and_defaults_to_the_state_folder(tmp_path, state_dir, memor
     assert [r["chain_id"] for r in read_log(state_dir / "coherence.jsonl")] == ["d1"]
 
 
+def test_a_restarted_hook_goes_on_counting_ticks_from_its_log(tmp_path, memory_api):
+    """Issue 44, item 8: after kill -9 the log's tick counter restarted at 1 and 15 turns were logged twice
+    under the same ticks. A torn last line (the kill mid-write) is skipped."""
+    first = _hook(tmp_path, memory_api)
+    for i in range(3):
+        first.check_chain(f"k{i}", "Penguins live in Antarctica.")
+    with (tmp_path / "coherence.jsonl").open("a") as handle:
+        handle.write('{"tick": 99, "chain_id": "torn')                 # killed mid-line: no tick 99
+    again = _hook(tmp_path, memory_api)
+    assert again.tick == 3
+    again.check_chain("k3", "Penguins live in Antarctica.")
+    ticks = [r["tick"] for r in read_log(tmp_path / "coherence.jsonl") if r.get("p_id")]
+    assert ticks == [1, 2, 3, 4]
+
+
 # ----- feedback, calibration, adaptive tau_c ----------------------------------------
 
 def test_feedback_adapts_tau_c_only_with_precision(tmp_path, memory_api):

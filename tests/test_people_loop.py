@@ -175,6 +175,90 @@ def test_export_has_every_column_and_the_settings_in_every_row(tmp_path, state_d
     assert "is a folder" in capsys.readouterr().err
 
 
+def _hostile_store(path) -> str:
+    memory = MemoryService(path=path)
+    memory.write_episodic_many([
+        {"query": "Q1?", "answer": "\t=1+1", "session_id": "s", "query_id": "tab", "timestamp": 1_700_000_000},
+        {"query": "Q2?", "answer": "\r=1+1", "session_id": "s", "query_id": "cr", "timestamp": 1_700_000_001},
+        {"query": "Q3?\x1b]0;x\x07", "answer": "a\nb\tc\x9b", "session_id": "s", "query_id": "ctl\x1b[2J\x07",
+         "timestamp": 1_700_000_002}])
+    memory.record_annotations([Annotation("tab", "correct", who="ana")], at=1_700_000_100.5)
+    return str(path)
+
+
+def test_export_neutralises_formulas_and_control_characters_and_writes_iso_times(tmp_path, state_dir, capsys):
+    """Issue 44, item 4: a leading tab or CR before `=1+1` was written unchanged, a query id of
+    `ctl\x1b[2J\x07` raw (a terminal `cat`ing the file cleared its screen), times as epoch numbers."""
+    path = _hostile_store(tmp_path / "chroma")
+    assert cns(["export", "csv", "-o", str(tmp_path / "out.csv"), "--path", path]) == 0   # the format as a word
+    raw = (tmp_path / "out.csv").read_text(encoding="utf-8")
+    assert not any(c in raw for c in "\x1b\x07\x9b")
+    with open(tmp_path / "out.csv", encoding="utf-8", newline="") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
+    assert rows["tab"]["answer"] == "'\t=1+1" and rows["cr"]["answer"] == "\\x0d=1+1"
+    assert set(rows) == {"tab", "cr", "ctl\\x1b[2J\\x07"}
+    ctl = rows["ctl\\x1b[2J\\x07"]
+    assert ctl["query"] == "Q3?\\x1b]0;x\\x07" and ctl["answer"] == "a\nb\tc\\x9b"   # line break and tab kept
+    assert rows["tab"]["timestamp"] == "2023-11-14T22:13:20.000+00:00"
+    assert rows["tab"]["human_at"] == "2023-11-14T22:15:00.500+00:00"
+    assert cns(["export", "jsonl", "-o", str(tmp_path / "out.jsonl"), "--path", path]) == 0
+    text = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
+    assert "\x9b" not in text and "\\u001b" not in text        # escaped visibly, not as a JSON escape of ESC
+    assert json.loads(text.splitlines()[2])["id"] == "ctl\\x1b[2J\\x07"
+    assert cns(["export", "csv", "--path", path]) == 1
+    assert "-o FILE: required, e.g. cns export csv -o answers.csv" in capsys.readouterr().err
+
+
+def test_export_refuses_paths_it_should_not_write_and_says_why_in_words(tmp_path, state_dir, capsys):
+    """Item 4: a missing folder was created (at /), a read-only file or a symlink replaced silently, and OS
+    errors came as `[Errno 17] File exists: 'out.csv'`."""
+    path = _hostile_store(tmp_path / "chroma")
+
+    def export(target, *extra) -> str:
+        assert cns(["export", "-o", str(target), "--path", path, *extra]) == 1
+        err = capsys.readouterr().err
+        assert "Errno" not in err and "Traceback" not in err
+        return err
+
+    missing = tmp_path / "nonexistent-root-dir" / "x.csv"
+    assert f"the folder {missing.parent} does not exist (create it first" in export(missing)
+    assert not missing.parent.exists()
+    (tmp_path / "out.csv").write_text("old")
+    assert f"{tmp_path / 'out.csv'} is a file, not a folder" in export(tmp_path / "out.csv" / "inner.csv")
+    locked = tmp_path / "locked.csv"
+    locked.write_text("keep me")
+    locked.chmod(0o444)
+    link = tmp_path / "link.csv"
+    link.symlink_to(tmp_path / "out.csv")
+    assert "the file is read-only; give --force to replace it" in export(locked)
+    assert locked.read_text() == "keep me"
+    assert "is a symbolic link (to " in export(link) and link.is_symlink()
+    assert cns(["export", "-o", str(link), "--path", path, "--force"]) == 0
+    assert not link.is_symlink() and (tmp_path / "out.csv").read_text() == "old"    # the target untouched
+    assert cns(["export", "-o", str(locked), "--path", path, "--force"]) == 0 and "tab" in locked.read_text()
+
+
+def test_export_os_errors_in_words():
+    import errno
+
+    from cns_core.cli.output import os_error_words
+
+    assert os_error_words(PermissionError(errno.EACCES, "Permission denied", "/sys/.x.csv.tmp"), "/sys/x.csv") == \
+        "-o /sys/x.csv: permission denied"
+    assert os_error_words(OSError(errno.ENOSPC, "No space left"), "x.csv") == "-o x.csv: the disk is full"
+
+
+def test_calibrate_says_marked_answers_lack_a_verdict_score(tmp_path, state_dir, capsys):
+    """Item 4: two marked answers without p(answer right) were reported as "0 marked answers"."""
+    memory = MemoryService(path=tmp_path / "chroma")
+    memory.write_episodic_many([{"query": f"Q{i}?", "answer": "A.", "session_id": "s", "query_id": f"u{i}"}
+                                for i in range(2)])
+    memory.record_annotations([Annotation("u0", "correct"), Annotation("u1", "incorrect")])
+    assert cns(["calibrate", "--path", str(tmp_path / "chroma")]) == 1
+    assert "2 marked answer(s), 2 of them without a p(answer right) (the answer verdict has not scored them: run " \
+           "cns trust-backfill), so 0 can be used" in capsys.readouterr().err
+
+
 def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypatch):
     monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
     _filled(None)

@@ -283,8 +283,10 @@ def test_default_limits_come_from_config():
 
 
 def test_unreadable_path_is_a_validation_error(tmp_path):
-    with pytest.raises(SNOValidationError, match="file: cannot be read"):
+    with pytest.raises(SNOValidationError, match="file: no such file"):
         load_snos(tmp_path / "absent.json")
+    with pytest.raises(SNOValidationError, match="file: not a regular file \\(a folder\\)"):
+        load_snos(tmp_path)
 
 
 def test_format_override_beats_the_suffix():

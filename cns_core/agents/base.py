@@ -98,6 +98,9 @@ class Agent:
     def on_idle(self) -> None:
         """Runs in the agent thread when no message arrived within ``poll_s``."""
 
+    def on_stop(self) -> None:
+        """Runs in the agent thread after a requested stop, before its sockets close (finish what is owed)."""
+
     def handle(self, envelope: Envelope) -> None:
         raise NotImplementedError
 
@@ -155,6 +158,11 @@ class Agent:
                     self.failures += 1
                     log.exception("%s: failed to handle a batch of %d", self.name, len(batch))
                 self.handled += len(batch)
+            try:
+                self.on_stop()
+            except Exception:  # noqa: BLE001 - stopping goes on
+                self.failures += 1
+                log.exception("%s: the stop step failed", self.name)
         except zmq.ContextTerminated:
             log.info("%s: the bus context ended", self.name)
         finally:

@@ -84,11 +84,13 @@ class Journal:
         self.rejected = 0
         self.errors = 0
         self.damaged: str | None = None     # what was wrong with the file found at start, and where it went
+        self.start_seq: int | None = None   # the newest sequence number before anything could be recorded
 
     def start(self) -> "Journal":
         path = self.config.journal_file()
         path.parent.mkdir(parents=True, exist_ok=True)
         db = self._open(path)
+        self.start_seq = _tail(db)          # a first MemoryAgent replays from here (turns sent while it starts)
         pull = self._ctx.socket(zmq.PULL)
         pull.setsockopt(zmq.RCVHWM, 0)
         pull.bind(self.capture_endpoint)

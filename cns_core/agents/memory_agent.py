@@ -7,7 +7,11 @@
   persisted pending collection and applied when the engram arrives.
 * Restarts: after each batch the id of its last message is saved (a checkpoint
   file in the state folder). On start the agent asks the bus journal for every
-  message after it, so what arrived while it was down is handled too. Handling
+  message after it, so what arrived while it was down is handled too. A first
+  start (no checkpoint) replays from where the journal stood when this loop's
+  proxy opened it (``start_seq``), so a turn sent while the agents were still
+  starting is stored too. A clean stop drains: what the journal holds past the
+  checkpoint is handled before the agent exits, for at most ``drain_s``. Handling
   is idempotent: a turn already stored with the same text (an engram or in the
   quarantine) is skipped before the coherence hook, so a replay, even from the
   journal's start after a damaged checkpoint (kept aside as ``*.damaged-<time>``),
@@ -67,8 +71,11 @@ class MemoryAgent(Agent):
 
     def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
                  pre_write_hook: PreWriteHook | None = None, checkpoint: str | Path | None = None,
-                 replay_on_start: bool = True, retries: int = 2, trust: AnswerScorer | None = None):
+                 replay_on_start: bool = True, retries: int = 2, trust: AnswerScorer | None = None,
+                 start_seq: int | None = None, drain_s: float = 5.0):
         super().__init__(bus)
+        self.start_seq = start_seq      # the journal's position when the proxy opened it (first start only)
+        self.drain_s = drain_s          # a clean stop handles journaled turns for at most this long
         self.memory = memory
         self.pre_write_hook = pre_write_hook
         self.trust = trust
@@ -95,7 +102,10 @@ class MemoryAgent(Agent):
         if self.memory is None:
             self.memory = MemoryService()
         if self._read_checkpoint() is None and self.bus.journal_enabled:
-            try:   # first start: remember where the journal is, before we subscribe
+            if self.start_seq is not None:     # first start beside its own proxy: from where the journal stood
+                self._write_checkpoint({"after_seq": int(self.start_seq)})
+                return
+            try:   # first start, joining a proxy: remember where the journal is, before we subscribe
                 self._write_checkpoint({"after_seq": journal_tail(self.bus, timeout=1.0)})
             except JournalUnavailable as exc:
                 log.info("memory: %s; starting without a replay position", exc)
@@ -109,9 +119,30 @@ class MemoryAgent(Agent):
         except Exception as exc:  # noqa: BLE001
             log.error("memory: parked critiques could not be applied (%s: %s); they stay parked", type(exc).__name__,
                       exc)
-        position = self._read_checkpoint()
-        if not self.replay_on_start or position is None or not self.bus.journal_enabled:
+        if not self.replay_on_start:
             return
+        self._catch_up()
+        if self.replayed:
+            log.info("memory: caught up on %d message(s) from the journal", self.replayed)
+
+    def on_stop(self) -> None:
+        """A clean stop: handle what the journal holds past the checkpoint (turns received by the bus but
+        not yet by this agent), for at most ``drain_s``, so a stop leaves nothing journaled unstored."""
+        if self.drain_s <= 0:
+            return
+        before = self.replayed
+        finished = self._catch_up(deadline=time.monotonic() + self.drain_s)
+        drained = self.replayed - before
+        if drained or not finished:
+            log.info("memory: stopping: stored %d journaled message(s)%s", drained,
+                     "" if finished else f"; the rest waits for the next start (drain_s {self.drain_s:g} s)")
+
+    def _catch_up(self, deadline: float | None = None) -> bool:
+        """Handle every journaled message after the checkpoint, in batches; False when ``deadline``
+        (monotonic) came first. Messages seen already are skipped by :meth:`handle_batch`."""
+        position = self._read_checkpoint()
+        if position is None or not self.bus.journal_enabled:
+            return True
         batch: list[Envelope] = []
         try:
             for _, envelope in replay(self.bus, after_seq=position.get("after_seq"),
@@ -121,13 +152,14 @@ class MemoryAgent(Agent):
                     self.replayed += len(batch)
                     self.handle_batch(batch)
                     batch = []
+                    if deadline is not None and time.monotonic() > deadline:
+                        return False
         except JournalUnavailable as exc:
             log.warning("memory: cannot catch up on missed messages: %s", exc)
         if batch:
             self.replayed += len(batch)
             self.handle_batch(batch)
-        if self.replayed:
-            log.info("memory: caught up on %d message(s) from the journal", self.replayed)
+        return True
 
     def _read_checkpoint(self) -> dict[str, Any] | None:
         """The replay position; a damaged file is kept aside and the journal replayed from its start

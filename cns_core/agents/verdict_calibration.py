@@ -129,8 +129,13 @@ def fit_to_engrams(engrams: Sequence[Any], base_threshold: float) -> Calibration
     from cns_core.agents.agreement import person_labels
     from cns_core.engrams import question_key
 
-    rows = [(e.metadata.get("trust_verdict_score"), right, question_key(e.query)) for e, right in person_labels(engrams)]
-    rows = [(float(s), r, q) for s, r, q in rows if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    marked = [(e.metadata.get("trust_verdict_score"), right, question_key(e.query)) for e, right in person_labels(engrams)]
+    rows = [(float(s), r, q) for s, r, q in marked if isinstance(s, (int, float)) and not isinstance(s, bool)]
+    unscored = len(marked) - len(rows)
+    if unscored and len(rows) < MIN_ANNOTATIONS:   # say why, not "0 marked answers"
+        raise ValueError(f"calibration: {len(marked)} marked answer(s), {unscored} of them without a p(answer right) "
+                         f"(the answer verdict has not scored them: run cns trust-backfill), so {len(rows)} can be "
+                         f"used; at least {MIN_ANNOTATIONS} answers to {MIN_QUESTIONS} questions are needed")
     return fit_calibration([s for s, _, _ in rows], [r for _, r, _ in rows], [q for _, _, q in rows], base_threshold)
 
 

@@ -113,8 +113,10 @@ def run_agents(args: argparse.Namespace) -> int:
                          "critiques will carry score null", err=True)
             except ChatError as exc:
                 _say(f"warning: {exc}; critiques will carry score null until the judge answers", err=True)
+        start_seq = proxy.journal.start_seq if proxy is not None and proxy.journal is not None else None
         for skip, make in ((args.no_memory, lambda: _memory_agent(bus, coherence=not args.no_coherence,
-                                                                trust=not args.no_trust)),
+                                                                trust=not args.no_trust, start_seq=start_seq,
+                                                                drain_s=0.6 * grace)),
                            (args.no_critic, lambda: CriticAgent(bus, settings=judge)),
                            (args.no_generator, lambda: GeneratorAgent(bus))):
             if not skip and not stop.requested:
@@ -272,9 +274,12 @@ def pending_settings(section: Any) -> dict[str, float]:
     return out
 
 
-def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
+def _memory_agent(bus: Any, coherence: bool, trust: bool = True, start_seq: int | None = None,
+                  drain_s: float = 5.0) -> Any:
     """The MemoryAgent, with the coherence hook before every engram write and the critics' Trust
-    Score of every answer (``trust.enabled`` in memory.yaml), unless switched off."""
+    Score of every answer (``trust.enabled`` in memory.yaml), unless switched off. ``start_seq``: where
+    the journal stood when this loop's proxy opened it (a first start replays from there); ``drain_s``:
+    how long a clean stop may spend storing what the journal holds."""
     from cns_core.agents.answer_trust import AnswerScorer
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.memory import MemoryService
@@ -291,7 +296,7 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True) -> Any:
         from cns_core.models import get_embedder
 
         get_embedder().encode(["warm up"])
-    return MemoryAgent(bus, memory=memory, pre_write_hook=hook, trust=scorer)
+    return MemoryAgent(bus, memory=memory, pre_write_hook=hook, trust=scorer, start_seq=start_seq, drain_s=drain_s)
 
 
 # ---------------------------------------------------------------- cns grade
@@ -393,9 +398,12 @@ def run_replay(args: argparse.Namespace) -> int:
 
     from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
 
+    from cns_core.bounds import regular_file_problem
+
     path = Path(args.file)
-    if not path.is_file():
-        raise OSError(f"{path}: " + ("not a regular file" if path.exists() else "no such file"))
+    problem = regular_file_problem(path)
+    if problem:
+        raise OSError(f"{path}: {problem}")
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()

@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from cns_core.bounds import excerpt
 from cns_core.cli.extract import add_text_options, evaluate_text
 from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.critics.grounding_verdict import claim_verdicts
@@ -33,7 +34,7 @@ from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
 from cns_core.scoring import incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
-__all__ = ["FileReport", "load_file", "evaluate_snos", "evaluate_file",
+__all__ = ["FileReport", "load_file", "load_files", "evaluate_snos", "evaluate_file",
            "evaluation_to_dict", "format_table", "register", "run"]
 
 
@@ -52,11 +53,21 @@ class FileReport:
 
 
 def load_file(path: str | Path) -> FileReport:
-    """Read one SNO file; validation problems are kept in the report, never raised."""
+    """Read one SNO file; validation problems are kept in the report, never raised, so one bad file
+    never stops the others (whatever the loader finds wrong is named under the file's path)."""
     try:
         return FileReport(str(path), snos=load_snos(path))
     except SNOValidationError as exc:
         return FileReport(str(path), problems=list(exc.problems))
+    except (ValueError, OSError, RecursionError) as exc:     # a problem the loader does not word itself
+        return FileReport(str(path), problems=[f"file: {excerpt(str(exc) or type(exc).__name__, 300)}"])
+
+
+def load_files(paths: Sequence[str | Path]) -> list[FileReport]:
+    """:func:`load_file` for each path, a folder standing for its SNO files (.json, .yaml, .yml, sorted)."""
+    from cns_core.engine.batch import collect_files
+
+    return [load_file(path) for path in collect_files(paths)]
 
 
 def print_problems(reports: Sequence[FileReport]) -> list[FileReport]:

@@ -3,7 +3,11 @@
 The Meta-Critic from the command line: per SNO the Trust Score (and what caps it), its
 quality band and the gate's verdict with the action they call for, the conflicts between
 critics, the suggestions and the improvement plan. Every number is the Meta-Critic's own
-(:func:`cns_core.meta.assess`), the same the dashboard's Meta-Critic page shows.
+(:func:`cns_core.meta.assess`), the same the dashboard's Meta-Critic page shows: novelty is
+measured against the bundled examples by default, the dashboard's population (``--population``
+pins another; each block names it). A folder stands for its SNO files. A file that cannot be read
+(missing, a pipe, binary, too deep, a 6,000-digit number) is named on stderr and the others are
+still scored.
 
 Exit status: 0, or 1 when a file could not be read; with ``--gate`` 3 when any SNO fails the
 quality gate, so ``cns meta sno.yaml --gate && publish`` publishes only what passes.
@@ -15,7 +19,7 @@ import argparse
 import json
 from typing import Any
 
-from cns_core.cli.evaluate import FileReport, ScoringRun, load_file, print_problems
+from cns_core.cli.evaluate import FileReport, ScoringRun, load_files, print_problems
 from cns_core.critics.base import in_critic_order
 from cns_core.engine.population import Population
 from cns_core.meta import MetaConfig, MetaEvaluation, assess
@@ -80,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     config = MetaConfig.load()
     threshold = config.gate_threshold if args.threshold is None else config.gate_threshold_of(args.threshold)
     weights, label = _weights(args)            # an unknown profile stops here, before any model loads
-    reports: list[FileReport] = [load_file(path) for path in args.files]
+    reports: list[FileReport] = load_files(args.files)
     bad = print_problems(reports)
     scoring = ScoringRun.of(reports, args)
     population = scoring.population
@@ -114,7 +118,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                     "conflicts between critics, suggestions and the improvement plan.",
         epilog=f"Exit status: 0; 1 when a file could not be read or validated; with --gate, {GATE_FAILED} when "
                "any SNO fails the quality gate (an incomplete score, where a critic failed, always fails).")
-    parser.add_argument("files", nargs="+", metavar="FILE", help="SNO files (.json, .yaml, .yml)")
+    parser.add_argument("files", nargs="+", metavar="FILE",
+                        help="SNO files (.json, .yaml, .yml) or folders of them")
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--profile", help="weight profile from config/profiles.yaml (default: default)")
     choice.add_argument("--weights", help="explicit weights, e.g. grounding=0.5,logic=0.3; critics not named "
@@ -125,8 +130,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--gate", action="store_true",
                         help=f"make the exit status say whether the gate passed: {GATE_FAILED} when any SNO fails it")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument("--population", default="batch", metavar="batch|none|examples|FILES",
-                        help="what novelty is measured against (as cns evaluate; default: the SNOs given)")
+    parser.add_argument("--population", default="examples", metavar="examples|batch|none|FILES",
+                        help="what novelty is measured against (as cns evaluate); default: the bundled examples, "
+                             "as the dashboard, so both give the same score; each SNO's block says which")
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds the critics may take per SNO (default: sized to the SNO)")
     parser.set_defaults(func=run)

@@ -49,15 +49,15 @@ def run_annotate(args: argparse.Namespace) -> int:
 
     if args.file and (args.id or args.verdict or args.note):
         raise ValueError("give either --file or an id with --verdict, not both")
-    if args.file:
-        annotations = read_annotation_file(args.file, who=_who(args))
-    elif args.id:
-        if not args.verdict:
-            raise ValueError("--verdict: required with an id (correct, incorrect or unsure)")
-        annotations = [Annotation(args.id, args.verdict, args.note, _who(args))]
-    else:
+    if not args.file and not args.id:
         raise ValueError("give an engram id with --verdict, or --file FILE")
-    memory = MemoryService(path=args.path)
+    if args.id and not args.file and not args.verdict:
+        raise ValueError("--verdict: required with an id (correct, incorrect or unsure)")
+    memory = MemoryService(path=args.path, create=False)     # verdicts go on stored answers: no store, no answer
+    if args.file:   # every row and every id checked, all problems at once, before anything is written
+        annotations = read_annotation_file(args.file, who=_who(args), unknown_ids=memory.unknown_ids)
+    else:
+        annotations = [Annotation(args.id, args.verdict, args.note, _who(args))]
     stored = memory.record_annotations(annotations)
     counts = {v: sum(a.verdict == v for a in annotations) for v in ("correct", "incorrect", "unsure")}
     print(f"annotate: {len(stored)} verdict(s) stored ({', '.join(f'{n} {v}' for v, n in counts.items() if n)}) "
@@ -74,11 +74,18 @@ def register_calibrate(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from cns_core.memory import MemoryService
+    from cns_core.memory import MemoryService, MemoryStoreError
     from cns_core.people.calibrate import annotated_engrams, calibrate_message, relabel_stored, revert_message
 
-    memory = MemoryService(path=args.path)
-    print(f"calibrate: {revert_message() if args.revert else calibrate_message(annotated_engrams(memory))}", flush=True)
+    if args.revert:
+        print(f"calibrate: {revert_message()}", flush=True)
+        try:
+            memory = MemoryService(path=args.path, create=False)
+        except MemoryStoreError:
+            return 0                      # no memory yet: no stored verdicts to judge again
+    else:
+        memory = MemoryService(path=args.path, create=False)
+        print(f"calibrate: {calibrate_message(annotated_engrams(memory))}", flush=True)
 
     def progress(done: int, todo: int) -> None:
         if todo and (done == todo or done % 256 == 0):
@@ -89,10 +96,17 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def register_export(subparsers: argparse._SubParsersAction) -> None:
+    from cns_core.people.export import EXPORT_FORMATS
+
     p = subparsers.add_parser("export", help="every stored answer with its grade, verdicts, Trust Score and your "
-                                             "verdicts, as CSV or JSONL")
-    p.add_argument("-o", "--output", required=True, help="the file to write (replaced only when complete)")
-    p.add_argument("--format", choices=("csv", "jsonl"), help="default: from the file's extension, else csv")
+                                             "verdicts, as CSV or JSONL",
+                              description="cns export [csv|jsonl] -o FILE: every stored answer as CSV or JSONL, safe "
+                                          "to open (formulas and control characters neutralised, times in ISO 8601).")
+    p.add_argument("format_word", nargs="?", choices=EXPORT_FORMATS, metavar="csv|jsonl",
+                   help="the format, as a word (same as --format)")
+    p.add_argument("-o", "--output", help="the file to write (its folder must exist; replaced only when complete)")
+    p.add_argument("--format", choices=EXPORT_FORMATS, help="default: from the file's extension, else csv")
+    p.add_argument("--force", action="store_true", help="replace a read-only file or a symbolic link given to -o")
     p.add_argument("--path", help="embedded Chroma folder (default: the configured memory)")
     p.set_defaults(func=run_export)
 
@@ -100,15 +114,21 @@ def register_export(subparsers: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cns_core.config import replace_atomically
+    from cns_core.cli.output import output_problem, write_output
     from cns_core.people.export import export_rows, render_export
     from cns_core.memory import MemoryService
 
+    if args.format_word and args.format and args.format_word != args.format:
+        raise ValueError(f"give the format once: {args.format_word} or --format {args.format}")
+    if not args.output:
+        raise ValueError(f"-o FILE: required, e.g. cns export {args.format_word or args.format or 'csv'} -o answers."
+                         f"{args.format_word or args.format or 'csv'}")
     out = Path(args.output)
-    fmt = args.format or ("jsonl" if out.suffix.lower() in (".jsonl", ".ndjson") else "csv")
-    if out.is_dir():
-        raise ValueError(f"-o {out}: is a folder; give a file name")
-    memory = MemoryService(path=args.path)
+    fmt = args.format_word or args.format or ("jsonl" if out.suffix.lower() in (".jsonl", ".ndjson") else "csv")
+    problem = output_problem(out, args.force)          # before the memory opens: a typo costs nothing
+    if problem:
+        raise ValueError(f"-o {args.output}: {problem}")
+    memory = MemoryService(path=args.path, create=False)
     count = 0
 
     def counted():
@@ -117,7 +137,7 @@ def run_export(args: argparse.Namespace) -> int:
             count += 1
             yield row
 
-    with replace_atomically(out) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
+    with write_output(args.output, args.force) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
         for chunk in render_export(counted(), fmt):
             handle.write(chunk)
     print(f"export: {count} engram(s) as {fmt} to {out}")

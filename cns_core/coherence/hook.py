@@ -177,7 +177,7 @@ class CoherenceHook:
                           else FileQuarantine(s.state_path(s.quarantine, "file", "coherence_quarantine.jsonl")))
         self.quarantine = quarantine
         self.tau_c = s.thresholds.tau_c
-        self.tick = 0
+        self.tick = self.log.last_tick() if self.log is not None else 0     # ticks never repeat across restarts
         self.backlog = False
         self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_judged": 0,
                          "model_dropped": 0, "model_timeout": 0, "k_halved": 0}
@@ -271,6 +271,11 @@ class CoherenceHook:
             for i, nodes in enumerate(retriever.retrieve(texts, vectors, kk)):
                 for node in nodes:
                     add(i, node)
+        asked = chain.metadata.get("query") if isinstance(chain.metadata, Mapping) else None
+        if mem_api.question is not None and r.k_question > 0 and isinstance(asked, str):
+            for node in mem_api.question.retrieve(asked, r.k_question):   # however crowded the answers' neighbourhood
+                for i in range(len(props)):
+                    add(i, node, filtered=False)
         context = [EvidenceNode(c.id, c.text, source="narrative") for c in chain.narrative_ctx]
         context += [EvidenceNode(c.id, c.text, source="goal", facet=c.id) for c in chain.goals_ctx]
         if context:

@@ -42,12 +42,48 @@ class CoherenceLog:
         self._lock = threading.Lock()
         self._handle = None
 
+    def _torn(self) -> bool:
+        try:
+            with self.path.open("rb") as handle:
+                if handle.seek(0, 2) == 0:
+                    return False
+                handle.seek(-1, 2)
+                return handle.read(1) != b"\n"
+        except OSError:
+            return False
+
+    def last_tick(self, tail_bytes: int = 65_536) -> int:
+        """The highest tick in the log's last ``tail_bytes`` (the rotated ``.1`` when the log is empty or
+        gone), 0 when there is none: a hook started again, after a stop or a kill -9, goes on counting
+        from there instead of writing ticks 1, 2, ... a second time. Damaged lines are skipped."""
+        for path in (self.path, self.path.with_name(self.path.name + ".1")):
+            try:
+                with path.open("rb") as handle:
+                    size = handle.seek(0, 2)
+                    handle.seek(max(0, size - tail_bytes))
+                    lines = handle.read().split(b"\n")[1 if size > tail_bytes else 0:]
+            except OSError:
+                continue
+            ticks = []
+            for line in lines:
+                try:
+                    tick = json.loads(line).get("tick") if line.strip() else None
+                except (ValueError, AttributeError, RecursionError):
+                    continue
+                if isinstance(tick, int) and not isinstance(tick, bool):
+                    ticks.append(tick)
+            if ticks:
+                return max(ticks)
+        return 0
+
     def _write(self, records: list[dict[str, Any]]) -> None:
         text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
         with self._lock:
             if self._handle is None:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._handle = open(self.path, "a", encoding="utf-8")
+                if self._torn():              # a write cut short (kill -9): the next line starts on its own
+                    self._handle.write("\n")
             self._handle.write(text)
             self._handle.flush()
             if self.max_bytes and self._handle.tell() > self.max_bytes:

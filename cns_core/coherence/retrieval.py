@@ -11,9 +11,13 @@ per chain rather than once per proposition:
   evidence, self statements): one matrix product and an ``argpartition``;
 * :class:`FunctionRetriever` -- the spec's ``retrieve(p, k)`` callables, for
   callers that bring their own store;
-* :class:`RecentEngramRetriever` -- temporal neighbours: the latest engrams.
+* :class:`RecentEngramRetriever` -- temporal neighbours: the latest engrams;
+* :class:`QuestionRetriever` -- earlier answers to the same question, found by the question itself
+  (a metadata match, not a nearest-neighbour search): in a busy memory two hundred answers that
+  differ only in their numbers crowd the ``k_sem`` nearest out, and the one earlier answer to this
+  very question, the one that matters most, is no longer among them.
 
-:class:`MemoryAPI` groups them as the spec's ``mem_api`` (semantic, temporal, self).
+:class:`MemoryAPI` groups them as the spec's ``mem_api`` (semantic, temporal, self, question).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "FunctionRetriever",
     "EngramRetriever",
     "RecentEngramRetriever",
+    "QuestionRetriever",
     "MemoryAPI",
     "engram_trust",
     "DEFAULT_TRUST_BY_SCORE",
@@ -233,6 +238,32 @@ class RecentEngramRetriever:
         return [list(nodes) for _ in texts]
 
 
+class QuestionRetriever:
+    """The engrams that answered exactly this question (the stored ``query``), newest first, as evidence
+    for every proposition. Their similarity is 1: the question makes them relevant whatever the words of
+    the answer (the numbers that differ, above all)."""
+
+    source = "semantic"
+
+    def __init__(self, memory: Any, default_trust: float = 1.0,
+                 trust_by_score: Sequence[float] = DEFAULT_TRUST_BY_SCORE):
+        self.memory = memory
+        self._engrams = EngramRetriever(memory, default_trust=default_trust, trust_by_score=trust_by_score)
+
+    @staticmethod
+    def supports(memory: Any) -> bool:
+        return all(callable(getattr(memory, name, None)) for name in ("ids_matching", "timestamps", "get"))
+
+    def retrieve(self, question: str, k: int) -> list[EvidenceNode]:
+        if k <= 0 or not isinstance(question, str) or not question.strip():
+            return []
+        ids = self.memory.ids_matching({"query": question.strip()}, None)
+        if len(ids) > k:
+            stamps = self.memory.timestamps(ids)
+            ids = sorted(ids, key=lambda i: stamps.get(i, 0.0), reverse=True)[:k]
+        return [_similar(self._engrams.node(e, rank), 1.0) for rank, e in enumerate(self.memory.get(ids))]
+
+
 def _similar(node: EvidenceNode, similarity: float) -> EvidenceNode:
     return replace(node, similarity=similarity)
 
@@ -245,6 +276,7 @@ class MemoryAPI:
     temporal: Retriever | None = None
     self_: Retriever | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    question: QuestionRetriever | None = None
 
     @classmethod
     def from_functions(cls, retrieve_semantic: Callable[[str, int], Iterable[Any]] | None = None,
@@ -263,7 +295,8 @@ class MemoryAPI:
         trust = dict(default_trust=default_trust, trust_by_score=trust_by_score)
         return cls(semantic=(EngramRetriever(memory, **trust),),
                    temporal=RecentEngramRetriever(memory, **trust) if temporal else None,
-                   self_=EngramRetriever(memory, source="self", where={"self": True}, **trust) if self_ else None)
+                   self_=EngramRetriever(memory, source="self", where={"self": True}, **trust) if self_ else None,
+                   question=QuestionRetriever(memory, **trust) if QuestionRetriever.supports(memory) else None)
 
     @property
     def needs_vectors(self) -> bool:

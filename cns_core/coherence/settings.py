@@ -52,6 +52,7 @@ class RetrievalSettings:
     k_sem: int = 8
     k_temp: int = 4
     k_self: int = 4
+    k_question: int = 4
     m: int = 4
     min_similarity: float = 0.2
     intra_chain: bool = True
@@ -150,7 +151,7 @@ class CoherenceSettings:
         r = _section(cfg, "retrieval")
         retrieval = RetrievalSettings(
             **{k: _num(r, k, getattr(RetrievalSettings, k), "retrieval", integer=True)
-               for k in ("k_sem", "k_temp", "k_self", "m")},
+               for k in ("k_sem", "k_temp", "k_self", "k_question", "m")},
             min_similarity=_num(r, "min_similarity", RetrievalSettings.min_similarity, "retrieval", low=-1.0,
                                 high=1.0),
             intra_chain=bool(r.get("intra_chain", True)),

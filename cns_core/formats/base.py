@@ -354,7 +354,7 @@ def read_text(path: Path, limits: SNOLimits | None = None) -> str:
     except UnicodeDecodeError as exc:
         raise FormatError(path, "file", f"not UTF-8 text (byte {exc.start})", "file") from None
     except OSError as exc:
-        raise FormatError(path, "file", f"cannot be read: {exc.strerror}", "file") from None
+        raise FormatError(path, "file", f"cannot be read: {exc.strerror or exc}", "file") from None
     if not text.strip():
         raise FormatError(path, "file", "is empty", "file")
     return text

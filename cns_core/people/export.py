@@ -3,8 +3,13 @@
 One row per engram: the question, the answer, its reference, the judge's grade and feedback, the answer
 verdict with p(answer right), the Trust Score, the person's verdict, and the settings fingerprint that
 made the scores (``trust_settings``; every row has the column, empty when the answer was never scored),
-so a row read months later still says under which settings it was scored. A CSV cell that a spreadsheet
-would run as a formula (starting with ``= + - @``) is prefixed with ``'``.
+so a row read months later still says under which settings it was scored.
+
+What is written is safe to open: a CSV cell that a spreadsheet would run as a formula (starting with
+``= + - @``, a tab or a carriage return: OWASP's CSV-injection list) is prefixed with ``'``; control
+characters (a terminal's escape sequences, a bell) are written as visible escapes (``\x1b``) in every
+text field of both formats, line breaks and tabs inside a text kept; times are ISO 8601 with the zone
+(UTC), never raw epoch numbers.
 """
 
 from __future__ import annotations
@@ -12,17 +17,39 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from cns_core.engrams import Engram
 
-__all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export"]
+__all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export", "clean_text",
+           "iso_time"]
 
 EXPORT_FORMATS = ("csv", "jsonl")
 EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "critic_score", "critic_feedback",
                   "trust_verdict", "trust_verdict_score", "trust_score", "trust_settings", "human_verdict",
                   "human_note", "human_who", "human_at")
 _CHUNK = 1000
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")          # OWASP: cells a spreadsheet may evaluate
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")      # C0 but tab and line feed, DEL, C1
+_TIME_COLUMNS = ("timestamp", "human_at")
+
+
+def clean_text(value: str) -> str:
+    """``value`` with each control character written as a visible escape (``\x1b``): a file that is
+    ``cat`` to a terminal cannot clear its screen or ring it. Line feeds and tabs stay."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
+def iso_time(value: Any) -> Any:
+    """Seconds since the epoch as ISO 8601 in UTC with its zone (``2026-11-26T22:56:29.120+00:00``)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(float(value), tz=timezone.utc).isoformat(timespec="milliseconds")
+        except (OverflowError, OSError, ValueError):
+            return None
+    return value
 
 
 def engram_row(e: Engram) -> dict[str, Any]:
@@ -34,7 +61,9 @@ def engram_row(e: Engram) -> dict[str, Any]:
                            "trust_verdict_score": meta.get("trust_verdict_score"), "trust_score": e.trust_score,
                            "trust_settings": meta.get("trust_settings") or ""}
     row.update({k: meta.get(k) if e.human_verdict else None for k in EXPORT_COLUMNS if k.startswith("human_")})
-    return row
+    for key in _TIME_COLUMNS:
+        row[key] = iso_time(row[key])
+    return {k: clean_text(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 def export_rows(memory: Any) -> Iterator[dict[str, Any]]:
@@ -47,7 +76,7 @@ def export_rows(memory: Any) -> Iterator[dict[str, Any]]:
 
 
 def _cell(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@"):
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return "" if value is None else value
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from cns_core.bounds import InputTooLarge, read_bounded
+from cns_core.bounds import InputTooLarge, NotARegularFile, looks_binary, read_bounded
 from cns_core.sno import limits_from_config
 from cns_core.text.segment import paragraphs, sentence_spans
 
@@ -64,7 +64,7 @@ class TextLimits:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if b"\x00" in data[:8192]:
+    if looks_binary(data):
         raise TextInputError(f"{name}: is a binary file, not text (give .txt or .md; PDF only as a source)")
     try:
         text = data.decode("utf-8-sig")
@@ -97,9 +97,11 @@ def _read_bytes(path: Path, limit: int, key: str) -> bytes:
         raise TextInputError(f"{path}: is a folder, not a file")
     check_size(size, limit, str(path), key)
     try:
-        return read_bounded(path, limit)        # bounded while reading: a device or pipe reports size 0
+        return read_bounded(path, limit)        # bounded while reading; a device or a pipe is refused
     except InputTooLarge as exc:
         raise TextInputError(f"{path}: {exc} (config/sno.yaml {key})") from None
+    except NotARegularFile as exc:
+        raise TextInputError(f"{path}: {exc}") from None
     except OSError as exc:
         raise TextInputError(f"{path}: cannot be read: {exc.strerror}") from None
 
