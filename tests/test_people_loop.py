@@ -140,7 +140,7 @@ def test_cli_calibrate_fits_from_the_memory_and_reverts(tmp_path, state_dir, cap
             assert (e.answer_verdict == "correct") == (p_right >= threshold), (e.id, p_right, e.answer_verdict)
         assert e.trust_score == (0.49 if e.answer_verdict == "incorrect" else 0.6)   # the cap follows the verdict
     assert all(e.answer_verdict is None for e in engrams[50:])
-    assert cns(["calibrate", "--revert"]) == 0
+    assert cns(["calibrate", "--revert", "--path", str(tmp_path / "chroma")]) == 0
     out = capsys.readouterr().out
     assert "the configured threshold 0.500" in out and vc.active_calibration() is None
     assert "judged again under threshold 0.500" in out

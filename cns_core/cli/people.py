@@ -81,8 +81,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"calibrate: {revert_message()}", flush=True)
         try:
             memory = MemoryService(path=args.path, create=False)
-        except MemoryStoreError:
-            return 0                      # no memory yet: no stored verdicts to judge again
+        except MemoryStoreError as exc:
+            print(f"calibrate: nothing stored to judge again ({exc})")
+            return 0
     else:
         memory = MemoryService(path=args.path, create=False)
         print(f"calibrate: {calibrate_message(annotated_engrams(memory))}", flush=True)
