@@ -62,6 +62,7 @@ from cns_core.training.answer_sets import answer_set, sample  # noqa: E402
 
 BEFORE = Path(__file__).resolve().parent / "baselines" / "answers_before.json"
 LONG_SETS = ("SQuALITY", "SummEdits", "BUMP", "negation", "CondaQA")   # no Trust columns: drafting them is slow
+LONG_EVIDENCE = ("swaps", "squality", "summedits_held", "bump_held")   # long sources or answers: --long-limit
 
 
 BENCHMARK_SETS = {   # display name -> cns_core.training.answer_sets name
@@ -74,8 +75,10 @@ def _sample(rows: list, limit: int, seed: int = 34) -> list:
     return sample(rows, limit, seed)
 
 
-def answer_sets(root: Path, limit: int, wanted: list[str] | None = None) -> dict[str, list[tuple[AnswerItem, bool]]]:
-    """Set name -> (answer item, the person's verdict) rows (only the names starting with ``wanted``)."""
+def answer_sets(root: Path, limit: int, wanted: list[str] | None = None,
+                long_limit: int | None = None) -> dict[str, list[tuple[AnswerItem, bool]]]:
+    """Set name -> (answer item, the person's verdict) rows (only the names starting with ``wanted``);
+    ``long_limit`` samples the sets whose evidence or answers are long (slow on CPU), else ``limit``."""
     out = {}
     for name, key in BENCHMARK_SETS.items():
         if wanted and not any(name.lower().startswith(w.lower()) for w in wanted):
@@ -83,7 +86,7 @@ def answer_sets(root: Path, limit: int, wanted: list[str] | None = None) -> dict
         if key != "nq301" and not (root / ("answer_judgements" if key in ("evouna_held", "saf_unseen")
                                            else "long_answers" if key not in ("swaps",) else "wice_dev")).is_dir():
             continue
-        turns = answer_set(key, limit, root=root)
+        turns = answer_set(key, long_limit if long_limit is not None and key in LONG_EVIDENCE else limit, root=root)
         out[name] = [(AnswerItem(f"{key}-{i}", t.question, t.answer, t.reference, t.sources), t.right)
                      for i, t in enumerate(turns)]
     return out
@@ -150,6 +153,8 @@ def old_trust(items: list[AnswerItem], model: str) -> np.ndarray:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=200, help="answers sampled from each set (0: all)")
+    parser.add_argument("--long-limit", type=int, help="answers sampled from the sets with long sources or answers "
+                                                          "(swaps, SQuALITY, SummEdits, BUMP; default: --limit)")
     parser.add_argument("--trust-limit", type=int, default=40,
                         help="answers of each set given the Trust columns (slow: drafting and every critic; 0: none)")
     parser.add_argument("--baseline-model", help="the NLI model folder of the pipeline before the verifier")
@@ -163,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no answer_judgements under {root} (set CNS_DATA_DIR)", file=sys.stderr)
         return 2
     nli, embedder = get_nli_backend(), get_embedder()
-    sets = answer_sets(root, args.limit, args.sets)
+    sets = answer_sets(root, args.limit, args.sets, args.long_limit)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     scorer = AnswerScorer() if args.trust_limit else None
     print(f"verdict before: {before.get('commit', 'none')}; columns: AUC of p(right), balanced accuracy of "
@@ -213,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.trust_limit:
         print(f"\nTrust columns on {args.trust_limit} answers of each short-answer set (seeded sample)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"commit": _commit(), "limit": args.limit, "sets": figures}, indent=1),
+        Path(args.json).write_text(json.dumps({"commit": _commit(), "limit": args.limit, "long_limit": args.long_limit,
+                                               "sets": figures}, indent=1),
                                    encoding="utf-8")
     return 0
 
