@@ -21,6 +21,7 @@ from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAG
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
 from cns_core.engrams import UNGRADED
+from cns_core.agents.pending import pending_count
 
 PER_PAGE = 25
 _ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest first": "oldest",
@@ -109,8 +110,10 @@ with frame.guard("Could not open the engram memory"):
     page_no = min(int(page_no), pages)
     cut = f" (similarity ≥ {filters.min_similarity:.2f})" if filters.similar_to else ""
     c1.markdown(f"**{matches:,}** of **{total:,}** engrams match{cut} · page {page_no} of {pages} · "
-                f"**{disagreements:,}** where the judge and the critics disagree",
-                help=f"Disagreement: {rule_text(rule)}.")
+                f"**{disagreements:,}** where the judge and the critics disagree · **{pending_count(memory):,}** "
+                "ungraded in all",
+                help=f"Disagreement: {rule_text(rule)}. Ungraded: turns waiting for the judge's grade, the count "
+                     "the Judge page gives as pending grades.")
 
     with st.expander("Agreement with you: which score should I trust on my data?"):
         marked = annotated_engrams(memory)

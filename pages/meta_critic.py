@@ -109,7 +109,10 @@ with frame.guard("Could not run the Meta-Critic"):
         places = "".join(f"\n    - {frame.md(p)}" for p in s.places)
         st.markdown(f"- **{frame.md(s.advice)}** · {display.critic_label(s.critic)} {s.score:.2f}, worth up to "
                     f"+{s.cost:.3f} Trust{places}")
-        if s.because:
+        if not s.in_force:
+            st.caption(f"Not in force: {display.critic_label(s.critic)} has weight 0 under the weights in force "
+                       f"({frame.md(origin)}), so acting on it changes no Trust Score.")
+        elif s.because:
             st.caption("Why now: " + "; ".join(frame.md(b) for b in s.because))
 
     st.markdown("**Improvement plan** (expected impact: the Trust Score gain if that critic reached its target)")

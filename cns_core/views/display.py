@@ -51,6 +51,7 @@ __all__ = [
     "verdict_fill",
     "percent",
     "escape",
+    "code_span",
     "message_html",
     "count_axis",
 ]
@@ -370,6 +371,16 @@ def message_html(text: Any) -> str:
     as code, nothing else interpreted. Markdown would print the backslashes its escaping needs inside a
     URL ("http://127\\.0\\.0\\.1") and turn a half-escaped URL into a broken link."""
     return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
+
+
+def code_span(text: Any) -> str:
+    """``text`` as a Markdown code span (a URL in it is shown as written, never made a link), fenced by more
+    backticks than it holds."""
+    body = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def escape(text: Any) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding
+from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding, shown_probability
 from cns_core.views.display import (EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, VERDICT_STYLES, verdict_fill,
                                     verdict_style)
 from cns_core.sno import SNO
@@ -75,15 +75,19 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
         best = g.best_passage()
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": g.label,
-                     "p(supported)": g.support, "p(contradicted)": g.p_contradicted,
+                     "p(supported)": shown_probability(g.support),
+                     "p(contradicted)": shown_probability(g.p_contradicted),
                      "Best passage": f"{best.evidence}: {best.text}" if best else ""})
     return rows
 
 
 PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passages: each sentence and each run "
                  "of up to three adjacent sentences, so one item appears once per passage, each with its own "
-                 "numbers. The verdict reads the passage that entails the claim most and the one that "
-                 "contradicts it most (marked).")
+                 "numbers (the NLI model's, per passage). The verdict reads the passage that entails the claim most "
+                 "and the one that contradicts it most (marked), but its probabilities are not theirs: a fitted "
+                 "fusion (config/grounding_fusion.yaml) weighs those two passages' numbers with how similar the "
+                 "closest passage is and how many of the claim's words the evidence shares, so a verdict's "
+                 "p(contradicted) 0.71 can sit beside a passage's contradiction 0.69.")
 
 
 def passage_part(evidence_text: str | None, passage: str) -> str:
@@ -316,9 +320,9 @@ def _label(claim_id: str, text: str, g: ClaimGrounding | None = None) -> str:
         style, p = verdict_style(g.verdict), verdict_probability(g)
         head = f"{style.icon} {claim_id} · {style.word}"
         if g.verdict == "not_enough_info":     # neither side earned its label: show how near each came
-            head += f"\nsupported {_fmt(g.p_supported)} · contradicted {_fmt(g.p_contradicted)}"
+            head += f"\nsupported {_shown(g.p_supported)} · contradicted {_shown(g.p_contradicted)}"
         elif p is not None:
-            head += f" {p:.2f}"
+            head += f" {_shown(p)}"
     return f"{head}\n" + "\n".join(shown)
 
 
@@ -328,6 +332,11 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _shown(value: float | None) -> str:
+    """A verdict probability as every page shows it (cut, so 0.498 never reads 0.50 beside its label)."""
+    return "n/a" if value is None else f"{shown_probability(value):.2f}"
 
 
 def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[str, Any],
@@ -341,8 +350,8 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
     role = "" if claim.role == "none" else f" · {claim.role}"
     lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
     if g.verdict:
-        lines.append(f"Verdict: {g.label} · p(supported) {_fmt(g.p_supported)} · "
-                     f"p(contradicted) {_fmt(g.p_contradicted)}")
+        lines.append(f"Verdict: {g.label} · p(supported) {_shown(g.p_supported)} · "
+                     f"p(contradicted) {_shown(g.p_contradicted)}")
     strongest = (f" · strongest contradiction {_fmt(g.max_contradiction)}"
                  f"{f' ({g.contradicted_by})' if g.contradicted_by else ''}" if g.max_contradiction is not None
                  else f" · contradiction {_fmt(g.contradiction)}")
