@@ -253,9 +253,10 @@ def guard(what: str) -> Iterator[None]:
 
 
 def badge(text: str, colour: str) -> str:
-    """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped."""
+    """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped and may wrap
+    between its words only ("0.00-0.29" never splits at its hyphen)."""
     return (f'<span style="display:inline-block;padding:2px 10px;border-radius:999px;background:{colour};'
-            f'color:#fff;font-weight:600">{display.escape(text)}</span>')
+            f'color:#fff;font-weight:600">{display.unbroken_words(text)}</span>')
 
 
 # ----- the current SNO and its evaluation ----------------------------------------

@@ -119,7 +119,9 @@ with frame.guard("Could not open the engram memory"):
         marked = annotated_engrams(memory)
         results = agreement(marked)
         st.markdown(agreement_summary(results))
-        st.dataframe(agreement_rows(results), hide_index=True, key="cns_engrams_agreement")
+        rows = agreement_rows(results)
+        st.dataframe(rows, hide_index=True, key="cns_engrams_agreement",     # every label and value uncut
+                     column_config={k: st.column_config.Column(k, width=w) for k, w in display.fit_widths(rows).items()})
         st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(answer right) and the Trust Score; intervals by a seeded bootstrap.")

@@ -8,7 +8,7 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.views.graph_html import (PASSAGES_NOTE, claim_passage_rows, claim_verdict_rows, graph_findings,
-                                       sno_graph_html)
+                                       graph_height, sno_graph_html)
 
 frame.page("Reasoning graph", "Each claim shows its grounding verdict: ✓ supported (green box), ✗ contradicted "
            "(red ellipse), ? not enough information (slate), – not scored (grey); paler means less sure. The label "
@@ -30,7 +30,11 @@ with frame.guard("Could not draw the reasoning graph"):
     grounding = claim_verdicts(results)          # the one verdict per claim, as every page reads it
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
-    height = st.select_slider("Height", options=[420, 560, 720, 900], value=560, key="cns_graph_height")
+    heights = [420, 560, 720, 900, 1100]
+    fitting = next((h for h in heights if h >= graph_height(sno)), heights[-1])    # every layer at a readable size
+    height = st.select_slider("Height", options=heights, value=fitting, key=f"cns_graph_height_{sno.content_hash()}",
+                              help="Set from the graph's layers; a graph wider than the page opens at a readable "
+                                   "zoom on its hypothesis: drag to pan, scroll to zoom out.")
     with st.spinner("Drawing the graph…"):
         page_html = _page_html(sno, grounding, sno.content_hash(), repr(sorted(grounding.items())), height)
     st.iframe(page_html, height=height + 20)

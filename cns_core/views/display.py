@@ -52,6 +52,9 @@ __all__ = [
     "percent",
     "escape",
     "code_span",
+    "unbroken_words",
+    "fit_width",
+    "fit_widths",
     "message_html",
     "count_axis",
 ]
@@ -371,6 +374,29 @@ def message_html(text: Any) -> str:
     as code, nothing else interpreted. Markdown would print the backslashes its escaping needs inside a
     URL ("http://127\\.0\\.0\\.1") and turn a half-escaped URL into a broken link."""
     return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
+
+
+def unbroken_words(text: Any) -> str:
+    """``text`` escaped for HTML, each word kept on one line: a narrow column wraps it between words, never
+    inside one (a band's span "0.00-0.29" used to break after its hyphen)."""
+    return " ".join(f'<span style="white-space:nowrap">{escape(w)}</span>' for w in str(text).split())
+
+
+TABLE_CHAR_PX = 8          # a table cell's average character width in pixels (Streamlit's 14 px sans-serif)
+TABLE_PAD_PX = 28          # a cell's padding and sort icon
+
+
+def fit_width(label: str, values: Any = (), *, least: int = 60, most: int = 420) -> int:
+    """A table column's width in pixels that shows ``label`` and the longest of ``values`` uncut (up to ``most``,
+    beyond which the table wraps or the text is quoted in full elsewhere)."""
+    longest = max([len(str(label)), *(len(str(v)) for v in values if v is not None)])
+    return max(least, min(most, longest * TABLE_CHAR_PX + TABLE_PAD_PX))
+
+
+def fit_widths(rows: Any) -> dict[str, int]:
+    """:func:`fit_width` for every column of a table given as a list of row dicts."""
+    rows = list(rows)
+    return {name: fit_width(name, [r.get(name) for r in rows]) for name in (rows[0] if rows else {})}
 
 
 def code_span(text: Any) -> str:

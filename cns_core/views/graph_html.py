@@ -32,10 +32,12 @@ from cns_core.sno import SNO
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
            "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
            "graph_findings",
-           "restatements", "sno_graph_html", "remote_resources"]
+           "restatements", "sno_graph_html", "remote_resources", "graph_height", "MIN_SCALE"]
 
 _TOOLTIP_WIDTH = 64
 LEGEND_PX = 58       # the legend's strip above the canvas (the canvas is this much shorter)
+LEVEL_PX = 170       # between two layers of the hierarchical layout
+MIN_SCALE = 0.8      # the least zoom a graph opens at: 13 px labels stay about 10 px high (wider graphs pan)
 _LABEL_WIDTH = 26
 
 
@@ -388,7 +390,7 @@ def _shorten(text: str, limit: int) -> str:
 def _options(hierarchical: bool) -> dict[str, Any]:
     layout: dict[str, Any] = {"randomSeed": 7}
     if hierarchical:   # levels are given per node (claim_levels): level 0, the hypothesis, on top
-        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": 150, "nodeSpacing": 250,
+        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": LEVEL_PX, "nodeSpacing": 250,
                                   "treeSpacing": 260, "blockShifting": True, "edgeMinimization": True,
                                   "parentCentralization": True}
     return {
@@ -396,7 +398,10 @@ def _options(hierarchical: bool) -> dict[str, Any]:
         "physics": {"enabled": not hierarchical, "stabilization": {"iterations": 300},
                     "barnesHut": {"springLength": 160, "avoidOverlap": 0.4}},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False, "zoomView": True},
-        "edges": {"smooth": {"enabled": True, "type": "cubicBezier" if hierarchical else "dynamic"},
+        # Layered: each edge leaves its claim vertically and bends only between the layers, so it never runs
+        # across a sibling of the same layer (a straight or diagonal line from an outer claim crossed them).
+        "edges": {"smooth": {"enabled": True, "type": "cubicBezier", "forceDirection": "vertical", "roundness": 0.6}
+                  if hierarchical else {"enabled": True, "type": "dynamic"},
                   "color": {"inherit": False}},
         "nodes": {"widthConstraint": {"maximum": 230}},
     }
@@ -434,10 +439,28 @@ def _legend(findings: GraphFindings, restates: bool = False) -> str:
             f'line-height:1.6;min-height:{LEGEND_PX - 9}px;box-sizing:border-box">{rows}</div>')
 
 
+# After the layout, a graph too wide for the frame is not shrunk below MIN_SCALE (its labels would be a few pixels
+# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest.
+_READABLE_ZOOM = ("<script>(function(){function readable(){if(typeof network==='undefined'||!network){return;}"
+                  "network.fit({animation:false});var s=network.getScale();"
+                  f"if(s<{MIN_SCALE}){{var top=network.body.nodeIndices.map(function(i){{return network.getPosition(i);}})"
+                  ".reduce(function(a,b){return a.y<=b.y?a:b;});"
+                  f"network.moveTo({{scale:{MIN_SCALE},position:{{x:top.x,y:top.y+network.canvas.frame.clientHeight"
+                  f"/(2*{MIN_SCALE})-60}},animation:false}});}}window.cnsReady=true;}}"
+                  "if(typeof network!=='undefined'&&network){network.once('afterDrawing',readable);}})();</script>")
+
+
+def graph_height(sno: SNO, hierarchical: bool = True) -> int:
+    """A frame height (legend included) that shows every layer of the graph at a readable size."""
+    layers = (max(claim_levels(sno).values(), default=0) + 1) if hierarchical else 3
+    return max(420, min(1200, LEGEND_PX + layers * LEVEL_PX + 120))
+
+
 def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
+    page = page.replace("</body>", _READABLE_ZOOM + "</body>", 1)
     style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
              "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
              ".card{border:none}</style>")
