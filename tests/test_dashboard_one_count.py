@@ -105,3 +105,19 @@ def test_a_critic_at_weight_zero_has_no_why_now():
     captions = [c.value for c in at.caption]
     assert not [c for c in captions if c.startswith("Why now:") and re.search(r"\blogic \d", c)]
     assert any(c.startswith("Not in force: Logic has weight 0") for c in captions)
+
+
+def test_the_grounding_issue_quotes_the_verdict_as_every_table_shows_it():
+    from cns_core.critics.grounding_verdict import claim_verdicts
+    from cns_core.pipeline import CriticPipeline
+    from cns_core.sno import load_snos
+    from test_dashboard_verdicts import ROOT
+
+    (sno,) = load_snos(ROOT / "examples" / "contradicted_vitamin_c.yaml")
+    results = CriticPipeline().run_critics(sno)
+    verdicts = claim_verdicts(results)
+    messages = [i.message for i in results["grounding"].issues if i.code == "contradiction"]
+    assert messages
+    for message in messages:
+        claim = re.search(r"contradicts claim (\w+)", message).group(1)
+        assert f"(p(contradicted)={shown_probability(verdicts[claim].p_contradicted):.2f})" in message

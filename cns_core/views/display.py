@@ -55,6 +55,8 @@ __all__ = [
     "unbroken_words",
     "fit_width",
     "fit_widths",
+    "wrapped_row_height",
+    "table_height",
     "message_html",
     "count_axis",
 ]
@@ -391,6 +393,26 @@ def fit_width(label: str, values: Any = (), *, least: int = 60, most: int = 420)
     beyond which the table wraps or the text is quoted in full elsewhere)."""
     longest = max([len(str(label)), *(len(str(v)) for v in values if v is not None)])
     return max(least, min(most, longest * TABLE_CHAR_PX + TABLE_PAD_PX))
+
+
+TABLE_LINE_PX = 21         # one wrapped line of a table cell
+WRAP_MIN_PX = 65           # Streamlit wraps a cell's text only in rows taller than 4rem (64 px)
+
+
+def wrapped_row_height(texts: Any, width_px: int, *, most_lines: int = 6) -> int:
+    """A table row height in pixels at which the longest of ``texts`` wraps uncut in a ``width_px`` column
+    (Streamlit wraps a cell's text when its row is taller than one line), at most ``most_lines`` lines."""
+    per_line = max(8, (width_px - TABLE_PAD_PX) // TABLE_CHAR_PX)
+    longest = max((len(str(t)) for t in texts if t is not None), default=0)
+    lines = max(1, min(most_lines, -(-longest // per_line)))
+    if lines == 1:
+        return 35                                     # Streamlit's own row height
+    return max(WRAP_MIN_PX, 12 + TABLE_LINE_PX * lines + 2)
+
+
+def table_height(rows: int, row_height: int, *, most_rows: int = 12) -> int:
+    """A table's height that shows ``rows`` rows of ``row_height`` without an inner scroll (up to ``most_rows``)."""
+    return 42 + min(rows, most_rows) * (row_height + 1)     # header, rows and their borders
 
 
 def fit_widths(rows: Any) -> dict[str, int]:

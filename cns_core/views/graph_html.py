@@ -69,8 +69,9 @@ class GraphFindings:
 
 
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
-    """One table row per claim: its verdict, p(supported), p(contradicted) and the passage that
-    entails it most (the Reasoning graph page's table)."""
+    """One table row per claim: its verdict, p(supported), p(contradicted) and which passage entails it most
+    (``e2 · sentence 1 of 3``; the page's passages table quotes it in full)."""
+    evidence_texts = {e.id: e.text for e in sno.evidence}
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
@@ -79,7 +80,8 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
                      "Verdict": g.label,
                      "p(supported)": shown_probability(g.support),
                      "p(contradicted)": shown_probability(g.p_contradicted),
-                     "Best passage": f"{best.evidence}: {best.text}" if best else ""})
+                     "Best passage": f"{best.evidence} · {passage_part(evidence_texts.get(best.evidence), best.text)}"
+                     if best else ""})
     return rows
 
 
