@@ -39,10 +39,11 @@ __all__ = ["routed", "end_page", "leave_legacy_pages", "access_granted", "gate",
 # ----- cached resources (one per server process) ----------------------------------
 @st.cache_resource(show_spinner=False)
 def pipeline():
-    """The critic pipeline (novelty measured against the examples); it caches by content hash."""
-    from cns_core.pipeline import CriticPipeline
+    """The critic pipeline (novelty measured against the examples); it caches by content hash. The same one the
+    background warm-up ran the default example through (``cns_core.views.warm_up``)."""
+    from cns_core.views.warm_up import shared_pipeline
 
-    return ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
+    return shared_pipeline()
 
 
 @st.cache_resource(show_spinner=False, ttl=60)

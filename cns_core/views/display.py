@@ -379,9 +379,10 @@ def message_html(text: Any) -> str:
 
 
 def unbroken_words(text: Any) -> str:
-    """``text`` escaped for HTML, each word kept on one line: a narrow column wraps it between words, never
-    inside one (a band's span "0.00-0.29" used to break after its hyphen)."""
-    return " ".join(f'<span style="white-space:nowrap">{escape(w)}</span>' for w in str(text).split())
+    """``text`` escaped for HTML, a word with a hyphen or dash kept on one line: a narrow column wraps it between
+    words, never inside one (a band's span "0.00-0.29" used to break after its hyphen)."""
+    return " ".join(f'<span style="white-space:nowrap">{escape(w)}</span>' if re.search(r"[-‐‑–—]", w)
+                    else escape(w) for w in str(text).split(" "))
 
 
 TABLE_CHAR_PX = 8          # a table cell's average character width in pixels (Streamlit's 14 px sans-serif)
