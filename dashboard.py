@@ -174,7 +174,7 @@ def _show_loading(slot: DeltaGenerator) -> bool:
     if warming.finished:
         slot.empty()
         return False
-    slot.markdown(f'<div data-testid="cns-warm-up" style="color:rgba(49,51,63,0.6)">⏳ '
+    slot.markdown(f'<div data-testid="cns-warm-up" style="color:rgba(49,51,63,0.6)">'
                   f'{display.escape(warming.line())}</div>', unsafe_allow_html=True)
     return True
 
