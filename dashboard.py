@@ -10,7 +10,8 @@ Every way in goes through this router, in this order: Streamlit's legacy ``pages
 switched off for every later run (``frame.leave_legacy_pages``; a page that this mode ran alone,
 for a direct link on a fresh server, hands over to this router in ``frame.page``), then the
 access gate (``frame.gate``: the token of a shared dashboard; nothing is loaded or shown before
-it), then the sidebar, then the page.
+it), then the sidebar, then the page. Until the models have loaded (``cns_core.views.warm_up``, started
+once per server process, by ``cns run`` as the server starts), a progress line stands above every page.
 
 Session-state keys (constants in ``cns_core.views.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from cns_core.views import ui_state
+from cns_core.views import display, ui_state, warm_up
 from pages import _frame as frame
 
 if TYPE_CHECKING:
@@ -166,15 +167,38 @@ def _models(slot: DeltaGenerator) -> None:
                        f"named above. {backend.fallback_reason}")
 
 
+def _show_loading(slot: DeltaGenerator) -> bool:
+    """The warm-up's progress line in ``slot`` while the models load (started here if ``cns run`` did not);
+    True while they are loading."""
+    warming = warm_up.start()
+    if warming.finished:
+        slot.empty()
+        return False
+    slot.markdown(f'<div data-testid="cns-warm-up" style="color:rgba(49,51,63,0.6)">'
+                  f'{display.escape(warming.line())}</div>', unsafe_allow_html=True)
+    return True
+
+
+@st.fragment(run_every=2.0)
+def _rerun_when_loaded() -> None:
+    """Once the models are loaded, the page is drawn again without its progress line (and with what it waited for)."""
+    if warm_up.status().finished:
+        st.rerun(scope="app")
+
+
 granted = frame.access_granted()
 navigation = st.navigation(_navigation(), position="sidebar" if granted else "hidden")   # keeps the asked-for page
 if not granted:
     frame.gate()        # the token prompt; the run stops here
 _sidebar(navigation)
 models_slot = st.sidebar.container()
+loading = st.empty()     # above the page: the models loading in the background, on every page until they are done
+_show_loading(loading)
 try:
     with frame.routed():
         navigation.run()
 finally:                 # also after a page's st.stop()
+    if _show_loading(loading):
+        _rerun_when_loaded()
     _models(models_slot)
     frame.coherence_hook()   # warms the coherence hook's models in the background, after the page has drawn

@@ -39,10 +39,11 @@ __all__ = ["routed", "end_page", "leave_legacy_pages", "access_granted", "gate",
 # ----- cached resources (one per server process) ----------------------------------
 @st.cache_resource(show_spinner=False)
 def pipeline():
-    """The critic pipeline (novelty measured against the examples); it caches by content hash."""
-    from cns_core.pipeline import CriticPipeline
+    """The critic pipeline (novelty measured against the examples); it caches by content hash. The same one the
+    background warm-up ran the default example through (``cns_core.views.warm_up``)."""
+    from cns_core.views.warm_up import shared_pipeline
 
-    return ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
+    return shared_pipeline()
 
 
 @st.cache_resource(show_spinner=False, ttl=60)
@@ -253,9 +254,10 @@ def guard(what: str) -> Iterator[None]:
 
 
 def badge(text: str, colour: str) -> str:
-    """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped."""
+    """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped and may wrap
+    between its words only ("0.00-0.29" never splits at its hyphen)."""
     return (f'<span style="display:inline-block;padding:2px 10px;border-radius:999px;background:{colour};'
-            f'color:#fff;font-weight:600">{display.escape(text)}</span>')
+            f'color:#fff;font-weight:600">{display.unbroken_words(text)}</span>')
 
 
 # ----- the current SNO and its evaluation ----------------------------------------

@@ -29,10 +29,12 @@ with sno_tab, frame.guard("Could not check the current SNO"):
         report = hook.check_sno(sno, grounding=verdicts)     # kept by the hook per SNO hash, settings, verdicts
     m = report.metrics
     c1, c2, c3 = st.columns(3)
-    c1.metric("Coherence", f"{m.coherence_chain:.2f}", help="Support minus contradiction over the claims (0-1).")
+    c1.metric("Coherence", f"{m.coherence_chain:.2f}", help=coherence_view.COHERENCE_HELP)
     c2.metric("Contradiction density", f"{m.contradiction_density:.2f}",
-              help="Share of claims with a contradiction above the threshold.")
-    c3.metric("Contradiction pairs", len(report.pairs))
+              help=coherence_view.density_help(report))
+    c3.metric("Contradiction pairs", len(report.pairs), help="The table at the bottom: one row per two nodes "
+              "(claim and claim, or claim and evidence) that contradict each other.")
+    c2.caption(coherence_view.density_note(report))
     st.caption(report.coverage.sentence("claims"))
     if report.degraded:
         st.warning("Degraded: " + "; ".join(report.degraded))
@@ -50,37 +52,29 @@ with sno_tab, frame.guard("Could not check the current SNO"):
         tip = (f"hook tag: entail {t.entail:.2f} · contradict {t.contradict:.2f} · uncertainty {t.uncertainty:.2f}"
                + (f" · types: {', '.join(t.contradiction_types)}" if t.contradiction_types else ""))
         word = cc.verdict.label if cc.verdict is not None else cc.status
-        conflicts = (" " + frame.badge("conflicts with " + ", ".join(cc.conflicts), display.RED)
-                     if cc.conflicts else "")
+        partners = report.partners(claim_id)
+        conflicts = " " + frame.badge("conflicts with " + ", ".join(partners), display.RED) if partners else ""
         tags_html.append(
             f'<div style="margin:0.2rem 0">{frame.badge(word, _STATUS_COLOURS.get(cc.status, display.GREY))}'
             f'{conflicts} <b>{display.escape(claim_id)}</b> <span title="{display.escape(tip)}">'
             f'{display.escape(texts.get(claim_id, t.text))}</span></div>')
     st.markdown("".join(tags_html) or "No claims.", unsafe_allow_html=True)
-    st.dataframe(pd.DataFrame([{
-        "Claim": cid, "Verdict": cc.verdict.label if cc.verdict is not None else cc.status,
-        "p(supported)": cc.verdict.p_supported if cc.verdict is not None else None,
-        "p(contradicted)": cc.verdict.p_contradicted if cc.verdict is not None else None,
-        "Conflicts with": ", ".join(cc.conflicts), "Hook entail": cc.tag.entail,
-        "Hook contradict": cc.tag.contradict, "Uncertainty": cc.tag.uncertainty,
-        "Types": ", ".join(cc.tag.contradiction_types)} for cid, cc in report.claims.items()]),
+    st.dataframe(pd.DataFrame(coherence_view.claim_rows(report)),
         hide_index=True, width="stretch", key="cns_coherence_tags",
         column_config={c: st.column_config.NumberColumn(c, format="%.2f")
                        for c in ("p(supported)", "p(contradicted)", "Hook entail", "Hook contradict", "Uncertainty")})
-    st.caption("Verdict and its probabilities: the Grounding critic's, the same as on Reasoning graph. Conflicts: "
-               "other claims this one contradicts. Hook columns: the coherence hook's tag of the claim against "
-               "the claims and evidence most like it, behind the Coherence metric above.")
+    st.caption(coherence_view.CLAIMS_NOTE)
 
     st.markdown("**Contradiction pairs**")
     if not report.pairs:
         st.info("No two nodes contradict each other above the threshold.")
     else:
-        st.dataframe(pd.DataFrame([{"A": p.a, "B": p.b, "Score": p.score, "Kind": p.kind,
-                                    "Types": ", ".join(p.types),
-                                    "Declared": "attack relation" if p.declared else "not declared"}
-                                   for p in report.pairs]),
-                     hide_index=True, width="stretch", key="cns_coherence_pairs")
-        st.caption("Declared: an attack relation already states the conflict (a rebuttal, not an inconsistency).")
+        validity = {e.id: e.validity for e in sno.evidence}
+        st.dataframe(pd.DataFrame(coherence_view.pair_rows(report, validity)),
+                     hide_index=True, width="stretch", key="cns_coherence_pairs",
+                     column_config={c: st.column_config.NumberColumn(c, format="%.2f")
+                                    for c in ("Score", "p(contradicted)", "Evidence validity")})
+        st.caption(coherence_view.PAIRS_NOTE)
 
 with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption("Every turn the judge loop stores is checked against the memory before it is written; one chain "

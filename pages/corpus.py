@@ -16,11 +16,15 @@ from cns_core.views import display, ui_state
 KEY_FRAME = "cns_corpus_frame"     # the loaded results table
 
 
-def _columns(names) -> dict:
-    """Human labels and widths for the results table (numbers narrow, text wide; no raw names)."""
+def _columns(table) -> dict:
+    """Human labels and widths for a results table (no raw names): text that fits is never cut (an SNO id, the
+    label "Trust (default)"); long text (a title, an error) gets a wide column."""
     out = {}
-    for name in names:
-        label, width = display.column_label(name), display.column_width(name)
+    for name in table.columns:
+        label = display.column_label(name)
+        numeric = name.startswith(("trust_", "score_"))
+        values = ["0.000"] if numeric else [str(v) for v in table[name].tolist()]
+        width = display.fit_width(label, values) if display.column_width(name) != "large" else "large"
         if name.startswith("trust_"):
             out[name] = st.column_config.NumberColumn(label, format="%.3f", width=width)
         elif name.startswith("score_"):
@@ -123,7 +127,7 @@ else:
                                                      for h, lo in zip(conflicts["higher"], conflicts["lower"])])
             st.dataframe(shown_conflicts[["pair", "count", "share", "mean_delta"]], hide_index=True, width="stretch",
                          key="cns_corpus_conflicts", column_config={
-                             **_columns(["pair", "count"]),
+                             **_columns(shown_conflicts[["pair", "count"]]),
                              "share": st.column_config.ProgressColumn("Share of SNOs", min_value=0.0,
                                                                       max_value=1.0, format="%.2f"),
                              "mean_delta": st.column_config.NumberColumn("Mean gap", format="%.2f")})
@@ -137,7 +141,7 @@ else:
         ascending = c2.toggle("Ascending", value=False, key="cns_corpus_ascending")
         table = corpus.corpus_table(data, sort_by=sort_by, ascending=ascending)
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
-                             selection_mode="single-row", key="cns_corpus_table", column_config=_columns(table.columns))
+                             selection_mode="single-row", key="cns_corpus_table", column_config=_columns(table))
         rows = {f"{r.file}::{r.sno_id}": i for i, r in enumerate(table.itertuples()) if r.sno_id}
         selected = [i for i in getattr(getattr(event, "selection", None), "rows", []) if table.at[i, "sno_id"]]
         if selected:   # a row clicked in the table becomes the SNO to open

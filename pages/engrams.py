@@ -22,6 +22,7 @@ from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAG
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
 from cns_core.engrams import UNGRADED
+from cns_core.agents.pending import pending_count
 
 PER_PAGE = 25
 _ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest first": "oldest",
@@ -133,14 +134,18 @@ with frame.guard("Could not open the engram memory"):
     page_no = min(int(page_no), pages)
     cut = f" (similarity ≥ {filters.min_similarity:.2f})" if filters.similar_to else ""
     c1.markdown(f"**{matches:,}** of **{total:,}** engrams match{cut} · page {page_no} of {pages} · "
-                f"**{disagreements:,}** where the judge and the critics disagree",
-                help=f"Disagreement: {rule_text(rule)}.")
+                f"**{disagreements:,}** where the judge and the critics disagree · **{pending_count(memory):,}** "
+                "ungraded in all",
+                help=f"Disagreement: {rule_text(rule)}. Ungraded: turns waiting for the judge's grade, the count "
+                     "the Judge page gives as pending grades.")
 
     with st.expander("Agreement with you: which score should I trust on my data?"):
         marked = annotated_engrams(memory)
         results = agreement(marked)
         st.markdown(agreement_summary(results))
-        st.dataframe(agreement_rows(results), hide_index=True, key="cns_engrams_agreement")
+        rows = agreement_rows(results)
+        st.dataframe(rows, hide_index=True, key="cns_engrams_agreement",     # every label and value uncut
+                     column_config={k: st.column_config.Column(k, width=w) for k, w in display.fit_widths(rows).items()})
         st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")

@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
+from cns_core.views import display
 from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.views.graph_html import (PASSAGES_NOTE, claim_passage_rows, claim_verdict_rows, graph_findings,
-                                       sno_graph_html)
+                                       graph_height, sno_graph_html)
 
 frame.page("Reasoning graph", "Each claim shows its grounding verdict: ✓ supported (green box), ✗ contradicted "
            "(red ellipse), ? not enough information (slate), – not scored (grey); paler means less sure. The label "
@@ -30,7 +31,11 @@ with frame.guard("Could not draw the reasoning graph"):
     grounding = claim_verdicts(results)          # the one verdict per claim, as every page reads it
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
-    height = st.select_slider("Height", options=[420, 560, 720, 900], value=560, key="cns_graph_height")
+    heights = [420, 560, 720, 900, 1100]
+    fitting = next((h for h in heights if h >= graph_height(sno)), heights[-1])    # every layer at a readable size
+    height = st.select_slider("Height", options=heights, value=fitting, key=f"cns_graph_height_{sno.content_hash()}",
+                              help="Set from the graph's layers; a graph wider than the page opens at a readable "
+                                   "zoom on its hypothesis: drag to pan, scroll to zoom out.")
     with st.spinner("Drawing the graph…"):
         page_html = _page_html(sno, grounding, sno.content_hash(), repr(sorted(grounding.items())), height)
     st.iframe(page_html, height=height + 20)
@@ -54,17 +59,35 @@ with frame.guard("Could not draw the reasoning graph"):
                 st.caption("None.")
 
     st.markdown("**Claims: grounding verdict and the passages behind it**")
-    st.dataframe(pd.DataFrame(claim_verdict_rows(sno, grounding)), hide_index=True, width="stretch", column_config={
-        "p(supported)": st.column_config.ProgressColumn("p(supported)", min_value=0.0, max_value=1.0, format="%.2f"),
-        "p(contradicted)": st.column_config.NumberColumn("p(contradicted)", format="%.2f"),
-        "Text": st.column_config.TextColumn("Text", width="large")})
+    claim_rows = claim_verdict_rows(sno, grounding)
+    text_px, best_px = 250, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
+    row_px = display.wrapped_row_height([r["Text"] for r in claim_rows], text_px)
+    st.dataframe(pd.DataFrame(claim_rows), hide_index=True, width="stretch", key="cns_graph_claims", row_height=row_px,
+                 height=display.table_height(len(claim_rows), row_px, most_rows=20), column_config={
+        "Claim": st.column_config.TextColumn("Claim", width=display.fit_width("Claim", [r["Claim"] for r in claim_rows],
+                                                                            least=56)),
+        "Text": st.column_config.TextColumn("Text", width=text_px),
+        "Role": st.column_config.TextColumn("Role", width=display.fit_width("Role", [r["Role"] for r in claim_rows])),
+        "Verdict": st.column_config.TextColumn("Verdict", width=120),
+        "p(supported)": st.column_config.ProgressColumn("p(supported)", min_value=0.0, max_value=1.0, format="%.2f",
+                                                        width=display.fit_width("p(supported)")),
+        "p(contradicted)": st.column_config.NumberColumn("p(contradicted)", format="%.2f",
+                                                         width=display.fit_width("p(contradicted)")),
+        "Best passage": st.column_config.TextColumn("Best passage", width=best_px,
+                                                    help="The evidence item and the part of it that entails the claim "
+                                                         "most; the passages table below quotes it in full.")})
     scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
     if scored:
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
         st.caption(PASSAGES_NOTE)
-        st.dataframe(pd.DataFrame(claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})),
-                     hide_index=True, width="stretch",
-                     column_config={"Passage": st.column_config.TextColumn("Passage", width="large"),
+        passage_rows = claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})
+        st.dataframe(pd.DataFrame(passage_rows), hide_index=True, width="stretch", key="cns_graph_passages",
+                     row_height=(row_px := display.wrapped_row_height([r["Passage"] for r in passage_rows], 400,
+                                                                      most_lines=8)),
+                     height=display.table_height(len(passage_rows), row_px, most_rows=20),
+                     column_config={"Passage": st.column_config.TextColumn("Passage", width=400),
+                                    **{c: st.column_config.TextColumn(c, width=display.fit_width(
+                                        c, [r[c] for r in passage_rows])) for c in ("Evidence", "Part")},
                                     "Verdict reads": st.column_config.TextColumn("Verdict reads", width="medium"),
                                     **{c: st.column_config.NumberColumn(c, format="%.2f")
                                        for c in ("Similarity", "Entailment", "Contradiction")}})

@@ -7,7 +7,7 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.agents.bus import BusError, bus_settings
-from cns_core.agents.pending import read_schedule, request_grades
+from cns_core.agents.pending import pending_count, read_schedule, request_grades
 from cns_core.views.judge_feed import (
     apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
 )
@@ -38,12 +38,12 @@ with frame.guard("Could not read the bus and judge settings"):
     c2.markdown(f"**{status.server_label}** " + frame.badge("reachable" if status.judge_server else "not reachable",
                                                           display.GREEN if status.judge_server else display.RED),
                 unsafe_allow_html=True)
-    c2.caption(f"{status.backend} backend · {status.judge_url}")
+    c2.caption(f"{status.backend} backend · {display.code_span(status.judge_url)}")   # code, never a link
     model_badge = (("present", display.GREEN) if status.judge_model_present else ("missing", display.AMBER)
                    if status.judge_server else ("unknown: server unreachable", display.GREY))
     c3.markdown("**Judge model** " + frame.badge(*model_badge), unsafe_allow_html=True)
     c3.caption(frame.md(status.judge_model))
-    retries = retry_schedule_text(read_schedule())
+    retries = retry_schedule_text(read_schedule(), waiting=pending_count(frame.memory()))
     if retries:
         st.caption(retries)
     if loop.message:

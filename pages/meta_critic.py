@@ -109,7 +109,10 @@ with frame.guard("Could not run the Meta-Critic"):
         places = "".join(f"\n    - {frame.md(p)}" for p in s.places)
         st.markdown(f"- **{frame.md(s.advice)}** · {display.critic_label(s.critic)} {s.score:.2f}, worth up to "
                     f"+{s.cost:.3f} Trust{places}")
-        if s.because:
+        if not s.in_force:
+            st.caption(f"Not in force: {display.critic_label(s.critic)} has weight 0 under the weights in force "
+                       f"({frame.md(origin)}), so acting on it changes no Trust Score.")
+        elif s.because:
             st.caption("Why now: " + "; ".join(frame.md(b) for b in s.because))
 
     st.markdown("**Improvement plan** (expected impact: the Trust Score gain if that critic reached its target)")
@@ -122,14 +125,19 @@ with frame.guard("Could not run the Meta-Critic"):
                  "Action": s.advice, "Where": s.node_list or "the SNO as a whole",
                  "Expected impact": step.expected_impact if k == 0 else None}
                 for step in plan for k, s in enumerate(step.suggestions)]
-        # Pixel widths that fit the page at 1400-1440 px (930 in all); the Suggestions above quote
-        # each place in full.
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", column_config={
-            "Priority": st.column_config.TextColumn("Priority", width=60),
-            "Critic": st.column_config.TextColumn("Critic: now → target", width=170),
-            "Action": st.column_config.TextColumn("Action", width=440,
+        # Pixel widths that fit the page at 1400-1440 px (about 930 in all); rows tall enough that each action and
+        # place wraps uncut (the Suggestions above quote the critic's words in full too).
+        widths = {"Priority": display.fit_width("Priority"), "Critic": display.fit_width("Critic: now → target"),
+                  "Action": 390, "Where": 150}
+        height = max(display.wrapped_row_height([r[c] for r in rows], w) for c, w in widths.items())
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_meta_plan", row_height=height,
+                     height=display.table_height(len(rows), height, most_rows=15),
+                     column_config={
+            "Priority": st.column_config.TextColumn("Priority", width=widths["Priority"]),
+            "Critic": st.column_config.TextColumn("Critic: now → target", width=widths["Critic"]),
+            "Action": st.column_config.TextColumn("Action", width=widths["Action"],
                                                   help="What to do; the Suggestions above quote the critic."),
-            "Where": st.column_config.TextColumn("Where", width=150,
+            "Where": st.column_config.TextColumn("Where", width=widths["Where"],
                                                  help="Claims and evidence it concerns, most costly first."),
             "Expected impact": st.column_config.ProgressColumn(
                 "Expected impact", min_value=0.0, max_value=max(0.01, max(s.expected_impact for s in plan)),

@@ -76,13 +76,19 @@ with frame.guard("Could not evaluate the current SNO"):
                       legend=dict(orientation="h", y=1.25, x=1, xanchor="right", traceorder="normal"))
     st.plotly_chart(fig, width="stretch", key="cns_overview_contrib")
     st.markdown("**Per critic**")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "Critic": st.column_config.TextColumn("Critic", width="medium"),
-        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f", width="small"),
-        "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width="small"),
-        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f", width="medium"),
-        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f", width="medium"),
-        "Costs most": st.column_config.TextColumn("Costs most", width="large",
+    # Numbers narrow and every header whole, so "Costs most" gets the room left and wraps uncut.
+    costs_px = 340
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="cns_overview_critics",
+                 row_height=(row_px := display.wrapped_row_height([r["Costs most"] for r in rows], costs_px)),
+                 height=display.table_height(len(rows), row_px), column_config={
+        "Critic": st.column_config.TextColumn("Critic", width=display.fit_width("Critic", [r["Critic"] for r in rows])),
+        "Score": st.column_config.ProgressColumn("Score", min_value=0.0, max_value=1.0, format="%.2f", width=110),
+        "Weight": st.column_config.NumberColumn("Weight", format="%.2f", width=display.fit_width("Weight", ["0.00"])),
+        "Contribution": st.column_config.NumberColumn("Contribution", format="%.3f",
+                                                      width=display.fit_width("Contribution", ["0.000"])),
+        "Confidence": st.column_config.NumberColumn("Confidence", format="%.2f",
+                                                    width=display.fit_width("Confidence", ["0.00"])),
+        "Costs most": st.column_config.TextColumn("Costs most", width=costs_px,
                                                   help="Claims and relations whose removal raises the score "
                                                        "most (leave-one-out), with how much")})
     # The explanations are sentences: listed in full below the table rather than cut off in a cell.

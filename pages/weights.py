@@ -9,6 +9,7 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.critics.base import CRITIC_NAMES
+from cns_core.scoring import score_shown
 
 frame.page("Weights", "Move a weight and the Trust Score, quality band and contributions follow at once: the "
            "critics' cached results are only re-weighted. Compare with the chosen profile below.")
@@ -123,11 +124,14 @@ with frame.guard("Could not tune the weights"):
     with st.container():     # full width: six number columns do not fit beside the sliders
         table = pd.DataFrame([{
             "Critic": display.critic_label(n),
-            "Score": results[n].score if n in results and results[n].ok else None,
+            "Score": score_shown(results[n].score) if n in results and results[n].ok else None,
             f"Weight ({profile})": before.weights.get(n, 0.0),
             "Weight now": after.weights.get(n, 0.0),
             f"Contribution ({profile})": before.weighted.contributions.get(n, 0.0),
             "Contribution now": after.weighted.contributions.get(n, 0.0),
         } for n in CRITIC_NAMES])
         st.dataframe(table, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[1:]})
+                     column_config={"Score": st.column_config.NumberColumn(
+                                        "Score", format="%.2f", help="As on Overview and Meta-Critic (2 decimals): "
+                                        "a gap between two critics is read from these."),
+                                    **{c: st.column_config.NumberColumn(c, format="%.3f") for c in table.columns[2:]}})

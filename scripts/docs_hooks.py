@@ -3,7 +3,9 @@
 * ``<!-- cli-reference -->`` in a page becomes the help of ``cns`` and of every subcommand, read from
   ``cns_core.cli.build_parser()`` (the parser ``cns`` itself runs), so the page cannot drift;
 * ``<!-- config-reference -->`` becomes one section per ``config/*.yaml`` file: its header comment, then
-  every key (dotted path), its shipped value and the comment written beside or above it.
+  every key (dotted path), its shipped value and the comment written beside or above it;
+* ``<!-- demo:KEY -->`` becomes the demo's figure KEY from ``docs/figures/demo.json`` (written from the demo
+  data by ``scripts/docs_screens.py``, see ``cns_core.cli.demo_figures``), so a page never types a demo count.
 
 Nothing in ``cns_core`` imports MkDocs; this file only imports ``cns_core``. The functions are plain, so
 tests/test_docs.py can call them too.
@@ -25,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
 CLI_MARK = "<!-- cli-reference -->"
 CONFIG_MARK = "<!-- config-reference -->"
+DEMO_FIGURES = ROOT / "docs" / "figures" / "demo.json"
+DEMO_MARK = re.compile(r"<!--\s*demo:([a-z_]+)\s*-->")
 _KEY = re.compile(r"""^(\s*)([A-Za-z0-9_.\-]+|"[^"]*"|'[^']*'):(?:\s+|$)(.*)$""")
 
 
@@ -166,7 +170,29 @@ def config_markdown(config_dir: Path = CONFIG) -> str:
 
 # --- the hook ------------------------------------------------------------------------------------------
 
+def demo_figures() -> dict[str, Any]:
+    import json
+
+    return json.loads(DEMO_FIGURES.read_text(encoding="utf-8"))
+
+
+def fill_demo_figures(markdown: str, where: str = "page") -> str:
+    """Every ``<!-- demo:KEY -->`` replaced by the demo's figure; an unknown or empty one stops the build."""
+    if not DEMO_MARK.search(markdown):
+        return markdown
+    figures = demo_figures()
+
+    def value(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if figures.get(key) is None:
+            raise ValueError(f"{where}: <!-- demo:{key} -->: no figure {key!r} in {DEMO_FIGURES.relative_to(ROOT)}")
+        return str(figures[key])
+
+    return DEMO_MARK.sub(value, markdown)
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    markdown = fill_demo_figures(markdown, getattr(getattr(page, "file", None), "src_path", "page"))
     if CLI_MARK in markdown:
         markdown = markdown.replace(CLI_MARK, cli_markdown())
     if CONFIG_MARK in markdown:

@@ -2,10 +2,10 @@
 
     python scripts/docs_screens.py                      # the app of `make run` if it answers, else its own
     python scripts/docs_screens.py --url http://127.0.0.1:8501
-    python scripts/docs_screens.py --own --count 60     # always its own demo state and dashboard
+    python scripts/docs_screens.py --own                # always its own demo state and dashboard
 
-Without a running app it writes a small demo into a temporary state folder (the demo memory and the
-demo corpus run, as ``make run`` does) and starts ``cns run`` (dashboard and judge loop, no judge model)
+Without a running app it writes the demo into a temporary state folder (the demo memory of 300 turns and
+the demo corpus run, as ``make run`` does; then the figures the docs quote, ``docs/figures/demo.json``) and starts ``cns run`` (dashboard and judge loop, no judge model)
 on free ports, as ``tests/test_browser_demo.py`` does, with the browser tests' helpers
 (``tests/local_servers.py``, ``tests/test_browser.py``). Every page the router lists is opened
 by its address and saved, one window high, as ``docs/img/pages/<stem>.png``; the Reasoning graph is
@@ -44,6 +44,8 @@ OUT = ROOT / "docs" / "img" / "pages"
 README_SHOT = ROOT / "assets" / "dashboard.png"
 README_PAGE = "graph"
 VIEWPORT = {"width": 1400, "height": 900}
+FIGURES = ROOT / "docs" / "figures" / "demo.json"
+MAKE_RUN_TURNS = 300          # python -m cns_core.cli.demo_memory's default, what make run writes
 
 
 def answers(url: str) -> bool:
@@ -62,12 +64,20 @@ def demo_env(state: Path) -> dict[str, str]:
 
 
 def demo_state(count: int, env: dict[str, str]) -> Path:
-    """``make run``'s demo data, smaller, in the private state folder."""
+    """``make run``'s demo data (``count`` turns) in the private state folder."""
     state = Path(env["CNS_STATE_DIR"])
     for module, extra in (("cns_core.cli.demo_memory", ["--count", str(count)]), ("cns_core.cli.demo_corpus", [])):
         print(f"docs-screens: python -m {module} {' '.join(extra)} (state {state})", flush=True)
         subprocess.run([sys.executable, "-m", module, *extra], cwd=ROOT, env=env, check=True)
     return state
+
+
+def write_figures(state: Path, env: dict[str, str]) -> None:
+    """The demo's figures the docs quote (``<!-- demo:KEY -->``), read from the demo data just written."""
+    done = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_figures", str(state)], cwd=ROOT, env=env,
+                          check=True, capture_output=True, text=True)
+    FIGURES.write_text(done.stdout, encoding="utf-8")
+    print(f"docs-screens: wrote {FIGURES.relative_to(ROOT)}", flush=True)
 
 
 @contextmanager
@@ -124,7 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", default=f"http://127.0.0.1:{os.environ.get('PORT', '8501')}",
                         help="a running dashboard (make run); used when it answers")
     parser.add_argument("--own", action="store_true", help="always start an own demo dashboard")
-    parser.add_argument("--count", type=int, default=60, help="demo turns for an own dashboard (default 60)")
+    parser.add_argument("--count", type=int, default=MAKE_RUN_TURNS,
+                        help=f"demo turns for an own dashboard (default {MAKE_RUN_TURNS}, as make run writes: the "
+                             "screenshots and docs/figures/demo.json then show make run's demo)")
     args = parser.parse_args(argv)
     if not CHROMIUM.is_file():
         parser.error(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
@@ -134,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"docs-screens: nothing answers at {base}; starting an own demo dashboard", flush=True)
             env = demo_env(Path(tempfile.mkdtemp(prefix="cns-docs-screens-")))
             stack.callback(shutil.rmtree, env["CNS_STATE_DIR"], True)
-            demo_state(args.count, env)
+            state = demo_state(args.count, env)
+            if args.count == MAKE_RUN_TURNS:
+                write_figures(state, env)
             base = stack.enter_context(cns_run(env))
         shoot_all(base)
     return 0

@@ -160,3 +160,29 @@ def test_judge_ask_mode_says_up_front_it_cannot_work(fresh, page):
     assert "Current SNO" not in sidebar
     assert_clean(page, "Judge (ask mode)")
     shoot(page, "demo35-judge-ask")
+
+
+def test_a_first_visit_to_engrams_shows_the_models_loading_then_the_page(browser, tmp_path):  # noqa: F811
+    """Issue 43 item 7: on a server nobody has visited, Engrams (no critic of its own to show progress for)
+    says at once that the models are loading, and draws itself without the line once they are."""
+    from cns_core.cli.demo_memory import main as demo_memory
+
+    state = tmp_path / "state"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CNS_STATE_DIR", str(state))
+        assert demo_memory(["--count", "6", "--no-hook", "--no-trust"]) == 0
+    with serve_dashboard(state) as base:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        try:
+            pg = context.new_page()
+            pg.goto(f"{base}/engrams")
+            line = pg.locator('[data-testid="stMarkdownContainer"]', has_text="Loading the models in the background")
+            line.first.wait_for(timeout=FIRST_RENDER_MS)
+            pg.locator("h1", has_text="Engrams").first.wait_for(timeout=FIRST_RENDER_MS)
+            pg.get_by_text("engrams match").first.wait_for(timeout=WARM_UP_MS)
+            line.first.wait_for(state="detached", timeout=WARM_UP_MS)       # gone once the models are loaded
+            settle(pg)
+            pg.screenshot(path=str(ARTIFACTS / "demo43-engrams-after-warm-up.png"), full_page=True)
+            assert_clean(pg, "Engrams after the warm-up")
+        finally:
+            context.close()

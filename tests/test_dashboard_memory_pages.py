@@ -117,6 +117,18 @@ def test_engrams_page_two_and_histogram(memory_env):
     assert chart["data"][0]["y"] == [5, 5, 5, 5, 5, 5]
 
 
+def test_engrams_agreement_table_is_uncut_and_the_ungraded_count_is_the_judge_pages(memory_env):
+    from table_fit import cut_cells
+
+    at = _page("engrams.py").run()
+    assert not at.exception
+    assert cut_cells(next(d for d in at.dataframe if "wrong, person wrong" in d.value.columns)) == []
+    assert any("**5** ungraded in all" in m.value for m in at.markdown)     # 5 of the 30 have no grade
+    judge = _page("judge.py").run()
+    pending = next((c.value for c in judge.caption if c.value.startswith("Pending grades")), "")
+    assert pending.startswith("Pending grades: 5 turn(s) wait")             # the same count, one computation
+
+
 def test_engrams_empty_memory_shows_the_empty_state(state_dir):
     at = _page("engrams.py").run()
     assert not at.exception

@@ -125,3 +125,64 @@ def _dashboard_pages() -> list[tuple[str, str]]:
     from test_browser import dashboard_pages
 
     return dashboard_pages()
+
+
+class _Requests(__import__("html.parser").parser.HTMLParser):
+    """What a browser fetches by itself on opening a page (not the links a reader may follow)."""
+
+    FETCHING = {"script": "src", "img": "src", "iframe": "src", "source": "src", "video": "src", "audio": "src",
+                "embed": "src", "object": "data", "link": "href"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        wanted = self.FETCHING.get(tag)
+        if wanted and attrs.get(wanted):
+            if tag == "link" and not {"stylesheet", "preconnect", "preload", "icon", "manifest",
+                                      "modulepreload", "dns-prefetch"} & set((attrs.get("rel") or "").split()):
+                return
+            self.urls.append(attrs[wanted])
+        style = attrs.get("style") or ""
+        self.urls += re.findall(r"url\(\s*['\"]?([^)'\"]+)", style)
+
+
+def _remote(url: str) -> bool:
+    return bool(re.match(r"^\s*(?:[a-z][a-z0-9+.-]*:)?//", url, re.I)) and not url.strip().startswith("file:")
+
+
+def test_the_built_site_requests_no_other_host(site):
+    """The product works offline, so must its docs: no Google Fonts, no CDN, nothing fetched from elsewhere."""
+    found = []
+    for page in site.rglob("*.html"):
+        parser = _Requests()
+        text = page.read_text(encoding="utf-8")
+        parser.feed(text)
+        found += [f"{page.relative_to(site)}: {u}" for u in parser.urls if _remote(u)]
+        found += [f"{page.relative_to(site)}: {u}" for u in re.findall(r"@import\s+(?:url\()?['\"]?([^'\");\s]+)", text)
+                  if _remote(u)]
+    for sheet in site.rglob("*.css"):
+        found += [f"{sheet.relative_to(site)}: {u}" for u in re.findall(r"url\(\s*['\"]?([^)'\"]+)",
+                                                                         sheet.read_text(encoding="utf-8"))
+                  if _remote(u)]
+    assert found == []
+    assert "fonts.googleapis" not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_demo_figures_in_the_docs_are_read_from_the_demo_data(site):
+    """Every demo count a page quotes comes from docs/figures/demo.json (``<!-- demo:KEY -->``), none is typed."""
+    figures = docs_hooks.demo_figures()
+    from cns_core.cli.demo_figures import FIGURE_KEYS
+
+    assert set(figures) == set(FIGURE_KEYS)
+    marks = {m for path in (ROOT / "docs").rglob("*.md")
+             for m in docs_hooks.DEMO_MARK.findall(path.read_text(encoding="utf-8"))}
+    assert {"quarantined", "disagreements", "indicator_pct", "base_rate_pct", "lift"} <= marks
+    bench = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
+    assert "demo:" not in bench
+    assert f"indicator {figures['indicator_pct']} % against a base rate of\n{figures['base_rate_pct']} %" in bench \
+        or f"indicator {figures['indicator_pct']} % against a base rate of {figures['base_rate_pct']} %" in bench
+    with pytest.raises(ValueError, match="no figure 'nothing'"):
+        docs_hooks.fill_demo_figures("<!-- demo:nothing -->", "x.md")

@@ -212,7 +212,7 @@ def test_the_verdict_colours_the_node_and_its_passages_are_listed():
     assert "Its best passage:" in nodes["h"]["title"] and "Lab result <b>one</b>." in nodes["h"]["title"]
     rows = {r["Claim"]: r for r in claim_verdict_rows(sno, grounding)}
     assert rows["h"]["Verdict"] == "contradicted" and rows["h"]["p(supported)"] == 0.1
-    assert rows["h"]["Best passage"] == "e1: Lab result <b>one</b>."
+    assert rows["h"]["Best passage"] == "e1 · part"          # which part of e1; the passages table quotes it
     assert rows["o"]["Verdict"] == "not scored" and rows["o"]["p(supported)"] is None
     assert [r["Similarity"] for r in claim_passage_rows(h)] == [0.7, 0.4]
 

@@ -54,3 +54,29 @@ def test_ask_mode_says_up_front_that_it_cannot_work(no_judge):
     assert not [t for t in at.text_area if t.key == "cns_judge_answer"]     # nothing to paste when asking
     [send] = [b for b in at.button if b.label == "Send to the judge"]
     assert send.disabled
+
+
+def test_pending_grades_count_the_memory_and_a_paused_judge_gives_no_next_retry(no_judge, state_dir):
+    """The Judge page's pending count is the memory's (as Engrams counts it), not the last sweep's; a judge
+    that does not answer pauses the retries, so no "next retry now" beside "paused"."""
+    import json
+    import time
+
+    from cns_core.agents.pending import pending_count, schedule_path
+    from cns_core.memory import MemoryService
+    from cns_core.views.judge_feed import store_ungraded
+
+    memory = MemoryService()
+    for i in range(3):
+        store_ungraded(memory, new_turn(f"question {i}?", f"answer {i}.", "dashboard", "stored"))
+    assert pending_count(memory) == 3
+    schedule_path(state_dir).write_text(json.dumps({      # the loop swept once, when only one turn waited
+        "waiting": 1, "in_flight": 0, "turns": [{"query_id": "x", "next_at": time.time() - 5, "in_flight": False}],
+        "reasons": {}, "updated": time.time(), "judge_up": False, "every_s": 15}), encoding="utf-8")
+    at = page()
+    at.run()
+    assert not at.exception
+    line = next(c.value for c in at.caption if c.value.startswith("Pending grades"))
+    assert line.startswith("Pending grades: 3 turn(s) wait") and "paused" in line and "next retry" not in line
+    url = next(c.value for c in at.caption if "backend ·" in c.value)
+    assert "`http://127.0.0.1:" in url            # the unreachable judge's address as code, not a link

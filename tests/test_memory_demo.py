@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cns_core.cli.demo_figures import demo_figures
 from cns_core.cli.demo_memory import FACTS, PERSONA, build_demo, demo_turns, main
 from cns_core.coherence.log_view import chain_points, load_log
 from cns_core.memory import EngramFilters, MemoryService
@@ -40,6 +41,9 @@ def test_build_demo_writes_once(state_dir, monkeypatch, capsys):
     assert "wrote 40 turns" in out and "quarantined by the coherence hook" in out
     memory = MemoryService()
     assert memory.path == state_dir / "chroma" and memory.count() + memory.count_quarantined() == 40
+    figures = demo_figures(state_dir)           # what the docs quote (docs/figures/demo.json) is what it wrote
+    assert f", {figures['quarantined']} quarantined by" in out and f"({figures['engrams']} engrams in total)" in out
+    assert figures["chains"] == 40 and figures["engrams"] == memory.count()
     blocked = {e.id for e in memory.list_quarantined()}
     # every turn went through the coherence hook: one chain each in the log, tags on the engrams
     log_lines = (state_dir / "coherence.jsonl").read_text().splitlines()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from cns_core.critics.grounding_verdict import shown_probability
 from cns_core.cli import main
 from cns_core.sno import load_snos
 from cns_core.views import ui_state
@@ -100,7 +101,7 @@ def test_every_surface_shows_the_same_verdict_per_claim(drafted, capsys):
     graph = _table(at, "Claim", "Verdict", "p(supported)")
     assert dict(zip(graph["Claim"], graph["Verdict"])) == words
     assert dict(zip(graph["Claim"], graph["p(supported)"])) == pytest.approx(
-        {cid: v["p_supported"] for cid, v in critic.items()}, abs=1e-6)
+        {cid: shown_probability(v["p_supported"]) for cid, v in critic.items()}, abs=1e-6)   # as every page shows it
 
     at.switch_page("pages/coherence.py").run()
     assert not at.exception
@@ -112,7 +113,7 @@ def test_every_surface_shows_the_same_verdict_per_claim(drafted, capsys):
     coherence = _table(at, "Claim", "Verdict", "p(supported)")
     assert dict(zip(coherence["Claim"], coherence["Verdict"])) == words
     assert dict(zip(coherence["Claim"], coherence["p(supported)"])) == pytest.approx(
-        {cid: v["p_supported"] for cid, v in critic.items()}, abs=1e-6)
+        {cid: shown_probability(v["p_supported"]) for cid, v in critic.items()}, abs=1e-6)   # as every page shows it
     assert {cid: c["label"] for cid, c in cli["claims"].items()} == words       # the CLI's own list: the same
 
 

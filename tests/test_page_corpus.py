@@ -65,6 +65,9 @@ def test_page_corpus_loads_a_results_file_and_opens_an_sno(state_dir):
     labels = {name: cfg.get("label") for name, cfg in table_columns.items()}
     assert labels["trust_default"] == "Trust (default)" and labels["score_grounding"] == "Grounding"
     assert labels["sno_id"] == "SNO" and table_columns["title"]["width"] == "large"
+    from table_fit import cut_cells                       # issue 43: "Trus…" and the SNO ids were cut
+
+    assert cut_cells(at.dataframe[1], ["sno_id", "trust_default", "score_grounding"]) == []
     pick = at.selectbox(key="cns_corpus_pick")
     assert [o.split(" — ")[0] for o in pick.options] == ["cars", "bikes"]   # sorted by Trust Score, desc
     pick.select(f"{state_dir / 'bikes.json'}::bikes")

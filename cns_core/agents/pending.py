@@ -34,10 +34,17 @@ from cns_core.agents.messages import TurnMessage, describe_errors
 from cns_core.agents.retry_schedule import RetrySchedule
 from cns_core.config import replace_atomically, state_dir
 
-__all__ = ["pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
+__all__ = ["pending_count", "pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
 
 log = logging.getLogger(__name__)
 _UNSENDABLE: set[str] = set()     # engrams already reported as too large to send
+
+
+def pending_count(memory: Any) -> int:
+    """How many stored turns have no grade yet: the one count the Judge and Engrams pages show."""
+    from cns_core.engrams import EngramFilters
+
+    return memory.count(EngramFilters(ungraded_only=True))
 
 
 def pending_turns(memory: Any, limit: int = 1000) -> list[TurnMessage]:

@@ -166,7 +166,7 @@ def run_demo(args: argparse.Namespace) -> int:
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")
         else:
             app = Path(PROJECT_ROOT) / "dashboard.py"
-            argv = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+            argv = [sys.executable, "-m", "cns_core.views.serve", str(app), "--server.port", str(args.port),
                     "--server.address", args.address, *STREAMLIT_OPTIONS]
             port = args.port
             children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT), death_signal=signal.SIGKILL,

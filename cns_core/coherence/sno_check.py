@@ -20,6 +20,8 @@ without them the hook computes them with the same function when it has an NLI mo
 (:func:`grounding_evidence_verdicts`). A claim's ``status`` is then that verdict
 (supported, contradicted, not_enough_info; "not scored" where the critic gave none), and
 claims that contradict each other are listed apart (``conflicts``), not folded into it.
+The SNO's coherence and contradiction density are then read from those same verdicts and
+pairs (:func:`_sno_metrics`), so the page's three numbers and its tables tell one story.
 Heuristics-only hooks with no verdict keep their own check (supported / contradicted / neutral).
 """
 
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -70,6 +72,16 @@ class SNOCoherence:
     metrics: ChainMetrics
     degraded: tuple[str, ...] = ()
     coverage: ModelCoverage = ModelCoverage()
+
+    def partners(self, claim_id: str) -> tuple[str, ...]:
+        """Every node (claim or evidence) that ``claim_id`` forms a contradiction pair with, strongest first:
+        the page's "Conflicts with" reads the pairs table, so the two never disagree."""
+        return tuple(p.b if p.a == claim_id else p.a for p in self.pairs if claim_id in (p.a, p.b))
+
+    @property
+    def contradicted_claims(self) -> tuple[str, ...]:
+        """Claims in at least one contradiction pair (what the contradiction density counts)."""
+        return tuple(c for c in self.claims if self.partners(c))
 
 
 def _attacks(sno: Any) -> set[frozenset]:
@@ -139,10 +151,34 @@ def check_sno(hook: Any, sno: Any, *, unlimited: bool = False,
             degraded.append("model_budget")
     if verdicts is not None:
         statuses = _with_grounding_verdicts(statuses, seen, verdicts, sno)
-    return SNOCoherence(sno.id, statuses, tuple(sorted(seen.values(), key=lambda p: -p.score)),
-                        chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0),
+    pairs = tuple(sorted(seen.values(), key=lambda p: -p.score))
+    metrics = _sno_metrics(chain_metrics(tags, settings, chain_importance=1.0, coherence_prev=0.0), statuses, pairs)
+    return SNOCoherence(sno.id, statuses, pairs, metrics,
                         tuple(dict.fromkeys(degraded)),
                         _coverage(pair_scores, (time.perf_counter() - wall) * 1000.0, budget_ms))
+
+
+def _sno_metrics(hook_metrics: ChainMetrics, statuses: Mapping[str, ClaimCoherence],
+                 pairs: tuple[ContradictionPair, ...]) -> ChainMetrics:
+    """The SNO's coherence and contradiction density from what the page lists, so every number agrees.
+
+    Density: the share of claims in at least one contradiction pair (the pairs table). Coherence: the mean
+    over claims of p(supported) - p(contradicted) of the claim's verdict (the hook's entail - contradict
+    where it has none), from -1 (every claim contradicted) to 1 (every claim supported).
+    """
+    if not statuses:
+        return hook_metrics
+    in_pairs = {x for p in pairs for x in (p.a, p.b)}
+    density = sum(1 for c in statuses if c in in_pairs) / len(statuses)
+    margins = []
+    for cc in statuses.values():
+        v = cc.verdict
+        if v is not None and v.p_supported is not None and v.p_contradicted is not None:
+            margins.append(v.p_supported - v.p_contradicted)
+        else:
+            margins.append(cc.tag.entail - cc.tag.contradict)
+    coherence = float(np.clip(np.mean(margins), -1.0, 1.0))
+    return replace(hook_metrics, coherence_chain=coherence, contradiction_density=density)
 
 
 def _coverage(pair_scores: list[list[Any]], elapsed_ms: float, budget_ms: float | None) -> ModelCoverage:
@@ -172,11 +208,13 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
                              verdicts: Mapping[str, Any], sno: Any) -> dict[str, ClaimCoherence]:
     """Replace the hook's claim-evidence findings by the Grounding verdicts (in place for ``seen``).
 
-    Each "contradicted" verdict is one claim-evidence pair (score: p(contradicted) times the
-    validity of the evidence that contradicts the claim most, types as the hook found them plus
+    Each "contradicted" verdict is one claim-evidence pair (score: p(contradicted) as shown (``shown_probability``) times
+    the validity of the evidence that contradicts the claim most, types as the hook found them plus
     "grounding"); a claim's status is its verdict ("not scored" without one) and the claims it
     contradicts are its ``conflicts``.
     """
+    from cns_core.critics.grounding_verdict import shown_probability
+
     validity = {e.id: e.validity for e in sno.evidence}
     hook_pairs = {k: seen.pop(k) for k in [k for k, p in seen.items() if p.kind == "claim-evidence"]}
     for claim_id, verdict in verdicts.items():
@@ -186,7 +224,7 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
         key = frozenset((claim_id, by))
         hook_pair = hook_pairs.get(key)
         types = tuple(dict.fromkeys((*(hook_pair.types if hook_pair else ()), "grounding")))
-        score = (verdict.p_contradicted or 0.0) * validity[by]
+        score = shown_probability(verdict.p_contradicted or 0.0) * validity[by]   # from the verdict as shown
         seen[key] = ContradictionPair(claim_id, by, float(score), types, "claim-evidence", False)
     out = {}
     for claim_id, old in statuses.items():

@@ -24,7 +24,8 @@ from cns_core.critics.base import CriticContext, CriticResult, Issue
 from cns_core.critics.common import ConfiguredCritic, embedder_of, nli_of
 from cns_core.critics.grounding_judge import ClaimVerdict, GroundingProblem, RetrievalSettings, judge_problems
 from cns_core.critics.grounding_passages import source_units
-from cns_core.critics.grounding_verdict import Fusion, VerdictRule, fusion_from_mapping, load_fusion
+from cns_core.critics.grounding_verdict import (Fusion, VerdictRule, fusion_from_mapping, load_fusion,
+                                               shown_probability)
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
 from cns_core.text.segment import split_sentences
@@ -151,13 +152,13 @@ class GroundingCritic(ConfiguredCritic):
             }
             if v.verdict == "contradicted":
                 issues.append(Issue("contradiction", f"Evidence {worst_id} contradicts claim {claim.id} "
-                                    f"(p(contradicted)={v.p_contradicted:.2f}).", (claim.id, worst_id), "high"))
+                                    f"(p(contradicted)={shown_probability(v.p_contradicted):.2f}).", (claim.id, worst_id), "high"))
             elif v.verdict == "not_enough_info" and v.p_supported < unsupported:
                 issues.append(Issue("unsupported_claim", f"No evidence supports claim {claim.id} "
-                                    f"(p(supported) {v.p_supported:.2f}; closest {best_id}).", (claim.id,), "high"))
+                                    f"(p(supported) {shown_probability(v.p_supported):.2f}; closest {best_id}).", (claim.id,), "high"))
             elif v.verdict == "not_enough_info":
                 issues.append(Issue("weak_entailment", f"Claim {claim.id} is only weakly supported "
-                                    f"(p(supported) {v.p_supported:.2f}, by {best_id}).", (claim.id, best_id),
+                                    f"(p(supported) {shown_probability(v.p_supported):.2f}, by {best_id}).", (claim.id, best_id),
                                     "medium"))
         per_evidence: dict[str, dict[str, Any]] = {}
         passages_of = np.bincount([p.passage.source for v in verdicts for p in v.passages], minlength=len(evidence))

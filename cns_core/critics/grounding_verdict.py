@@ -17,6 +17,7 @@ Grounding critic's result: nothing else labels a claim.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -24,7 +25,7 @@ import numpy as np
 
 from cns_core.config import ConfigError, load_config
 
-__all__ = ["VERDICTS", "VERDICT_WORDS", "FEATURES", "Fusion", "VerdictRule", "ClaimGrounding", "GroundingPassage",
+__all__ = ["VERDICTS", "VERDICT_WORDS", "PROBABILITY_DIGITS", "shown_probability", "FEATURES", "Fusion", "VerdictRule", "ClaimGrounding", "GroundingPassage",
            "claim_features", "load_fusion", "fusion_from_mapping", "claim_grounding", "claim_verdicts"]
 
 VERDICTS: tuple[str, str, str] = ("supported", "contradicted", "not_enough_info")
@@ -184,6 +185,20 @@ class VerdictRule:
 
 
 # ----- the verdict as every surface reads it -------------------------------------------
+PROBABILITY_DIGITS = 2
+
+
+def shown_probability(value: float | None) -> float | None:
+    """A verdict probability as every surface shows it: two decimals, cut rather than rounded, so a value
+    below a threshold never reads as reaching it ("contradicted 0.49" for 0.498 beside "not enough
+    information"; a threshold has at most two decimals). Numbers derived from it (a contradiction
+    pair's score) are computed from this shown value."""
+    if value is None:
+        return None
+    scale = 10 ** PROBABILITY_DIGITS
+    return math.floor(float(value) * scale + 1e-9) / scale
+
+
 @dataclass(frozen=True)
 class GroundingPassage:
     """A passage the Grounding critic judged a claim against (a run of an evidence item's sentences)."""

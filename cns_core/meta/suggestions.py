@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from cns_core.critics.base import CriticResult, Issue
@@ -56,6 +56,8 @@ class Suggestion:
     ``issues`` are the critic's issues it answers, most costly first (empty when the critic
     scored low without naming anything); ``cost`` is the Trust Score the critic costs (the
     gain if it reached its target); ``because`` the conflict readings that point at it.
+    ``in_force`` is False for a critic at weight 0: acting on it changes no Trust Score, so it has
+    no "why now" either.
     """
 
     critic: str
@@ -66,6 +68,7 @@ class Suggestion:
     cost: float = 0.0
     because: tuple[str, ...] = ()
     listed: int = 3
+    in_force: bool = True        # False: the critic has weight 0 under the weights in force (it moves no score)
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -112,7 +115,7 @@ class Suggestion:
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "advice": self.advice, "critic": self.critic, "codes": list(self.codes),
                 "nodes": list(self.nodes), "where": [i.message for i in self.issues], "cost": round(self.cost, 4),
-                "because": list(self.because)}
+                "because": list(self.because), "in_force": self.in_force}
 
 
 def _place(issue: Issue) -> str:
@@ -178,9 +181,10 @@ def generate_suggestions(results: Mapping[str, CriticResult], conflicts: Iterabl
     the SNO: their failure is reported separately.
     """
     ok = {n: r for n, r in results.items() if r.ok}
+    unweighted = {n for n in ok if weights is not None and not weights.get(n, 0) > 0}
     because: dict[str, list[str]] = {}
     for c in conflicts:
-        if c.lower in ok:
+        if c.lower in ok and c.lower not in unweighted:   # a critic at weight 0 has no reason to act now
             because.setdefault(c.lower, []).append(
                 f"{c.lower} {c.low_score:.2f} trails {c.higher} {c.high_score:.2f}: {c.interpretation}")
     chosen = [n for n, r in ok.items() if r.score < config.suggestion_below or n in because]
@@ -189,7 +193,7 @@ def generate_suggestions(results: Mapping[str, CriticResult], conflicts: Iterabl
     cost = {n: expected_gain(results, weights, n, max(config.target_for(n), ok[n].score))
             if weighted else 0.0 for n in chosen}
     chosen.sort(key=lambda n: rank_key(n, ok[n], cost[n], config))
-    out = [s for n in chosen
+    out = [replace(s, in_force=n not in unweighted) for n in chosen
            for s in critic_suggestions(n, ok[n], config, cost=cost[n], because=tuple(because.get(n, ())))]
     first: dict[str, Suggestion] = {}
     for suggestion in out:                       # an exact repeat keeps its first place

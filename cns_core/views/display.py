@@ -51,6 +51,12 @@ __all__ = [
     "verdict_fill",
     "percent",
     "escape",
+    "code_span",
+    "unbroken_words",
+    "fit_width",
+    "fit_widths",
+    "wrapped_row_height",
+    "table_height",
     "message_html",
     "count_axis",
 ]
@@ -376,6 +382,60 @@ def message_html(text: Any) -> str:
     as code, nothing else interpreted. Markdown would print the backslashes its escaping needs inside a
     URL ("http://127\\.0\\.0\\.1") and turn a half-escaped URL into a broken link."""
     return _CODE.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
+
+
+def unbroken_words(text: Any) -> str:
+    """``text`` escaped for HTML, a word with a hyphen or dash kept on one line: a narrow column wraps it between
+    words, never inside one (a band's span "0.00-0.29" used to break after its hyphen)."""
+    return " ".join(f'<span style="white-space:nowrap">{escape(w)}</span>' if re.search(r"[-‐‑–—]", w)
+                    else escape(w) for w in str(text).split(" "))
+
+
+TABLE_CHAR_PX = 8          # a table cell's average character width in pixels (Streamlit's 14 px sans-serif)
+TABLE_PAD_PX = 28          # a cell's padding and sort icon
+
+
+def fit_width(label: str, values: Any = (), *, least: int = 60, most: int = 420) -> int:
+    """A table column's width in pixels that shows ``label`` and the longest of ``values`` uncut (up to ``most``,
+    beyond which the table wraps or the text is quoted in full elsewhere)."""
+    longest = max([len(str(label)), *(len(str(v)) for v in values if v is not None)])
+    return max(least, min(most, longest * TABLE_CHAR_PX + TABLE_PAD_PX))
+
+
+TABLE_LINE_PX = 21         # one wrapped line of a table cell
+WRAP_MIN_PX = 65           # Streamlit wraps a cell's text only in rows taller than 4rem (64 px)
+
+
+def wrapped_row_height(texts: Any, width_px: int, *, most_lines: int = 6) -> int:
+    """A table row height in pixels at which the longest of ``texts`` wraps uncut in a ``width_px`` column
+    (Streamlit wraps a cell's text when its row is taller than one line), at most ``most_lines`` lines."""
+    per_line = max(8, (width_px - TABLE_PAD_PX) // TABLE_CHAR_PX)
+    longest = max((len(str(t)) for t in texts if t is not None), default=0)
+    lines = max(1, min(most_lines, -(-longest // per_line)))
+    if lines == 1:
+        return 35                                     # Streamlit's own row height
+    return max(WRAP_MIN_PX, 12 + TABLE_LINE_PX * lines + 2)
+
+
+def table_height(rows: int, row_height: int, *, most_rows: int = 12) -> int:
+    """A table's height that shows ``rows`` rows of ``row_height`` without an inner scroll (up to ``most_rows``)."""
+    return 42 + min(rows, most_rows) * (row_height + 1)     # header, rows and their borders
+
+
+def fit_widths(rows: Any) -> dict[str, int]:
+    """:func:`fit_width` for every column of a table given as a list of row dicts."""
+    rows = list(rows)
+    return {name: fit_width(name, [r.get(name) for r in rows]) for name in (rows[0] if rows else {})}
+
+
+def code_span(text: Any) -> str:
+    """``text`` as a Markdown code span (a URL in it is shown as written, never made a link), fenced by more
+    backticks than it holds."""
+    body = str(text).replace("\n", " ")
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
 
 
 def escape(text: Any) -> str:

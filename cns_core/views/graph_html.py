@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding
+from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding, shown_probability
 from cns_core.views.display import (EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, VERDICT_STYLES, verdict_fill,
                                     verdict_style)
 from cns_core.sno import SNO
@@ -32,10 +32,12 @@ from cns_core.sno import SNO
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
            "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
            "graph_findings",
-           "restatements", "sno_graph_html", "remote_resources"]
+           "restatements", "sno_graph_html", "remote_resources", "graph_height", "MIN_SCALE"]
 
 _TOOLTIP_WIDTH = 64
 LEGEND_PX = 58       # the legend's strip above the canvas (the canvas is this much shorter)
+LEVEL_PX = 170       # between two layers of the hierarchical layout
+MIN_SCALE = 0.8      # the least zoom a graph opens at: 13 px labels stay about 10 px high (wider graphs pan)
 _LABEL_WIDTH = 26
 
 
@@ -67,23 +69,29 @@ class GraphFindings:
 
 
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
-    """One table row per claim: its verdict, p(supported), p(contradicted) and the passage that
-    entails it most (the Reasoning graph page's table)."""
+    """One table row per claim: its verdict, p(supported), p(contradicted) and which passage entails it most
+    (``e2 · sentence 1 of 3``; the page's passages table quotes it in full)."""
+    evidence_texts = {e.id: e.text for e in sno.evidence}
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
         best = g.best_passage()
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": g.label,
-                     "p(supported)": g.support, "p(contradicted)": g.p_contradicted,
-                     "Best passage": f"{best.evidence}: {best.text}" if best else ""})
+                     "p(supported)": shown_probability(g.support),
+                     "p(contradicted)": shown_probability(g.p_contradicted),
+                     "Best passage": f"{best.evidence} · {passage_part(evidence_texts.get(best.evidence), best.text)}"
+                     if best else ""})
     return rows
 
 
 PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passages: each sentence and each run "
                  "of up to three adjacent sentences, so one item appears once per passage, each with its own "
-                 "numbers. The verdict reads the passage that entails the claim most and the one that "
-                 "contradicts it most (marked).")
+                 "numbers (the NLI model's, per passage). The verdict reads the passage that entails the claim most "
+                 "and the one that contradicts it most (marked), but its probabilities are not theirs: a fitted "
+                 "fusion (config/grounding_fusion.yaml) weighs those two passages' numbers with how similar the "
+                 "closest passage is and how many of the claim's words the evidence shares, so a verdict's "
+                 "p(contradicted) 0.71 can sit beside a passage's contradiction 0.69.")
 
 
 def passage_part(evidence_text: str | None, passage: str) -> str:
@@ -316,9 +324,9 @@ def _label(claim_id: str, text: str, g: ClaimGrounding | None = None) -> str:
         style, p = verdict_style(g.verdict), verdict_probability(g)
         head = f"{style.icon} {claim_id} · {style.word}"
         if g.verdict == "not_enough_info":     # neither side earned its label: show how near each came
-            head += f"\nsupported {_fmt(g.p_supported)} · contradicted {_fmt(g.p_contradicted)}"
+            head += f"\nsupported {_shown(g.p_supported)} · contradicted {_shown(g.p_contradicted)}"
         elif p is not None:
-            head += f" {p:.2f}"
+            head += f" {_shown(p)}"
     return f"{head}\n" + "\n".join(shown)
 
 
@@ -328,6 +336,11 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
+
+
+def _shown(value: float | None) -> str:
+    """A verdict probability as every page shows it (cut, so 0.498 never reads 0.50 beside its label)."""
+    return "n/a" if value is None else f"{shown_probability(value):.2f}"
 
 
 def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[str, Any],
@@ -341,8 +354,8 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
     role = "" if claim.role == "none" else f" · {claim.role}"
     lines = [f"{kind} {claim_id}{role}", *_wrap(claim.text, "  "), ""]
     if g.verdict:
-        lines.append(f"Verdict: {g.label} · p(supported) {_fmt(g.p_supported)} · "
-                     f"p(contradicted) {_fmt(g.p_contradicted)}")
+        lines.append(f"Verdict: {g.label} · p(supported) {_shown(g.p_supported)} · "
+                     f"p(contradicted) {_shown(g.p_contradicted)}")
     strongest = (f" · strongest contradiction {_fmt(g.max_contradiction)}"
                  f"{f' ({g.contradicted_by})' if g.contradicted_by else ''}" if g.max_contradiction is not None
                  else f" · contradiction {_fmt(g.contradiction)}")
@@ -379,7 +392,7 @@ def _shorten(text: str, limit: int) -> str:
 def _options(hierarchical: bool) -> dict[str, Any]:
     layout: dict[str, Any] = {"randomSeed": 7}
     if hierarchical:   # levels are given per node (claim_levels): level 0, the hypothesis, on top
-        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": 150, "nodeSpacing": 250,
+        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": LEVEL_PX, "nodeSpacing": 250,
                                   "treeSpacing": 260, "blockShifting": True, "edgeMinimization": True,
                                   "parentCentralization": True}
     return {
@@ -387,7 +400,10 @@ def _options(hierarchical: bool) -> dict[str, Any]:
         "physics": {"enabled": not hierarchical, "stabilization": {"iterations": 300},
                     "barnesHut": {"springLength": 160, "avoidOverlap": 0.4}},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False, "zoomView": True},
-        "edges": {"smooth": {"enabled": True, "type": "cubicBezier" if hierarchical else "dynamic"},
+        # Layered: each edge leaves its claim vertically and bends only between the layers, so it never runs
+        # across a sibling of the same layer (a straight or diagonal line from an outer claim crossed them).
+        "edges": {"smooth": {"enabled": True, "type": "cubicBezier", "forceDirection": "vertical", "roundness": 0.6}
+                  if hierarchical else {"enabled": True, "type": "dynamic"},
                   "color": {"inherit": False}},
         "nodes": {"widthConstraint": {"maximum": 230}},
     }
@@ -425,10 +441,28 @@ def _legend(findings: GraphFindings, restates: bool = False) -> str:
             f'line-height:1.6;min-height:{LEGEND_PX - 9}px;box-sizing:border-box">{rows}</div>')
 
 
+# After the layout, a graph too wide for the frame is not shrunk below MIN_SCALE (its labels would be a few pixels
+# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest.
+_READABLE_ZOOM = ("<script>(function(){function readable(){if(typeof network==='undefined'||!network){return;}"
+                  "network.fit({animation:false});var s=network.getScale();"
+                  f"if(s<{MIN_SCALE}){{var top=network.body.nodeIndices.map(function(i){{return network.getPosition(i);}})"
+                  ".reduce(function(a,b){return a.y<=b.y?a:b;});"
+                  f"network.moveTo({{scale:{MIN_SCALE},position:{{x:top.x,y:top.y+network.canvas.frame.clientHeight"
+                  f"/(2*{MIN_SCALE})-60}},animation:false}});}}window.cnsReady=true;}}"
+                  "if(typeof network!=='undefined'&&network){network.once('afterDrawing',readable);}})();</script>")
+
+
+def graph_height(sno: SNO, hierarchical: bool = True) -> int:
+    """A frame height (legend included) that shows every layer of the graph at a readable size."""
+    layers = (max(claim_levels(sno).values(), default=0) + 1) if hierarchical else 3
+    return max(420, min(1200, LEGEND_PX + layers * LEVEL_PX + 120))
+
+
 def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
+    page = page.replace("</body>", _READABLE_ZOOM + "</body>", 1)
     style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
              "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
              ".card{border:none}</style>")

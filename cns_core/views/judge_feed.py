@@ -272,25 +272,36 @@ def apply_updates(turns: Sequence[MutableMapping[str, Any]], feed: JudgeFeed | N
     return changed
 
 
-def retry_schedule_text(schedule: Mapping[str, Any] | None, now: float | None = None) -> str | None:
+def retry_schedule_text(schedule: Mapping[str, Any] | None, now: float | None = None,
+                        waiting: int | None = None) -> str | None:
     """The Judge page's line on the pending grades' retries, from the schedule the judge loop writes
-    (:func:`cns_core.agents.pending.read_schedule`); None when no turn waits or no loop wrote one."""
-    if not schedule or not schedule.get("waiting"):
+    (:func:`cns_core.agents.pending.read_schedule`); None when no turn waits.
+
+    ``waiting``: the turns without a grade in the memory (:func:`cns_core.agents.pending.pending_count`, the
+    count the Engrams page shows too); it replaces the schedule's own count, which only covers the turns the
+    loop has swept while a judge answered. While the judge does not answer nothing is retried, so the line
+    says "paused" and gives no next retry."""
+    if waiting is None:
+        waiting = int((schedule or {}).get("waiting", 0))
+    if not waiting:
         return None
+    if not schedule:
+        return (f"Pending grades: {waiting} turn(s) wait for a grade; no judge loop of this state folder has swept "
+                "them yet. They are graded once it runs and a judge answers.")
     now = time.time() if now is None else now
     turns = [t for t in schedule.get("turns") or [] if isinstance(t, Mapping)]
-    waiting, flying = int(schedule.get("waiting", 0)), int(schedule.get("in_flight", 0))
+    flying = int(schedule.get("in_flight", 0))
     parts = [f"{waiting} turn(s) wait for a grade" + (f", {flying} asked just now" if flying else "")]
     reasons = schedule.get("reasons") or {}
     if reasons:
         parts.append("last failures: " + ", ".join(f"{name} ×{count}" for name, count in
                                                    sorted(reasons.items(), key=lambda kv: -kv[1])))
     later = [float(t["next_at"]) for t in turns if not t.get("in_flight") and isinstance(t.get("next_at"), (int, float))]
-    if later:
+    if not schedule.get("judge_up", True):
+        parts.append("paused: the judge server does not answer; retries resume when it does")
+    elif later:
         wait = max(0.0, min(later) - now)
         parts.append("next retry " + ("now" if wait < 1 else f"in {wait:.0f} s"))
-    if not schedule.get("judge_up", True):
-        parts.append("paused: the judge server does not answer")
     updated = schedule.get("updated")
     if isinstance(updated, (int, float)) and now - updated > 3 * float(schedule.get("every_s", 15)) + 5:
         parts.append(f"as of {time.strftime('%H:%M:%S', time.localtime(updated))} (the judge loop is not sweeping)")

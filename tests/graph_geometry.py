@@ -1,0 +1,32 @@
+"""What a reasoning graph looks like once vis-network has laid it out in Chromium (for the browser tests).
+
+``GEOMETRY_JS`` runs in the graph's page: every edge is sampled along its drawn curve, and a sample inside
+another node's box (its own two ends excepted) is a crossing, the edge reading as a link it is not. It also
+returns the zoom, so a test can say how high a 13 px label is drawn.
+"""
+
+GEOMETRY_JS = """() => {
+  const net = window.network;
+  const ids = net.body.nodeIndices;
+  const inset = 3;     // a curve grazing a box's corner is not through the node
+  const boxes = {};
+  for (const id of ids) boxes[id] = net.getBoundingBox(id);
+  const crossings = [];
+  for (const eid of net.body.edgeIndices) {
+    const e = net.body.edges[eid];
+    if (!e.connected) continue;
+    let hit = null;
+    for (let k = 1; k < 60 && !hit; k++) {
+      const pt = e.edgeType.getPoint(k / 60);
+      for (const id of ids) {
+        if (id === e.fromId || id === e.toId) continue;
+        const b = boxes[id];
+        if (pt.x > b.left + inset && pt.x < b.right - inset && pt.y > b.top + inset && pt.y < b.bottom - inset) {
+          hit = id; break;
+        }
+      }
+    }
+    if (hit) crossings.push([e.fromId, e.toId, hit]);
+  }
+  return {crossings: crossings, scale: net.getScale(), nodes: ids.length};
+}"""

@@ -1,0 +1,37 @@
+"""Issue 43 item 4 (AppTest): the tables named in the issue show their headers and text whole: numbers narrow,
+text wide or wrapped, and long text in rows tall enough to wrap it."""
+
+from __future__ import annotations
+
+from table_fit import cut_cells
+from test_dashboard_verdicts import app_state, open_example  # noqa: F401  (app_state: the module's state dir)
+
+
+def _table(at, column: str):
+    return next(d for d in at.dataframe if column in d.value.columns)
+
+
+def test_overview_per_critic_table_shows_costs_most_whole():
+    at = open_example("vitamin")
+    table = _table(at, "Costs most")
+    assert table.value["Costs most"].str.len().max() > 45          # long enough to be cut before
+    assert cut_cells(table) == []
+
+
+def test_graph_claims_table_shows_text_and_best_passage_whole():
+    at = open_example("vitamin", "graph.py")
+    assert cut_cells(_table(at, "Best passage")) == []
+    assert cut_cells(_table(at, "Passage"), ["Passage", "Evidence", "Part"]) == []
+
+
+def test_meta_critic_plan_wraps_every_action_and_place():
+    at = open_example("vitamin", "meta_critic.py")
+    plan = _table(at, "Action")
+    assert cut_cells(plan, ["Priority", "Critic", "Action", "Where"]) == []
+
+
+def test_weights_band_badge_breaks_between_words_only():
+    at = open_example("vitamin", "weights.py")
+    band = next(m.value for m in at.markdown if "0.00" in m.value and "0.29" in m.value)
+    assert '<span style="white-space:nowrap">0.00–0.29</span>' in band or \
+        '<span style="white-space:nowrap">0.00-0.29</span>' in band
