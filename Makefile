@@ -47,7 +47,7 @@ run: $(STAMP) demo-memory
 	$(VENV)/bin/cns run --port $(PORT) $(if $(ADDRESS),--address $(ADDRESS)) $(RUN_ARGS)
 
 test: $(STAMP) browser
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q --durations=15
 
 # The documentation site (docs/, mkdocs.yml). The CLI and configuration references are generated from the
 # code at build time (scripts/docs_hooks.py); make test builds the site with --strict (tests/test_docs.py).

@@ -14,6 +14,24 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES_DIR = PROJECT_ROOT / "examples"
 
+# The files that take longest, longest first (`make test`'s --durations summary, 2026-11-26): they are
+# collected first so that `pytest -n 2 --dist loadfile --no-loadscope-reorder` (the Makefile) starts them
+# at once on the two workers and the many short files fill in behind them. xdist's default order, most
+# tests first, left a two-test browser file of four minutes for the end, one worker running it alone.
+# A file not named here keeps its place; add one when the summary shows a new long file.
+LONGEST_FIRST = (
+    "test_browser_demo.py", "test_batch_ray.py", "test_browser.py", "test_browser_demo35.py", "test_faults.py",
+    "test_browser_entry.py", "test_coherence_cli.py", "test_run_supervisor.py", "test_agents_load.py",
+    "test_judge_loop_ownership.py", "test_batch_small_corpus.py", "test_argument_miner.py",
+)
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """The files of :data:`LONGEST_FIRST` ahead of the others, in that order (a stable sort: the tests of a
+    file keep their order, and so do the other files)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 def shared_data_dir() -> Path:
     from cns_core.config import data_dir

@@ -121,6 +121,29 @@ class LoopUnderTest:
                 self.kill()
         return self.proc.returncode
 
+    def wait_for_sweeps(self, count: int = 3, timeout: float = 30.0) -> None:
+        """Wait until the pending grader has finished ``count`` more sweeps (each rewrites
+        ``pending_grades.json`` with the time it ended): from the second on they began after this call,
+        so a turn one of them asked the judge for again has had a sweep's time to come back graded."""
+        import json
+
+        path = self.state / "pending_grades.json"
+        last, seen = time.time(), 0
+        deadline = time.monotonic() + timeout
+        while seen < count:
+            try:
+                updated = float(json.loads(path.read_text(encoding="utf-8"))["updated"])
+            except (OSError, ValueError, KeyError, TypeError):
+                updated = 0.0
+            if updated > last:
+                last, seen = updated, seen + 1
+            elif not self.alive:
+                raise RuntimeError(f"cns agents exited while waiting for {count} sweeps:\n{self.log}")
+            elif time.monotonic() > deadline:
+                raise RuntimeError(f"{seen} of {count} pending-grade sweeps within {timeout:g} s:\n{self.log}")
+            else:
+                time.sleep(0.05)
+
     # ------------------------------------------------------------------ what happened
 
     def journal_rows(self, subject: str) -> list[str]:

@@ -1,9 +1,8 @@
-"""Batch evaluation of a folder of SNOs: the table, resuming, bad files, two Ray workers."""
+"""Batch evaluation of a folder of SNOs in this process: the table, resuming, bad files (Ray: test_batch_ray.py)."""
 
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 import pytest
@@ -92,13 +91,3 @@ def test_unreadable_results_file_is_named_and_left_alone(corpus, tmp_path):
     with pytest.raises(ValueError, match="--workers must be at least 1"):
         evaluate_corpus(corpus, workers=0)
 
-
-def test_two_ray_workers_give_the_same_rows(local_ray, corpus, tmp_path):
-    (corpus / "essay01.json").unlink()          # two SNOs: actor start-up is the main cost
-    one = evaluate_corpus(corpus, progress=False).frame
-    two = evaluate_corpus(corpus, tmp_path / "w.parquet", workers=2, progress=False).frame
-    assert list(two["sno_id"]) == list(one["sno_id"])
-    for column in [c for c in one.columns if c.startswith(("score_", "trust_"))]:
-        for a, b in zip(one[column], two[column]):
-            assert math.isclose(a, b, abs_tol=1e-6), column
-    assert list(two["conflicts"]) == list(one["conflicts"])

@@ -60,7 +60,9 @@ def server(tmp_path_factory):
     state = tmp_path_factory.mktemp("browser-state")
     env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False"}
-    demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "60"], cwd=ROOT, env=env,
+    # 24 turns: the memory pages have rows, a graded and a contradicted habit to show (each turn costs its
+    # Trust Score and coherence check; test_browser_demo.py walks the full demo)
+    demo = subprocess.run([sys.executable, "-m", "cns_core.cli.demo_memory", "--count", "24"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=900)
     assert demo.returncode == 0, demo.stderr
     with serve_dashboard(state) as base:     # a start-up failure names the server's log

@@ -1,8 +1,9 @@
 """Every way into the dashboard goes through the router, in a real browser (Debian's chromium).
 
 Streamlit runs a ``pages/`` file alone for a direct link until ``st.navigation`` has
-run once in the server process; so each page's own address is opened FIRST on a
-server of its own that nothing has visited, in a new browser context. The visitor
+run once in the server process; so a page's own address (the root, and one page of
+each section: ``entry_cases``) is opened FIRST on a server of its own that nothing
+has visited, in a new browser context. The visitor
 must land on that page with the sectioned navigation (no ``frame`` or ``dashboard``
 entry), the sidebar controls and the wide layout; a reload stays on the page.
 The access gate of a shared dashboard holds on a direct link too. Screenshots go
@@ -68,7 +69,19 @@ def assert_in_the_app(page, stem: str, title: str) -> None:
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-@pytest.mark.parametrize("stem,title", dashboard_pages())
+def entry_cases() -> list[tuple[str, str]]:
+    """The root page, and the first other page of every section: the ways in that differ. Every page hands
+    over to the router through the same first call, ``frame.page`` (test_dashboard_access.py checks that of
+    every page), so a page beside these in its section would only repeat its section's case; what differs is
+    the root address, and a section's sidebar (the memory pages have no SNO controls). A fresh server costs
+    seconds to start and its first page loads models: one case per difference keeps the file within the
+    suite's budget (docs/development.md, Test budget)."""
+    root = dashboard_pages()[0]
+    return [root] + [next(p for p in pages if p != root) for pages in dashboard_sections().values()
+                     if any(p != root for p in pages)]
+
+
+@pytest.mark.parametrize("stem,title", entry_cases())
 def test_a_page_address_opened_first_on_a_fresh_server_lands_on_that_page(browser, tmp_path, stem, title):
     with serve_dashboard(tmp_path / "state", LEXICAL) as base:
         context, page = _new_page(browser)

@@ -194,7 +194,7 @@ def test_turns_left_ungraded_by_a_failing_judge_are_graded_once_it_recovers(tmp_
         assert reasons["error-00000"].startswith("http_error") and reasons["slow-00000"].startswith("timeout")
         judge.mode = "good"
         wait_for(lambda: set(loop.grades()) >= set(ids), 45, what="every turn graded after the judge recovered")
-        time.sleep(1.0)                                    # more sweeps: nothing is graded a second time
+        loop.wait_for_sweeps()                             # more sweeps: nothing is graded a second time
         assert all(loop.grades()[i] == 1 for i in ids) and loop.alive
         schedule = json.loads((loop.state / "pending_grades.json").read_text())
         assert schedule["judge_up"] is True and "waiting" in schedule
@@ -233,7 +233,7 @@ def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_pat
             asked_again = [q for q in graded_before for r in judge.requests[asked_before:]
                            if answers[q] in json.dumps(r)]
             assert asked_again == [], "a turn the journal showed graded was sent to the judge again"
-        time.sleep(1.0)
+        loop.wait_for_sweeps()
         assert all(loop.grades()[i] == 1 for i in ids)
     finally:
         status = loop.stop()

@@ -230,7 +230,9 @@ def test_an_idle_judge_loop_uses_little_cpu(tmp_path):
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         _wait_for(lambda: "press Ctrl-C" in log.read_text(), "cns agents did not start", 120, log)
-        time.sleep(1.0)                      # let start-up work (the first pending-grade check) finish
+        # start-up work over: the first pending-grade check has written its schedule
+        _wait_for(lambda: (tmp_path / "state" / "pending_grades.json").exists(),
+                  "the first pending-grade check did not finish", 60, log)
         agents = psutil.Process(proc.pid)
         before = agents.cpu_times()
         time.sleep(5.0)
