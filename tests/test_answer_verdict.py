@@ -199,3 +199,15 @@ def test_the_shipped_verifier_reads_the_moon_distance_as_wrong_and_the_right_ans
     moon_wrong, moon_right, canberra, tesla = judge_answers(items, get_nli_backend(), get_embedder())
     assert moon_wrong.verdict == "incorrect" and tesla.verdict == "incorrect"
     assert moon_right.verdict == "correct" and canberra.verdict == "correct"
+
+
+@pytest.mark.slow
+def test_in_the_memorys_path_a_year_reads_right_and_a_wrong_year_wrong():
+    """The issue's short facts through :meth:`AnswerScorer.verdicts`, as the MemoryAgent scores a turn:
+    "1945." against "The Second World War ended in 1945." was called incorrect (its plain reading), "1944."
+    must stay incorrect (the passage states another year)."""
+    q, ref = "When did the Second World War end?", "The Second World War ended in 1945."
+    right, wrong = AnswerScorer().verdicts([AnswerItem("r", q, "1945.", ref), AnswerItem("w", q, "1944.", ref)])
+    assert right.verdict == "correct" and right.score >= 0.5
+    assert wrong.verdict == "incorrect" and "other figures" in wrong.note and wrong.score < 0.5
+

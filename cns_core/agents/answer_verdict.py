@@ -27,7 +27,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.agents.verdict_head import FEATURES, fallback_probability, load_head, names_in, verdict_features
+from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, names_in,
+                                         verdict_features)
 from cns_core.config import ConfigError
 
 __all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "judge_answers",
@@ -301,20 +302,32 @@ def _detail(sentence: str, verdict: Any, names: Sequence[str]) -> DetailCheck:
                        best_support=support.entailment if support is not None else 0.0)
 
 
+def contradicted_p(readings: Sequence[Reading], plain: Reading) -> float:
+    """The strongest contradiction of the answer, read as the answer to its question or plainly."""
+    return max(readings[0].p_contradicted, plain.p_contradicted)
+
+
 def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
             names: Sequence[str], units: Sequence[str], settings: VerdictSettings, head: Any) -> AnswerVerdict:
     """The verdict from p(right) (:mod:`cns_core.agents.verdict_head`) and what the evidence says.
 
     * **correct**: p(right) reaches ``correct_at``;
     * **incorrect**: p(right) at or below ``wrong_at`` *and* a reason a reader can check: a unit contradicts
-      the answer (``incorrect_at``) while none supports it (``support_below``), the answer names what no
-      unit names while the evidence names something else, or a detail nothing supports is contradicted
-      (``detail_contradicted_at``). Chosen for precision: a wrong red badge costs more than "unverified";
+      the answer (``incorrect_at``) while none supports it (``support_below``), the supporting passage
+      states other figures, the answer names what no unit names while the evidence names something else,
+      or a detail nothing supports is contradicted (``detail_contradicted_at``). Chosen for precision: a
+      wrong red badge costs more than "unverified";
     * **unverified** otherwise.
     """
     features = verdict_features(readings, plain, checks, question.answer, units)
     score = head.probability(features) if head is not None else fallback_probability(features)
     supported = max(readings, key=lambda r: r.p_supported)
+    # A passage that states other figures than the answer does not support it ("1944." against "... ended in
+    # 1945."): the verifier reads such pairs as support far too often, so p(right) is held below an even chance,
+    # the lower the surer a reading contradicts it.
+    other_figures = supported.support is not None and figures_differ(supported.claim, supported.support.passage.text)
+    if other_figures:
+        score = min(score, 0.5 * (1.0 - contradicted_p(readings, plain)))
     contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
     support, against = supported.p_supported, contradicted.p_contradicted
 
@@ -342,6 +355,9 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
             evidence = names[contradicted.contradiction.passage.source]
             return verdict("incorrect", 1.0 - score, contradicted.contradiction, contradicted.claim,
                            f"The {evidence} contradicts the answer and nothing in it supports it.")
+        if other_figures:
+            return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
+                           f"The {names[supported.support.passage.source]} states other figures than the answer.")
         missing = sorted(names_in(readings[0].claim) - set().union(*(names_in(u) for u in units)))
         if features[FEATURES.index("name_mismatch")] > 0 and missing:
             return verdict("incorrect", 1.0 - score, supported.support, readings[0].claim,

@@ -29,7 +29,7 @@ from cns_core.config import PROJECT_ROOT
 from cns_core.models import textcues as tc
 
 __all__ = ["FEATURES", "VerdictHead", "verdict_features", "fallback_probability", "load_head", "names_in",
-           "is_hedge"]
+           "is_hedge", "figures_differ"]
 
 FEATURES: tuple[str, ...] = (
     "support",              # best p(supported) of the answer (or an answering sentence) over the units
@@ -69,6 +69,18 @@ def names_in(text: str) -> set[str]:
 def is_hedge(text: str) -> bool:
     """Whether a text says there is no single answer, that it depends, or that people disagree."""
     return bool(_HEDGE.search(text))
+
+
+_YEAR = re.compile(r"\b1[0-9]{3}\b|\b20[0-9]{2}\b")
+
+
+def figures_differ(claim: str, passage: str) -> bool:
+    """The claim states a figure the passage contradicts: a year the passage does not state while it states
+    another, or a quantity more than 10% from each of the passage's (:func:`textcues.numeric_mismatch`)."""
+    years, other_years = set(_YEAR.findall(claim)), set(_YEAR.findall(passage))
+    if years and other_years and not years & other_years:
+        return True
+    return tc.numeric_mismatch(tc.extract_numbers(passage), tc.extract_numbers(claim))
 
 
 def _passage_text(judged: Any) -> str:

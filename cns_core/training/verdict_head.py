@@ -87,17 +87,19 @@ def _weights(sets: Sequence[FeatureSet]) -> np.ndarray:
 
 
 def fit_head(sets: Sequence[FeatureSet], names: Sequence[str], c: float = 1.0, seed: int = 41) -> dict[str, Any]:
-    """The head as ``head.json`` stores it: standardised logistic regression weights over ``names``."""
+    """The head as ``head.json`` stores it: logistic regression weights over ``names`` (mean 0 and scale 1:
+    the features are used as they are)."""
     from sklearn.linear_model import LogisticRegression
 
     x = np.vstack([s.features for s in sets])
     y = np.concatenate([s.right for s in sets]).astype(int)
     if len(set(y)) < 2:
         raise ValueError("the training sets hold only right or only wrong answers")
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-6] = 1.0
+    # Not standardised: every feature is a probability or a share in [0, 1], so a weight reads directly,
+    # and a rare cue (a hedge on both sides) cannot be blown up by a tiny spread into a decisive one.
+    mean, scale = np.zeros(x.shape[1]), np.ones(x.shape[1])
     model = LogisticRegression(C=c, max_iter=2000, random_state=seed)
-    model.fit((x - mean) / scale, y, sample_weight=_weights(sets))
+    model.fit(x, y, sample_weight=_weights(sets))
     return {"features": list(names), "weights": [float(w) for w in model.coef_[0]],
             "bias": float(model.intercept_[0]), "mean": [float(m) for m in mean], "scale": [float(s) for s in scale]}
 
