@@ -62,7 +62,7 @@ class VerdictSettings:
     """``verdict`` in config/memory.yaml: where a probability becomes a verdict."""
 
     correct_at: float = 0.5          # p(right) of the answer at or above this: correct
-    wrong_at: float = 0.2            # p(right) at or below this, with a reason a reader can check: incorrect
+    wrong_at: float = 0.1            # p(right) at or below this, with a reason a reader can check: incorrect
     incorrect_at: float = 0.5        # a unit contradicting the answer at or above this, with no support: such a reason
     support_below: float = 0.5       # ... "no support": every unit's p(supported) below this
     detail_contradicted_at: float = 0.9   # a detail sentence contradicted this surely (and unsupported): incorrect
@@ -316,7 +316,8 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
       the answer (``incorrect_at``) while none supports it (``support_below``), the supporting passage
       states other figures, the answer names what no unit names while the evidence names something else,
       or a detail nothing supports is contradicted (``detail_contradicted_at``). Chosen for precision: a
-      wrong red badge costs more than "unverified";
+      wrong red badge costs more than "unverified". Figures are checkable, so other figures with a
+      reading that contradicts the answer at ``incorrect_at`` are enough, whatever p(right);
     * **unverified** otherwise.
     """
     features = verdict_features(readings, plain, checks, question.answer, units)
@@ -350,6 +351,9 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
             if open_details:
                 note += f" {open_details} detail(s) the evidence does not mention stay unverified."
         return verdict("correct", score, supported.support, supported.claim, note)
+    if other_figures and against >= settings.incorrect_at:          # figures are checkable: their own bar
+        return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
+                       f"The {names[supported.support.passage.source]} states other figures than the answer.")
     if score <= settings.wrong_at:
         if against >= settings.incorrect_at and support < settings.support_below:
             evidence = names[contradicted.contradiction.passage.source]
