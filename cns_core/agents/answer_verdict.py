@@ -70,7 +70,7 @@ class VerdictSettings:
     answer_sentences: int = 2        # sentences of a long answer also read as its answer (0: the whole answer only)
     whole_answer_words: int = 80     # an answer up to this long is also read whole (a longer one through its sentences)
     detail_passages: int = 3         # evidence passages each detail sentence is checked against
-    head: str | None = "models/answer-verdict"   # the learned p(right) (head.json); None: the verifier's numbers alone
+    head: str | None = None          # a learned p(right) (a folder with head.json); None: the verifier's numbers alone
 
     def identity(self) -> str:
         """What makes a verdict: these settings and the head's weights (a retrained head judges anew)."""
@@ -326,7 +326,9 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
     # A passage that states other figures than the answer does not support it ("1944." against "... ended in
     # 1945."): the verifier reads such pairs as support far too often, so p(right) is held below an even chance,
     # the lower the surer a reading contradicts it.
-    other_figures = supported.support is not None and figures_differ(supported.claim, supported.support.passage.text)
+    # Only against a reference: a page of sources states many figures, most of them about something else.
+    other_figures = supported.support is not None and names[supported.support.passage.source] == "reference" \
+        and figures_differ(supported.claim, supported.support.passage.text)
     if other_figures:
         score = min(score, 0.5 * (1.0 - contradicted_p(readings, plain)))
     contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
