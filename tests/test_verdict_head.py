@@ -22,6 +22,18 @@ Q = "What is the capital of Australia?"
 REF = "Canberra is the capital city of Australia."
 
 
+def test_figures_that_differ_and_figures_that_are_hedged():
+    from cns_core.agents.verdict_head import figures_differ
+
+    assert figures_differ("1944.", "The Second World War ended in 1945.")
+    assert not figures_differ("1945.", "The Second World War ended in 1945.")
+    assert figures_differ("It boils at 90 degrees Celsius.", "100 degrees Celsius (212 degrees Fahrenheit).")
+    assert figures_differ("About 40,000 kilometres.", "On average about 384,400 kilometres.")   # hedged, far off
+    assert not figures_differ("More than five.", "Six.")                                          # hedged, near
+    assert not figures_differ("A few hundred thousand km.", "On average about 384,400 kilometres.")
+    assert not figures_differ("It is about 384,000 km away.", "On average about 384,400 kilometres.")
+
+
 def test_names_and_hedges():
     assert names_in("Sydney is the capital of Australia, since 1913.") == {"sydney", "australia", "1913"}
     assert names_in("The answer is it.") == set()

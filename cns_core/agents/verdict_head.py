@@ -74,13 +74,21 @@ def is_hedge(text: str) -> bool:
 _YEAR = re.compile(r"\b1[0-9]{3}\b|\b20[0-9]{2}\b")
 
 
+_APPROXIMATE = re.compile(r"\b(?:about|around|roughly|approximately|nearly|almost|some|over|under|more than|less than"
+                         r"|fewer than|at least|at most|up to|a few|several|hundreds|thousands|millions|between)\b",
+                         re.IGNORECASE)
+
+
 def figures_differ(claim: str, passage: str) -> bool:
     """The claim states a figure the passage contradicts: a year the passage does not state while it states
-    another, or a quantity more than 10% from each of the passage's (:func:`textcues.numeric_mismatch`)."""
+    another, or a quantity more than 5% from each of the passage's (:func:`textcues.numeric_mismatch`). A
+    hedged quantity ("more than five", "a few hundred thousand km") differs only when it is off by most of
+    the passage's figure ("about 40,000 km" against 384,400)."""
     years, other_years = set(_YEAR.findall(claim)), set(_YEAR.findall(passage))
     if years and other_years and not years & other_years:
         return True
-    return tc.numeric_mismatch(tc.extract_numbers(passage), tc.extract_numbers(claim))
+    delta = 0.75 if _APPROXIMATE.search(claim) else 0.05
+    return tc.numeric_mismatch(tc.extract_numbers(passage), tc.extract_numbers(claim), delta=delta)
 
 
 def _passage_text(judged: Any) -> str:
