@@ -52,9 +52,15 @@ _FACT = re.compile(
 
 _VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|being|am|has|have|had|do|does|did|can|could|will|would|shall|should|may|might"
-    r"|must|need|needs|cannot|can't|won't|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|[a-z]{2,}ed|[a-z]{3,}s)\b"
+    r"|must|need|cannot|can't|won't|isn't|aren't|wasn't|weren't|doesn't|don't|didn't|[a-z]{2,}ed|went|came|took|gave"
+    r"|made|got|saw|said|told|knew|thought|found|left|lost|kept|paid|rose|fell|grew|began|became|brought|bought|felt"
+    r"|held|led|met|ran|sold|spent|won|wrote|says|makes|takes|gets|goes|gives)\b"
     r"|\b(?:i|you|we|they|he|she|it|people|who|which|that)\s+(?!the\b|a\b|an\b)[a-z]{3,}\b|n't\b|'(?:s|re|ve|ll|d)\b",
     re.IGNORECASE)
+# A present-tense "-s" word is a verb unless a determiner or preposition stands before it ("on imports").
+_S_WORD = re.compile(r"(?:^|\s)(?!(?:the|a|an|of|on|in|for|to|with|by|from|at|its|their|his|her|our|my|your|these|those"
+                     r"|some|many|all|new|more|most|few|two|three|several|other)\s)[a-z]+\s+([a-z]{3,}[^su\W]s)\b",
+                     re.IGNORECASE)
 
 # Connectives a split clause opens with and drops when it reads alone ("but", "because", "so that"...).
 _JOINING = re.compile(
@@ -69,7 +75,7 @@ _SUMMING = re.compile(r"^(?:in\s+conclusion|to\s+conclude|to\s+sum\s+up|in\s+sum
 
 def has_verb(text: str) -> bool:
     """Whether ``text`` has a finite verb by a small lexicon (auxiliaries, -ed / -s forms, a pronoun and a word)."""
-    return bool(_VERB.search(text))
+    return bool(_VERB.search(text) or _S_WORD.search(text))
 
 
 def context_reason(text: str) -> str | None:

@@ -283,6 +283,12 @@ def reading_hints(units: list[Unit], texts: list[str]) -> ReadingHints:
         cue = leading_cue(text)
         if cue and cue.kind == "reason" and unit.clause > 0 and i > 0 and units[i - 1].sentence == unit.sentence:
             argues.update((i, i - 1))
+        if cue and cue.kind == "concession":      # an objection and the turn that answers it argue
+            answer = next((k for k in range(i + 1, min(i + 3, len(texts)))
+                           if units[k].paragraph == unit.paragraph and (c := leading_cue(texts[k])) is not None
+                           and c.kind == "contrast"), None)
+            if answer is not None:
+                argues.update((i, answer))
     facts = frozenset(i for i, t in enumerate(texts) if states_fact(t))
     return ReadingHints(context, frozenset(argues - set(context)), facts)
 

@@ -43,6 +43,9 @@ __all__ = ["UNIT_ROLES", "PAIR_LABELS", "LinearModel", "ArgumentMiner", "MinedTe
 UNIT_ROLES: tuple[str, ...] = ("main", "root", "attached", "none")
 PAIR_LABELS: tuple[str, ...] = ("none", "support", "attack")
 FORMAT_VERSION = 1
+# An attack the pair scorer gives less than this, on a unit with no turning word ("but", "critics say"),
+# is drafted as a support: unsure attacks put a restated conclusion against the claim it restates.
+UNSURE_ATTACK = 0.25
 
 
 class MinerUnavailable(RuntimeError):
@@ -310,6 +313,13 @@ def objection_sides(tu: TextUnits, main: int, relations: list[MinedRelation],
                 break
             if answer is not None and answer.kind != "addition":
                 break
+    for i, r in by_source.items():
+        cue = tu.cues[i]
+        turning = cue is not None and cue.kind in ("concession", "contrast")
+        if r.kind == "attack" and not r.rule and not turning and r.probabilities.get("attack", 0.0) < UNSURE_ATTACK:
+            r.kind = "support"
+            r.rule = (f"support: no turning word and the scorer is unsure of an attack "
+                      f"(p {r.probabilities.get('attack', 0.0):.2f} < {UNSURE_ATTACK})")
     return [by_source[s] for s in sorted(by_source)]
 
 

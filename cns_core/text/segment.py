@@ -169,7 +169,7 @@ def paragraphs(text: str) -> list[Paragraph]:
 # Clause boundaries inside a sentence: a reason, a concession, a contrast or a consequence
 # introduced after a comma (or, for the strongest markers, without one).
 _CLAUSE_MARKERS = (
-    r",?\s+(?=because\b|since\b|as\s+(?:it|they|he|she|we|you|this|the|there)\b|even\s+if\b"
+    r",?\s+(?=because\b(?!\s+of\b)|since\b|as\s+(?:it|they|he|she|we|you|this|the|there)\b|even\s+if\b"
     r"|even\s+though\b|although\b|though\b|whereas\b)"
     r"|,\s+(?=but\b|yet\b|so\b|and\s+(?:so|therefore|thus|hence|furthermore|moreover|also)\b|while\b"
     r"|which\s+(?:is|are|means|shows)\b|therefore\b|thus\b|hence\b|for\s+(?:it|they|this)\b)"

@@ -44,6 +44,7 @@ class MinerTrainSettings(BaseModel):
     max_distance: int = Field(12, ge=1)
     question_weight: float = Field(3.0, ge=0)
     attach_threshold: float = Field(0.25, ge=0, le=1)
+    weak_link: float = Field(0.1, ge=0, le=1)         # drafted links below this p(link) are flagged "check it"
     tree: bool = True                                 # decode a tree (every argumentative unit attached)
     negative_share: float = Field(0.3, gt=0, le=1)    # share of unlinked pairs kept for the pair model (reweighted)
     max_iter: int = Field(3000, ge=100)
@@ -174,7 +175,7 @@ def fit_miner(examples: Sequence[Example], settings: MinerTrainSettings) -> Argu
             "pair_labels": {r: int((pair_y == k).sum()) for k, r in enumerate(PAIR_LABELS)},
             "settings": settings.model_dump(exclude={"output"}), "fit_seconds": round(time.perf_counter() - started, 1)}
     return ArgumentMiner(unit_model, pair_model, projection, mean, settings.max_distance, settings.question_weight,
-                         settings.attach_threshold, settings.tree, info)
+                         settings.attach_threshold, settings.tree, info, settings.weak_link)
 
 
 def training_golds(settings: MinerTrainSettings, data: Path) -> list[GoldText]:
