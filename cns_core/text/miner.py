@@ -355,19 +355,30 @@ def _relation(source: int, target: int, targets: dict[int, np.ndarray]) -> Mined
 
 
 def default_miner_path() -> Path:
-    """``models/argument-miner`` in the project (``drafter.model`` in config/models.yaml can point elsewhere)."""
+    """The active drafter: a refit on the person's corrections when one is active in the state folder
+    (:mod:`cns_core.text.corrections`), else ``models/argument-miner`` in the project (``drafter.model``
+    in config/models.yaml can point elsewhere)."""
     from cns_core.config import PROJECT_ROOT, load_config
+    from cns_core.text.corrections import active_refit
 
+    refit = active_refit()
+    if refit is not None:
+        return refit
     configured = (load_config("models").get("drafter") or {}).get("model")
     path = Path(configured) if configured else Path("models/argument-miner")
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 @lru_cache(maxsize=4)
-def _load_cached(folder: str) -> ArgumentMiner:
+def _load_cached(folder: str, stamp: float) -> ArgumentMiner:
     return ArgumentMiner.load(folder)
 
 
 def load_default_miner() -> ArgumentMiner:
-    """The shipped miner, read once per process; raises :class:`MinerUnavailable`."""
-    return _load_cached(str(default_miner_path()))
+    """The active miner, read once per process and again when its files change; raises :class:`MinerUnavailable`."""
+    folder = default_miner_path()
+    try:
+        stamp = (folder / "miner.npz").stat().st_mtime
+    except OSError:
+        stamp = 0.0
+    return _load_cached(str(folder), stamp)

@@ -180,3 +180,20 @@ def fit_miner(examples: Sequence[Example], settings: MinerTrainSettings) -> Argu
 
 def training_golds(settings: MinerTrainSettings, data: Path) -> list[GoldText]:
     return [g for genre in settings.genres for g in read_genre(genre, data)]
+
+
+def refit_on_corrections(settings: MinerTrainSettings, golds: Sequence[GoldText], corrections: Path,
+                         embedder: Any, output: Path, shipped: Path) -> ArgumentMiner:
+    """Fit the miner on ``golds`` plus the person's corrections (one more genre, weighted as one) and write
+    it to ``output``, which may not be the shipped model's folder. Raises ``ValueError`` naming the problem."""
+    from cns_core.text.corrections import read_corrections
+
+    if output.resolve() == shipped.resolve():
+        raise ValueError(f"--output: {output} is the shipped model; a refit on corrections goes to the state folder")
+    corrected = read_corrections(corrections)
+    if not corrected:
+        raise ValueError(f"--corrections: {corrections} holds no corrections (*.json) to learn from")
+    miner = fit_miner(build_examples([*golds, *corrected], embedder, settings.max_distance), settings)
+    miner.info["corrections"] = len(corrected)
+    miner.save(output)
+    return miner
