@@ -197,7 +197,8 @@ with text_tab:
         for note in drafted.notes:
             st.info(note)
         if drafted.left_out:
-            st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: not argumentative, or a question)")
+            st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: context, not argumentative, "
+                        "or a question)")
             st.dataframe(pd.DataFrame(drafted.left_out, columns=["text", "why"]), hide_index=True, width="stretch",
                          key=f"cns_author_left_out_{n}",
                          column_config={"text": st.column_config.TextColumn("sentence", width="large"),
