@@ -1,6 +1,6 @@
 """Drafted claims that state a figure, grounded by the source they came with.
 
-    python benchmarks/grounding_drafted.py [--data ../shared/data] [--abstracts 30]
+    python benchmarks/grounding_drafted.py [--data ../shared/data] [--abstracts 10]
 
 Each AbstRCT abstract (name order, the first ``--abstracts``) is drafted with the abstract itself
 pasted as its source (a page of about ten sentences), and so are the project's text example
@@ -52,7 +52,7 @@ def without_stating(sno: SNO) -> SNO:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=data_dir())
-    parser.add_argument("--abstracts", type=int, default=30)
+    parser.add_argument("--abstracts", type=int, default=10)
     args = parser.parse_args()
     critic = GroundingCritic()
     tally: dict[str, dict[str, list[float]]] = {}
@@ -68,6 +68,9 @@ def main() -> None:
         for name, version in (("before", without_stating(sno)), ("after", sno)):
             claims = critic.evaluate(version).evidence["claims"]
             rows[name] += [claims[cid]["p_supported"] for cid in checked]
+        print(f"{group}: {len(checked)} claim(s) with a stated figure; p(supported) before "
+              f"{[round(p, 2) for p in rows['before'][-len(checked):]]}, now "
+              f"{[round(p, 2) for p in rows['after'][-len(checked):]]}", flush=True)
     print("| texts | claims with a figure | of them stated by a source sentence | supported before | "
           "supported now | mean p(supported) before | now |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
