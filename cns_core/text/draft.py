@@ -237,7 +237,7 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
     meta = {**p.meta, "method": "argument miner", "drafter": miner.identity}
     if left_out:
         meta["left_out"] = left_out
-        p.notes.append(f"{len(left_out)} sentence(s) left out of the graph (not argumentative or a question); "
+        p.notes.append(f"{len(left_out)} sentence(s) left out of the graph (context, not argumentative or a question); "
                        "see the left-out list")
     title = p.title if p.headed and p.title else _title(p.texts[mined.main])
     return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[mined.main],
