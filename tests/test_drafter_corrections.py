@@ -27,7 +27,8 @@ def _sno(hypothesis: str, relations: list[tuple[str, str, str]]) -> SNO:
         "id": "d", "hypothesis": hypothesis,
         "claims": [{"id": "c1", "text": "We should ban cars downtown."}, {"id": "c2", "text": "Cars pollute the air."},
                    {"id": "c3", "text": "Shops may lose customers."}],
-        "relations": [{"id": f"r{k}", "source": s, "target": t, "kind": kind} for k, (s, t, kind) in enumerate(relations)]})
+        "relations": [{"id": f"r{k}", "source": s, "target": t, "kind": kind}
+                      for k, (s, t, kind) in enumerate(relations)]})
 
 
 DRAFTED = _sno("c2", [("c1", "c2", "support"), ("c3", "c2", "support")])

@@ -51,7 +51,8 @@ def _graph(sno: SNO) -> tuple[str, set[tuple[str, str, str]], dict[str, str]]:
 
 def changed(drafted: SNO, corrected: SNO) -> bool:
     """Whether the person changed a role, a relation, a claim's text or the main claim."""
-    return _graph(drafted) != _graph(corrected) or [c.text for c in drafted.claims] != [c.text for c in corrected.claims]
+    texts = ([c.text for c in drafted.claims], [c.text for c in corrected.claims])
+    return _graph(drafted) != _graph(corrected) or texts[0] != texts[1]
 
 
 def record_correction(text: str, drafted: SNO, corrected: SNO, root: Path | None = None) -> Path | None:
