@@ -139,7 +139,29 @@ with form_tab:
                 st.rerun()
             _downloads(sno, b2, b3, "cns_author")
 
+def _drafter_panel() -> None:
+    """Which drafter drafts, a refit on the kept corrections (in the background), and the way back."""
+    status = text_draft.drafter_status()
+    with st.expander(f"Drafter: {status.active} ({status.identity}); {status.corrections} corrected text(s) kept"):
+        st.caption("Corrections you keep (roles, relations, the main claim) stay in the state folder. A refit "
+                   "learns from them and the three shipped genres (a few minutes), into the state folder: the "
+                   "shipped model is never overwritten, and you can go back to it.")
+        r1, r2 = st.columns(2)
+        running = st.session_state.get("cns_author_refit")
+        if running is not None and running[0].poll() is None:
+            r1.info("Refitting … (reload the page to see when it is done)")
+        elif r1.button("Refit the drafter on my corrections", key="cns_author_refit_button",
+                       disabled=status.corrections == 0):
+            st.session_state["cns_author_refit"] = text_draft.start_refit()
+            st.rerun()
+        elif running is not None:
+            st.code(running[1].read_text(encoding="utf-8")[-2000:] or "(no output)")
+        if r2.button("Use the shipped drafter", key="cns_author_revert", disabled=status.active == "shipped"):
+            st.info(text_draft.revert_drafter())
+
+
 with text_tab:
+    _drafter_panel()
     st.caption("Drafting runs offline with the shipped models: the argument miner reads each sentence or clause "
                "as the main claim, a claim, a premise or not argumentative, and links the argumentative ones into "
                "one graph of supports and attacks; a question is never a claim, and the sources' passages become "
@@ -175,7 +197,8 @@ with text_tab:
         for note in drafted.notes:
             st.info(note)
         if drafted.left_out:
-            st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: not argumentative, or a question)")
+            st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: context, not argumentative, "
+                        "or a question)")
             st.dataframe(pd.DataFrame(drafted.left_out, columns=["text", "why"]), hide_index=True, width="stretch",
                          key=f"cns_author_left_out_{n}",
                          column_config={"text": st.column_config.TextColumn("sentence", width="large"),
@@ -201,6 +224,8 @@ with text_tab:
                     st.session_state["cns_author_evaluated"] = label
                     st.rerun()   # so the sidebar shows the new current SNO
                 _downloads(sno, e2, e3, "cns_author_draft")
+                if st.button("Keep my corrections (the drafter learns from them)", key="cns_author_keep"):
+                    st.info(text_draft.keep_correction(drafted, sno))
                 label = st.session_state.get("cns_author_evaluated")
                 library = st.session_state.get(ui_state.KEY_LIBRARY, {})
                 if label in library and library[label].content_hash() == sno.content_hash():

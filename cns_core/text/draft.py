@@ -29,12 +29,14 @@ import numpy as np
 
 from cns_core.models.nli import nli_identity
 from cns_core.sno import SNO
+from cns_core.text.context import context_reason, reader_text, states_fact
 from cns_core.text.cues import Cue, has_argument_marker, leading_cue, looks_english
 from cns_core.text.miner import (UNIT_ROLES, ArgumentMiner, MinedRelation, MinedText, MinerUnavailable,
-                                 load_default_miner)
+                                 ReadingHints, load_default_miner)
 from cns_core.text.miner_features import describe_texts, is_question
 from cns_core.text.rules import DraftSettings, Plan, RuleDrafter, side_roles, weak_concessions_checked
 from cns_core.text.segment import Unit, segment_units
+from cns_core.text.stated import with_stating_evidence
 from cns_core.text.sources import SourceText, TextInputError, TextLimits, check_size, source_passages
 
 __all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings", "drafter_identity", "drafting_units"]
@@ -208,6 +210,7 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
     plans = {r.source: Plan(r.target, r.kind) for r in mined.relations}
     sides = side_roles(plans, mined.main)
     claims = []
+    split = _split_sentences(p.units)
     for i in keep:
         probs = {role: round(float(v), 3) for role, v in zip(UNIT_ROLES, mined.role_probabilities[i])}
         label = mined.role(i)
@@ -215,13 +218,16 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
               f"p(not argumentative) {probs['none']:.2f}"
         if i == mined.main and p.question:
             why += "; the unit that best answers the question"
+        if i in mined.standalone:
+            why += "; " + mined.standalone[i]
         unit = p.units[i]
-        claims.append({"id": ids[i], "text": p.texts[i], "role": sides.get(i, "proponent"),
+        claims.append({"id": ids[i], "text": reader_text(p.texts[i], unit.sentence in split),
+                       "role": sides.get(i, "proponent"),
                        "metadata": {"why": why, "unit_role": label, "role_p": probs, "start": unit.span.start,
                                     "end": unit.span.end, "paragraph": unit.paragraph, "sentence": unit.sentence}})
     relations = [{"id": f"r{k + 1}", "source": ids[r.source], "target": ids[r.target], "kind": r.kind,
                   **({"attack_type": "rebut"} if r.kind == "attack" else {}),
-                  "metadata": {"why": _relation_why(r, ids),
+                  "metadata": {"why": _relation_why(r, ids, miner.weak_link),
                                **{f"p_{label}": v for label, v in r.probabilities.items()}}}
                  for k, r in enumerate(sorted(mined.relations, key=lambda r: r.source))]
     left_out = list(p.meta.get("left_out", []))
@@ -231,7 +237,7 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
     meta = {**p.meta, "method": "argument miner", "drafter": miner.identity}
     if left_out:
         meta["left_out"] = left_out
-        p.notes.append(f"{len(left_out)} sentence(s) left out of the graph (not argumentative or a question); "
+        p.notes.append(f"{len(left_out)} sentence(s) left out of the graph (context, not argumentative or a question); "
                        "see the left-out list")
     title = p.title if p.headed and p.title else _title(p.texts[mined.main])
     return Draft(SNO.model_validate({"id": p.sno_id, "title": title, "hypothesis": ids[mined.main],
@@ -239,17 +245,52 @@ def _mined(p: _Pending, mined: MinedText, miner: ArgumentMiner) -> Draft:
                                      "metadata": meta}), p.notes)
 
 
-def _relation_why(r: MinedRelation, ids: dict[int, str]) -> str:
-    """A drafted relation's reason: its probabilities and the target it was chosen over."""
+def _relation_why(r: MinedRelation, ids: dict[int, str], weak_below: float) -> str:
+    """A drafted relation's reason: its probabilities, the target it was chosen over, the rule that set it."""
     if not r.probabilities:
-        return "support: no candidate target was scored; attached to the main claim"
+        return r.rule or "support: no candidate target was scored; attached to the main claim"
     p = r.probabilities
     why = f"{r.kind} p {p['attack' if r.kind == 'attack' else 'support']:.2f} (none {p['none']:.2f})"
+    if r.rule:
+        why = f"{r.rule}; {why}"
     if r.runner_up is not None and r.runner_up in ids:
         why += f"; chosen over {ids[r.runner_up]} (link {r.runner_up_link:.2f})"
-    if r.link < 0.5:
+    if not r.rule and r.link < weak_below:
         why += "; a weak link, the best this unit has (every argumentative unit is attached once): check it"
     return why
+
+
+def _split_sentences(units: list[Unit]) -> set[int]:
+    """The sentences cut into more than one unit (their clauses read without the connective)."""
+    return {u.sentence for u in units if u.clause > 0}
+
+
+def reading_hints(units: list[Unit], texts: list[str]) -> ReadingHints:
+    """Context, reason-tied and fact-stating units of one text (:mod:`cns_core.text.context`).
+
+    A sentence is context as a whole when its first clause is ("Last summer ..., because ..."); a
+    clause giving a reason ("..., because ...") ties itself and the clause it argues for into the graph.
+    """
+    context: dict[int, str] = {}
+    first_of: dict[int, str | None] = {}
+    argues: set[int] = set()
+    for i, (unit, text) in enumerate(zip(units, texts)):
+        if unit.clause == 0:
+            first_of[unit.sentence] = context_reason(text)
+        reason = first_of.get(unit.sentence) or context_reason(text)
+        if reason:
+            context[i] = reason
+        cue = leading_cue(text)
+        if cue and cue.kind == "reason" and unit.clause > 0 and i > 0 and units[i - 1].sentence == unit.sentence:
+            argues.update((i, i - 1))
+        if cue and cue.kind == "concession":      # an objection and the turn that answers it argue
+            answer = next((k for k in range(i + 1, min(i + 3, len(texts)))
+                           if units[k].paragraph == unit.paragraph and (c := leading_cue(texts[k])) is not None
+                           and c.kind == "contrast"), None)
+            if answer is not None:
+                argues.update((i, answer))
+    facts = frozenset(i for i, t in enumerate(texts) if states_fact(t))
+    return ReadingHints(context, frozenset(argues - set(context)), facts)
 
 
 def _draft_learned(pending: list[_Pending], miner: ArgumentMiner, embedder: Any) -> list[Draft]:
@@ -258,7 +299,7 @@ def _draft_learned(pending: list[_Pending], miner: ArgumentMiner, embedder: Any)
         from cns_core.models import get_embedder
         embedder = get_embedder()
     described = describe_texts([(p.units, p.texts, p.question) for p in pending], embedder)
-    return [_mined(p, miner.read(tu), miner) for p, tu in zip(pending, described)]
+    return [_mined(p, miner.read(tu, reading_hints(p.units, p.texts)), miner) for p, tu in zip(pending, described)]
 
 
 # ----- the rule fallback ----------------------------------------------------------------------------------
@@ -369,7 +410,20 @@ def draft_snos(texts: Sequence[str], *, sources: Sequence[SourceText] = (), ques
                   else _draft_by_rules(pending, nli, embedder, settings, problem or "the argument miner did not load"))
         finished = iter(drafts)
         prepared = [next(finished) if isinstance(p, _Pending) else p for p in prepared]
+    if sources:
+        for d in prepared:
+            _attach_stating(d, sources)
     return prepared
+
+
+def _attach_stating(d: Draft, sources: Sequence[SourceText]) -> None:
+    """Each claim's figures with the source sentence that states them, as evidence of its own."""
+    before = len(d.sno.evidence)
+    data = with_stating_evidence(d.sno.model_dump(), sources)
+    added = len(data["evidence"]) - before
+    if added:
+        d.sno = SNO.model_validate(data)
+        d.notes.append(f"{added} evidence item(s) are the source sentences that state the claims' figures")
 
 
 def draft_sno(text: str, *, sources: Sequence[SourceText] = (), question: str | None = None,

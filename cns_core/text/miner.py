@@ -37,12 +37,15 @@ import numpy as np
 from cns_core.text.miner_features import (PAIR_FEATURES, UNIT_FEATURES, TextUnits, candidate_pairs, is_question,
                                           pair_matrix, unit_rows)
 
-__all__ = ["UNIT_ROLES", "PAIR_LABELS", "LinearModel", "ArgumentMiner", "MinedText", "MinedRelation",
+__all__ = ["UNIT_ROLES", "PAIR_LABELS", "LinearModel", "ArgumentMiner", "MinedText", "MinedRelation", "ReadingHints",
            "default_miner_path", "load_default_miner", "MinerUnavailable"]
 
 UNIT_ROLES: tuple[str, ...] = ("main", "root", "attached", "none")
 PAIR_LABELS: tuple[str, ...] = ("none", "support", "attack")
 FORMAT_VERSION = 1
+# An attack the pair scorer gives less than this, on a unit with no turning word ("but", "critics say"),
+# is drafted as a support: unsure attacks put a restated conclusion against the claim it restates.
+UNSURE_ATTACK = 0.25
 
 
 class MinerUnavailable(RuntimeError):
@@ -89,6 +92,7 @@ class MinedRelation:
     probabilities: dict[str, float]
     runner_up: int | None = None    # the next most likely target and its link probability
     runner_up_link: float = 0.0
+    rule: str = ""                  # set when a discourse rule chose the side or target over the scores
 
     @property
     def link(self) -> float:
@@ -103,6 +107,7 @@ class MinedText:
     role_probabilities: np.ndarray          # (n, 4) in UNIT_ROLES order
     relations: list[MinedRelation]
     left_out: dict[int, str] = field(default_factory=dict)    # unit -> why it is not in the graph
+    standalone: dict[int, str] = field(default_factory=dict)  # unit -> why it is a claim with no relation
 
     def role(self, i: int) -> str:
         """The unit's role for a reader: main claim, claim (something argues about it), premise, or none."""
@@ -110,6 +115,8 @@ class MinedText:
             return "main claim"
         if i in self.left_out:
             return "not argumentative"
+        if i in self.standalone:
+            return "stated fact"
         return "claim" if any(r.target == i for r in self.relations) else "premise"
 
 
@@ -126,16 +133,17 @@ class ArgumentMiner:
     attach_threshold: float = 0.25
     tree: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    weak_link: float = 0.5        # a drafted link below this probability is flagged "a weak link: check it"
 
     # ----- inference ----------------------------------------------------------------
-    def read(self, tu: TextUnits) -> MinedText:
+    def read(self, tu: TextUnits, hints: ReadingHints | None = None) -> MinedText:
         """Roles, the main claim and one consistent graph for one described text."""
         named = unit_rows(tu)
         projected = (tu.vectors - self.projection_mean) @ self.projection.T
         roles = self.unit_model.probabilities(np.hstack([named, projected]))
         pairs = candidate_pairs(tu.n, self.max_distance)
         links = self.pair_model.probabilities(pair_matrix(tu, pairs, named, projected))
-        return decode(tu, roles, pairs, links, self.question_weight, self.attach_threshold, self.tree)
+        return decode(tu, roles, pairs, links, self.question_weight, self.attach_threshold, self.tree, hints)
 
     # ----- files ----------------------------------------------------------------------
     def save(self, folder: str | Path) -> None:
@@ -149,7 +157,8 @@ class ArgumentMiner:
         settings = {"format": FORMAT_VERSION, "unit_roles": list(UNIT_ROLES), "pair_labels": list(PAIR_LABELS),
                     "unit_features": list(UNIT_FEATURES), "pair_features": list(PAIR_FEATURES),
                     "max_distance": self.max_distance, "question_weight": self.question_weight,
-                    "attach_threshold": self.attach_threshold, "tree": self.tree, "info": self.info}
+                    "attach_threshold": self.attach_threshold, "tree": self.tree, "weak_link": self.weak_link,
+                    "info": self.info}
         (folder / "miner.json").write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     @classmethod
@@ -175,7 +184,7 @@ class ArgumentMiner:
             miner = cls(models["unit"], models["pair"], arrays["projection"], arrays["projection_mean"],
                         int(settings["max_distance"]), float(settings["question_weight"]),
                         float(settings["attach_threshold"]), bool(settings.get("tree", False)),
-                        dict(settings.get("info", {})))
+                        dict(settings.get("info", {})), float(settings.get("weak_link", 0.5)))
         except KeyError as exc:
             raise MinerUnavailable(f"argument miner at {folder}: missing {exc}") from exc
         width = len(UNIT_FEATURES) + miner.projection.shape[0]
@@ -193,25 +202,48 @@ class ArgumentMiner:
         return f"argument-miner:{digest.hexdigest()}"
 
 
+@dataclass(frozen=True)
+class ReadingHints:
+    """What rules know about a text's units before the models read it (:mod:`cns_core.text.context`).
+
+    ``context``: units that frame the argument (signposts, anecdotes), out of the graph; ``argues``:
+    units a reason clause ties into the argument, in the graph whatever their role probabilities;
+    ``facts``: units stating a figure, date or finding, never dropped (a claim standing alone when
+    the model reads them as not argumentative).
+    """
+
+    context: dict[int, str] = field(default_factory=dict)
+    argues: frozenset[int] = frozenset()
+    facts: frozenset[int] = frozenset()
+
+
 def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links: np.ndarray,
-           question_weight: float, attach_threshold: float, tree: bool = False) -> MinedText:
+           question_weight: float, attach_threshold: float, tree: bool = False,
+           hints: ReadingHints | None = None) -> MinedText:
     """One graph per text from the unit and pair probabilities (see the module's docstring)."""
     n = tu.n
+    hints = hints or ReadingHints()
     questions = {i for i in range(n) if is_question(tu.texts[i])}
     main_score = np.log(roles[:, 0] + 1e-9)
     if tu.question_similarity is not None:
         main_score = main_score + question_weight * tu.question_similarity
-    main_score[list(questions)] = -np.inf
-    main = int(np.argmax(main_score)) if len(questions) < n else 0
+    barred = questions | set(hints.context)
+    main_score[list(barred)] = -np.inf
+    main = int(np.argmax(main_score)) if len(barred) < n else 0
     left_out: dict[int, str] = {}
+    standalone: dict[int, str] = {}
     for i in range(n):
         if i == main:
             continue
         if i in questions:
             left_out[i] = "a question, never a claim"
-        elif int(np.argmax(roles[i])) == 3:
-            left_out[i] = f"not argumentative (p {roles[i, 3]:.2f})"
-    argumentative = [i for i in range(n) if i not in left_out]
+        elif i in hints.context or (int(np.argmax(roles[i])) == 3 and i not in hints.argues):
+            why = hints.context.get(i, f"not argumentative (p {roles[i, 3]:.2f})")
+            if i in hints.facts:
+                standalone[i] = f"{why}; it states a figure, date or finding, so it stays a claim to be checked"
+            else:
+                left_out[i] = why
+    argumentative = [i for i in range(n) if i not in left_out and i not in standalone]
     keep = set(argumentative)
     links_of: dict[int, dict[int, np.ndarray]] = {i: {} for i in argumentative}    # unit -> target -> row
     for (a, j), row in zip(pairs, links):
@@ -254,7 +286,62 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
             relations.append(MinedRelation(child, parent, "support", {}))
             continue
         relations.append(_relation(child, parent, links_of[child]))
-    return MinedText(main, roles, relations, left_out)
+    relations = objection_sides(tu, main, relations, links_of)
+    return MinedText(main, roles, relations, left_out, standalone)
+
+
+def objection_sides(tu: TextUnits, main: int, relations: list[MinedRelation],
+                    links_of: dict[int, dict[int, np.ndarray]]) -> list[MinedRelation]:
+    """An objection ("Critics say ...", "Admittedly ...") attacks the claim it objects to (the main claim,
+    unless the model chose an earlier unit), and the turn that answers it ("but", "however", in the next
+    two units of its paragraph) attacks the objection: the corpora hold too few objections for the
+    pair model to learn their sides, and a reader expects exactly these."""
+    by_source = {r.source: r for r in relations}
+    for o, cue in enumerate(tu.cues):
+        if cue is None or cue.kind != "concession" or o not in by_source or o == main:
+            continue
+        old = by_source[o]
+        target = old.target if old.target < o and old.target != main and old.kind == "attack" else main
+        by_source[o] = _ruled(o, target, links_of, f"an objection ({cue.phrase!r}): it attacks what it objects to")
+        for a in range(o + 1, min(o + 3, tu.n)):
+            if tu.units[a].paragraph != tu.units[o].paragraph:
+                break
+            answer = tu.cues[a]
+            if answer is not None and answer.kind == "contrast" and a in by_source and not _reaches(by_source, o, a):
+                by_source[a] = _ruled(a, o, links_of, f"answers the objection before it ({answer.phrase!r}): "
+                                                      "it attacks the objection")
+                break
+            if answer is not None and answer.kind != "addition":
+                break
+    for i, r in by_source.items():
+        cue = tu.cues[i]
+        turning = cue is not None and cue.kind in ("concession", "contrast")
+        if r.kind == "attack" and not r.rule and not turning and r.probabilities.get("attack", 0.0) < UNSURE_ATTACK:
+            r.kind = "support"
+            r.rule = (f"support: no turning word and the scorer is unsure of an attack "
+                      f"(p {r.probabilities.get('attack', 0.0):.2f} < {UNSURE_ATTACK})")
+    return [by_source[s] for s in sorted(by_source)]
+
+
+def _reaches(by_source: dict[int, MinedRelation], start: int, goal: int) -> bool:
+    """Whether following the relations up from ``start`` reaches ``goal`` (an edge to it would close a cycle)."""
+    seen, k = set(), start
+    while k in by_source and k not in seen:
+        if k == goal:
+            return True
+        seen.add(k)
+        k = by_source[k].target
+    return k == goal
+
+
+def _ruled(source: int, target: int, links_of: dict[int, dict[int, np.ndarray]], why: str) -> MinedRelation:
+    """An attack chosen by a discourse rule, with the pair scorer's probabilities when it scored the pair."""
+    targets = links_of.get(source, {})
+    if target in targets:
+        relation = _relation(source, target, targets)
+        relation.kind, relation.rule = "attack", why
+        return relation
+    return MinedRelation(source, target, "attack", {}, rule=why)
 
 
 def _relation(source: int, target: int, targets: dict[int, np.ndarray]) -> MinedRelation:
@@ -268,19 +355,30 @@ def _relation(source: int, target: int, targets: dict[int, np.ndarray]) -> Mined
 
 
 def default_miner_path() -> Path:
-    """``models/argument-miner`` in the project (``drafter.model`` in config/models.yaml can point elsewhere)."""
+    """The active drafter: a refit on the person's corrections when one is active in the state folder
+    (:mod:`cns_core.text.corrections`), else ``models/argument-miner`` in the project (``drafter.model``
+    in config/models.yaml can point elsewhere)."""
     from cns_core.config import PROJECT_ROOT, load_config
+    from cns_core.text.corrections import active_refit
 
+    refit = active_refit()
+    if refit is not None:
+        return refit
     configured = (load_config("models").get("drafter") or {}).get("model")
     path = Path(configured) if configured else Path("models/argument-miner")
     return path if path.is_absolute() else PROJECT_ROOT / path
 
 
 @lru_cache(maxsize=4)
-def _load_cached(folder: str) -> ArgumentMiner:
+def _load_cached(folder: str, stamp: float) -> ArgumentMiner:
     return ArgumentMiner.load(folder)
 
 
 def load_default_miner() -> ArgumentMiner:
-    """The shipped miner, read once per process; raises :class:`MinerUnavailable`."""
-    return _load_cached(str(default_miner_path()))
+    """The active miner, read once per process and again when its files change; raises :class:`MinerUnavailable`."""
+    folder = default_miner_path()
+    try:
+        stamp = (folder / "miner.npz").stat().st_mtime
+    except OSError:
+        stamp = 0.0
+    return _load_cached(str(folder), stamp)

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from cns_core.text.context import has_verb
+
 __all__ = ["Span", "Unit", "Paragraph", "sentence_spans", "split_sentences", "paragraphs", "clause_spans",
            "segment_units"]
 
@@ -167,8 +169,8 @@ def paragraphs(text: str) -> list[Paragraph]:
 # Clause boundaries inside a sentence: a reason, a concession, a contrast or a consequence
 # introduced after a comma (or, for the strongest markers, without one).
 _CLAUSE_MARKERS = (
-    r",?\s+(?=because\b|since\b|as\s+(?:it|they|he|she|we|you|this|the|there|long\s+as)\b|even\s+if\b"
-    r"|even\s+though\b|although\b|though\b|whereas\b|unless\b)"
+    r",?\s+(?=because\b(?!\s+of\b)|since\b|as\s+(?:it|they|he|she|we|you|this|the|there)\b|even\s+if\b"
+    r"|even\s+though\b|although\b|though\b|whereas\b)"
     r"|,\s+(?=but\b|yet\b|so\b|and\s+(?:so|therefore|thus|hence|furthermore|moreover|also)\b|while\b"
     r"|which\s+(?:is|are|means|shows)\b|therefore\b|thus\b|hence\b|for\s+(?:it|they|this)\b)"
     r"|\s+(?=but\s+(?:also\s+)?(?:it|they|he|she|we|you|this|that|these|those|the|there|once|without|is|are)\b)"
@@ -176,8 +178,7 @@ _CLAUSE_MARKERS = (
 )
 _CLAUSE = re.compile(_CLAUSE_MARKERS, re.IGNORECASE)
 _LEADING_SUBORDINATE = re.compile(
-    r"^(?:(?:and|but)\s+)?(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as(?!\s+long)"
-    r"|unless)\b"
+    r"^(?:(?:and|but)\s+)?(?:because|since|although|though|even\s+though|even\s+if|while|whereas|as(?!\s+long))\b"
     r"[^,]{8,},\s+",
     re.IGNORECASE)
 _MIN_CLAUSE_WORDS = 3
@@ -185,7 +186,8 @@ _NOT_BEFORE_AS = frozenset({"well", "such", "same", "so", "as", "just", "long"})
 
 
 def clause_spans(sentence: Span) -> list[Span]:
-    """Clauses of one sentence that can stand as units; a fragment under three words stays attached.
+    """Clauses of one sentence that can stand as units: each has at least three words and its own
+    verb, else it stays attached; a condition ("as long as", "unless") always stays with its clause.
 
     "Because X, Y." gives "Because X" and "Y."; "X, because Y." gives "X" and "because Y.".
     """
@@ -203,11 +205,14 @@ def clause_spans(sentence: Span) -> list[Span]:
         cuts.append((match.start(), match.end()))
     pieces: list[Span] = []
     start = 0
-    for end, nxt in sorted(set(cuts)):
+    ordered = sorted(set(cuts))
+    for k, (end, nxt) in enumerate(ordered):
         if end < start:
             continue
         piece = text[start:end]
-        if len(piece.split()) >= _MIN_CLAUSE_WORDS and len(text[nxt:].split()) >= _MIN_CLAUSE_WORDS:
+        following = text[nxt:ordered[k + 1][0]] if k + 1 < len(ordered) else text[nxt:]
+        if (len(piece.split()) >= _MIN_CLAUSE_WORDS and len(text[nxt:].split()) >= _MIN_CLAUSE_WORDS
+                and has_verb(piece) and has_verb(following)):
             span = _trimmed(text, start, end)
             if span:
                 pieces.append(span)

@@ -44,6 +44,7 @@ class MinerTrainSettings(BaseModel):
     max_distance: int = Field(12, ge=1)
     question_weight: float = Field(3.0, ge=0)
     attach_threshold: float = Field(0.25, ge=0, le=1)
+    weak_link: float = Field(0.1, ge=0, le=1)         # drafted links below this p(link) are flagged "check it"
     tree: bool = True                                 # decode a tree (every argumentative unit attached)
     negative_share: float = Field(0.3, gt=0, le=1)    # share of unlinked pairs kept for the pair model (reweighted)
     max_iter: int = Field(3000, ge=100)
@@ -174,8 +175,25 @@ def fit_miner(examples: Sequence[Example], settings: MinerTrainSettings) -> Argu
             "pair_labels": {r: int((pair_y == k).sum()) for k, r in enumerate(PAIR_LABELS)},
             "settings": settings.model_dump(exclude={"output"}), "fit_seconds": round(time.perf_counter() - started, 1)}
     return ArgumentMiner(unit_model, pair_model, projection, mean, settings.max_distance, settings.question_weight,
-                         settings.attach_threshold, settings.tree, info)
+                         settings.attach_threshold, settings.tree, info, settings.weak_link)
 
 
 def training_golds(settings: MinerTrainSettings, data: Path) -> list[GoldText]:
     return [g for genre in settings.genres for g in read_genre(genre, data)]
+
+
+def refit_on_corrections(settings: MinerTrainSettings, golds: Sequence[GoldText], corrections: Path,
+                         embedder: Any, output: Path, shipped: Path) -> ArgumentMiner:
+    """Fit the miner on ``golds`` plus the person's corrections (one more genre, weighted as one) and write
+    it to ``output``, which may not be the shipped model's folder. Raises ``ValueError`` naming the problem."""
+    from cns_core.text.corrections import read_corrections
+
+    if output.resolve() == shipped.resolve():
+        raise ValueError(f"--output: {output} is the shipped model; a refit on corrections goes to the state folder")
+    corrected = read_corrections(corrections)
+    if not corrected:
+        raise ValueError(f"--corrections: {corrections} holds no corrections (*.json) to learn from")
+    miner = fit_miner(build_examples([*golds, *corrected], embedder, settings.max_distance), settings)
+    miner.info["corrections"] = len(corrected)
+    miner.save(output)
+    return miner

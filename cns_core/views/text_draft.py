@@ -12,15 +12,21 @@ Every problem is a message naming the input or the field, never a traceback.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from cns_core.sno import SNO
-from cns_core.text import Draft, SourceText, TextInputError, draft_sno, read_source_bytes, read_text_bytes
+from cns_core.text import (Draft, SourceText, TextInputError, draft_sno, drafter_identity, read_source_bytes,
+                           read_text_bytes)
+from cns_core.text.corrections import active_refit, corrections_dir, record_correction, refit_dir, revert_to_shipped
 from cns_core.views.ui_state import FormResult, is_blank, sno_from_tables
 
 __all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
-           "PASTED_SOURCE", "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as"]
+           "PASTED_SOURCE", "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as",
+           "keep_correction", "DrafterStatus", "drafter_status", "refit_command", "start_refit", "revert_drafter"]
 
 CLAIM_COLUMNS = ("id", "text", "role", "drafted_as", "why")
 RELATION_COLUMNS = ("id", "source", "target", "kind", "attack_type", "why")
@@ -48,6 +54,8 @@ class DraftTables:
     drafted: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)   # table -> id -> item as drafted
     sno_metadata: dict[str, Any] = field(default_factory=dict)
     left_out: list[dict[str, str]] = field(default_factory=list)    # sentences kept out of the graph, with why
+    text: str = ""                                                   # the text drafted from
+    drafted_sno: dict[str, Any] = field(default_factory=dict)        # the draft as it came, to see corrections
 
     @property
     def method(self) -> str:
@@ -100,7 +108,7 @@ def drafted_as(metadata: Mapping[str, Any]) -> str:
     return f"{role} {confidence:.2f}"
 
 
-def tables_of(draft: Draft) -> DraftTables:
+def tables_of(draft: Draft, text: str = "") -> DraftTables:
     """The editors' rows of a draft."""
     sno = draft.sno
     claims = [{"id": c.id, "text": c.text, "role": c.role, "drafted_as": drafted_as(c.metadata),
@@ -115,12 +123,59 @@ def tables_of(draft: Draft) -> DraftTables:
     left_out = [{"text": str(item.get("text", "")), "why": str(item.get("why", ""))}
                 for item in sno.metadata.get("left_out", []) if isinstance(item, Mapping)]
     return DraftTables(sno.id, sno.title, sno.hypothesis, claims, relations, evidence, list(draft.notes), drafted,
-                       dict(sno.metadata), left_out)
+                       dict(sno.metadata), left_out, text, sno.model_dump(mode="json"))
 
 
 def draft_tables(text: str, sources: Sequence[SourceText] = (), question: str | None = None) -> DraftTables:
     """Draft ``text`` (with its sources as evidence) into the editors' rows; TextInputError names bad input."""
-    return tables_of(draft_sno(text, sources=sources, question=question or None))
+    return tables_of(draft_sno(text, sources=sources, question=question or None), text)
+
+
+def keep_correction(tables: DraftTables, sno: SNO, root: Path | None = None) -> str:
+    """Keep the person's corrected SNO with its text for the drafter to learn from; what happened, in words."""
+    if not tables.text or not tables.drafted_sno:
+        return "This draft has no text kept with it: draft it again to keep corrections."
+    path = record_correction(tables.text, SNO.model_validate(tables.drafted_sno), sno, root)
+    if path is None:
+        return "Nothing to keep: roles, relations, claims and the main claim are as drafted."
+    count = len(list(corrections_dir(root).glob("*.json")))
+    return f"Kept ({count} corrected text(s) in the state folder); refit the drafter to learn from them."
+
+
+@dataclass(frozen=True)
+class DrafterStatus:
+    """Which drafter drafts now, and what a refit would learn from."""
+
+    active: str            # "shipped" or "refit on your corrections"
+    identity: str
+    corrections: int
+    refit_ready: bool      # a refit exists in the state folder (active or not)
+
+
+def drafter_status(root: Path | None = None) -> DrafterStatus:
+    refit = active_refit(root)
+    return DrafterStatus("refit on your corrections" if refit else "shipped", drafter_identity(),
+                         len(list(corrections_dir(root).glob("*.json"))) if corrections_dir(root).is_dir() else 0,
+                         (refit_dir(root) / "miner.json").is_file())
+
+
+def refit_command(root: Path | None = None) -> list[str]:
+    """``cns train-drafter --corrections <state>/drafter/corrections`` as the page's button runs it."""
+    return [sys.executable, "-m", "cns_core.cli", "train-drafter", "--corrections", str(corrections_dir(root))]
+
+
+def start_refit(root: Path | None = None) -> tuple[subprocess.Popen, Path]:
+    """Run the refit in the background (it takes minutes), its output to ``<state>/drafter/refit.log``."""
+    log = corrections_dir(root).parent / "refit.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w", encoding="utf-8") as handle:
+        process = subprocess.Popen(refit_command(root), stdout=handle, stderr=subprocess.STDOUT)
+    return process, log
+
+
+def revert_drafter(root: Path | None = None) -> str:
+    return ("The shipped drafter drafts again (the refit stays in the state folder)."
+            if revert_to_shipped(root) else "The shipped drafter was already the active one.")
 
 
 def _same(row: Mapping[str, Any], drafted: Mapping[str, Any], keys: Sequence[str]) -> bool:
