@@ -101,10 +101,11 @@ def test_a_detail_the_evidence_surely_contradicts_makes_an_unsupported_answer_in
     # the same contradiction below the detail threshold leaves the answer unverified
     [lenient] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(head=None, detail_contradicted_at=0.99))
     assert lenient.verdict == "unverified"
-    # an answer the reference supports stays correct, and says which detail the evidence contradicts
+    # a contradicted detail still matters when the answer itself is supported: its p(right) falls with it
     table[verifier_pair(REF, answer, Q)] = SUPPORTS
     [supported] = _judge([AnswerItem("a", Q, answer, REF)], table, VerdictSettings(head=None, detail_contradicted_at=0.9))
-    assert supported.verdict == "correct" and "It was founded by sailors." in supported.note
+    assert supported.verdict == "incorrect" and supported.claim == "It was founded by sailors."
+    assert supported.score <= 1 - 0.98 + 1e-9
 
 
 def test_a_long_answer_is_read_through_the_sentences_that_answer_it():

@@ -343,15 +343,14 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
 
     wrong_detail = max((c for c in checks if c.p_contradicted >= settings.detail_contradicted_at
                         and c.best_support < settings.support_below), key=lambda c: c.p_contradicted, default=None)
+    if wrong_detail is not None:            # a contradicted detail still matters, whatever else is supported
+        score = min(score, 1.0 - wrong_detail.p_contradicted)
     if score >= settings.correct_at:
         evidence = names[supported.support.passage.source] if supported.support is not None else "evidence"
         note = f"The {evidence} supports the answer."
-        if wrong_detail is not None:
-            note += f" It contradicts one detail: \"{wrong_detail.sentence[:80]}\"."
-        else:
-            open_details = sum(c.verdict == "not_enough_info" for c in checks)
-            if open_details:
-                note += f" {open_details} detail(s) the evidence does not mention stay unverified."
+        open_details = sum(c.verdict == "not_enough_info" for c in checks)
+        if open_details:
+            note += f" {open_details} detail(s) the evidence does not mention stay unverified."
         return verdict("correct", score, supported.support, supported.claim, note)
     if other_figures and against >= settings.incorrect_at:          # figures are checkable: their own bar
         return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
