@@ -142,7 +142,8 @@ def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, me
     assert (right.answer_verdict, wrong.answer_verdict) == ("correct", "incorrect")   # 312 contradicts 206
     assert right.trust_score > 0.6 > 0.5 > wrong.trust_score
     assert wrong.metadata["trust_verdict_claim"] == "An adult has 312 bones."
-    assert right.metadata["trust_evidence"] == 2 and wrong.metadata["trust_evidence"] == 1   # reference (+ source)
+    # the reference (+ the source), and for a claim stating a figure each sentence that states it (the drafter's)
+    assert right.metadata["trust_evidence"] == 4 and wrong.metadata["trust_evidence"] == 1
     assert right.metadata["trust_settings"] == scorer.fingerprint and right.metadata["trust_profile"] == "verification"
     assert right.metadata["reference"] == REFERENCE and json.loads(right.metadata["sources"]) == [
         "Bones of the skeleton: an adult has 206 of them."]                # kept for a backfill

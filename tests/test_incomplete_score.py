@@ -95,11 +95,13 @@ def test_overview_page_shows_the_incomplete_badge(monkeypatch, state_dir):
     import streamlit as st
 
     from cns_core.models.nli import reset_backends
+    from cns_core.views.warm_up import reset_shared_pipeline
 
     monkeypatch.setenv("CNS_NLI_BACKEND", "no-such-backend")   # grounding cannot run without NLI
     st.cache_resource.clear()      # an AppTest earlier in this process may have cached a working pipeline
     st.cache_data.clear()
     reset_backends()
+    reset_shared_pipeline()       # ... or left the warm-up's shared pipeline with a working NLI backend
     at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=120)
     at.run()
     assert not at.exception

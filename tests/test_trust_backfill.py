@@ -50,7 +50,7 @@ def test_backfill_scores_stored_answers_once(memory, capsys):
     assert (right.answer_verdict, wrong.answer_verdict) == ("correct", "incorrect")   # against the reference
     assert right.trust_score > 0.6 > 0.5 > wrong.trust_score         # a verified-wrong answer is never accepted
     assert (right.metadata["trust_evidence"], wrong.metadata["trust_evidence"], sky.metadata["trust_evidence"]) == (
-        1, 3, 0)                                                       # reference, + 2 sources, none
+        2, 3, 0)       # reference (+ its sentence stating the right answer's figure), + 2 sources, none
     assert sky.metadata["trust_claims"] == 2                           # "because": a claim and its reason
     assert wrong.critic_score == 5 and wrong.feedback == "fooled"      # the grade is untouched
     assert empty.trust_score is None and empty.metadata["trust_error"] == "answer: empty, nothing to draft"

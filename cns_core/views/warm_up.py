@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-__all__ = ["WarmUp", "WarmUpStatus", "start", "status", "shared_pipeline", "default_stages", "WARM_UP"]
+__all__ = ["WarmUp", "WarmUpStatus", "start", "status", "shared_pipeline", "reset_shared_pipeline", "default_stages",
+           "WARM_UP"]
 
 log = logging.getLogger(__name__)
 Stage = tuple[str, Callable[[], Any]]
@@ -123,6 +124,13 @@ def shared_pipeline() -> Any:
 
             _pipeline = ui_state.PopulationPipeline(CriticPipeline(), ui_state.load_examples())
         return _pipeline
+
+
+def reset_shared_pipeline() -> None:
+    """Forget the shared pipeline (a test that changes the NLI backend, or settings that change the critics)."""
+    global _pipeline
+    with _pipeline_lock:
+        _pipeline = None
 
 
 def _nli() -> None:
