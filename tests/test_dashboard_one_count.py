@@ -13,7 +13,8 @@ import pytest
 
 from cns_core.critics.grounding_verdict import ClaimGrounding, shown_probability
 from cns_core.views.graph_html import PASSAGES_NOTE, _label
-from test_dashboard_verdicts import app_state, open_example  # noqa: F401  (app_state: the module's state dir)
+from test_dashboard_verdicts import (app_state, meta_critic_with_grounding_only,  # noqa: F401  (app_state: the module's state dir)
+                                     open_example)
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +97,7 @@ def test_weights_shows_scores_as_overview_does_so_their_gap_is_the_same():
 
 
 def test_a_critic_at_weight_zero_has_no_why_now():
-    at = open_example("forecasts", "weights.py")
-    for name, value in {"grounding": 1.0, "logic": 0.0, "novelty": 0.0, "causal": 0.0, "bias": 0.0}.items():
-        at.slider(key=f"cns_w_{name}").set_value(value)
-    at.run()
-    at.switch_page("pages/meta_critic.py").run()
-    assert not at.exception
+    at = meta_critic_with_grounding_only()
     captions = [c.value for c in at.caption]
     assert not [c for c in captions if c.startswith("Why now:") and re.search(r"\blogic \d", c)]
     assert any(c.startswith("Not in force: Logic has weight 0") for c in captions)

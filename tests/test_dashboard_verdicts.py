@@ -92,13 +92,19 @@ def test_gate_message_shows_the_digits_it_compares():
     assert verdict.startswith("Passes") == (float(shown) >= 0.7)
 
 
-def test_plan_follows_custom_weights_with_logic_at_zero():
+def meta_critic_with_grounding_only() -> AppTest:
+    """The forecasts example's Meta-Critic page after the Weights page set every critic but grounding to 0."""
     at = open_example("forecasts", "weights.py")
     for name, value in {"grounding": 1.0, "logic": 0.0, "novelty": 0.0, "causal": 0.0, "bias": 0.0}.items():
         at.slider(key=f"cns_w_{name}").set_value(value)
     at.run()
     at.switch_page("pages/meta_critic.py").run()
     assert not at.exception
+    return at
+
+
+def test_plan_follows_custom_weights_with_logic_at_zero():
+    at = meta_critic_with_grounding_only()
     plan = next(d.value for d in at.dataframe if "Expected impact" in d.value.columns)
     steps = plan[plan["Priority"] != ""]
     critics = [c.split()[0] for c in steps["Critic"]]

@@ -18,7 +18,7 @@ from cns_core.config import ConfigError
 from cns_core.engrams import DisagreementRule, Engram
 from cns_core.memory import MemoryService
 from cns_core.views.relabel_job import relabel_job
-from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)
+from judge_loop_helpers import lean_torch, wait_for  # noqa: F401  (lean_torch: a fixture)
 
 pytestmark = pytest.mark.usefixtures("lean_torch")
 
@@ -273,23 +273,12 @@ def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypat
     # the stored verdicts are judged again in the background; the page shows it, then what it did
     job = relabel_job(MemoryService())
     assert job is not None
-    assert _wait_for(lambda: not job.running, 120)
+    wait_for(lambda: not job.running, 120, what="the stored verdicts judged again")
     at.run()
     assert not job.error and any("50 stored verdict(s) judged again" in c.value for c in at.caption)
     at.button(key="cns_engrams_revert").click().run()
     assert any("set aside" in s.value for s in at.success) and vc.active_calibration() is None
-    assert _wait_for(lambda: not relabel_job(MemoryService()).running, 120)
-
-
-def _wait_for(condition, timeout: float) -> bool:
-    import time
-
-    end = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.05)
-    return True
+    wait_for(lambda: not relabel_job(MemoryService()).running, 120, what="the verdicts judged again after the revert")
 
 
 def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right(tmp_path, state_dir):

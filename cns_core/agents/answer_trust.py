@@ -25,7 +25,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from cns_core.config import ConfigError
 from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
@@ -293,6 +293,17 @@ class BackfillReport:
     elapsed_s: float = 0.0
 
 
+def _in_batches(ids: Sequence[str], batch: int,
+                on_progress: Callable[[int, int], None] | None) -> Iterator[Sequence[str]]:
+    """``ids`` in chunks of ``batch``; ``on_progress(done, todo)`` before the first and after each chunk is handled."""
+    if on_progress is not None:
+        on_progress(0, len(ids))
+    for start in range(0, len(ids), batch):
+        yield ids[start:start + batch]
+        if on_progress is not None:
+            on_progress(min(start + batch, len(ids)), len(ids))
+
+
 def rejudge(memory: Any, scorer: AnswerScorer, *, batch: int = 32,
             on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
     """Judge every scored answer's verdict again under ``scorer``'s verdict settings (after a calibration
@@ -302,17 +313,13 @@ def rejudge(memory: Any, scorer: AnswerScorer, *, batch: int = 32,
     started = time.perf_counter()
     every = memory.ids_matching(None, None)
     report = BackfillReport(total=len(every))
-    if on_progress is not None:
-        on_progress(0, len(every))
-    for start in range(0, len(every), batch):
-        engrams = [e for e in memory.get(every[start:start + batch]) if _critics_score(e.metadata) is not None]
-        report.skipped += min(batch, len(every) - start) - len(engrams)
+    for chunk in _in_batches(every, batch, on_progress):
+        engrams = [e for e in memory.get(chunk) if _critics_score(e.metadata) is not None]
+        report.skipped += len(chunk) - len(engrams)
         if engrams:
             verdicts = scorer.verdicts([item_from_engram(e) for e in engrams])
             memory.record_trust({e.id: _relabelled(e.metadata, v, scorer) for e, v in zip(engrams, verdicts)})
             report.scored += len(engrams)
-        if on_progress is not None:
-            on_progress(min(start + batch, len(every)), len(every))
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -359,14 +366,9 @@ def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = N
     if limit is not None:
         todo = todo[:limit]
     report = BackfillReport(total=len(every), skipped=len(done))
-    if on_progress is not None:
-        on_progress(0, len(todo))
-    for start in range(0, len(todo), batch):
-        items = [item_from_engram(e) for e in memory.get(todo[start:start + batch])]
-        outcomes = scorer.record(memory, items)
+    for chunk in _in_batches(todo, batch, on_progress):
+        outcomes = scorer.record(memory, [item_from_engram(e) for e in memory.get(chunk)])
         report.scored += sum(o.error is None for o in outcomes)
         report.failed += sum(o.error is not None for o in outcomes)
-        if on_progress is not None:
-            on_progress(min(start + batch, len(todo)), len(todo))
     report.elapsed_s = time.perf_counter() - started
     return report

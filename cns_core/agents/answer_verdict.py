@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, names_in,
+from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, name_gap,
                                          verdict_features)
 from cns_core.config import ConfigError
 
@@ -302,11 +302,6 @@ def _detail(sentence: str, verdict: Any, names: Sequence[str]) -> DetailCheck:
                        best_support=support.entailment if support is not None else 0.0)
 
 
-def contradicted_p(readings: Sequence[Reading], plain: Reading) -> float:
-    """The strongest contradiction of the answer, read as the answer to its question or plainly."""
-    return max(readings[0].p_contradicted, plain.p_contradicted)
-
-
 def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
             names: Sequence[str], units: Sequence[str], settings: VerdictSettings, head: Any) -> AnswerVerdict:
     """The verdict from p(right) (:mod:`cns_core.agents.verdict_head`) and what the evidence says.
@@ -323,6 +318,8 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
     features = verdict_features(readings, plain, checks, question.answer, units)
     score = head.probability(features) if head is not None else fallback_probability(features)
     supported = max(readings, key=lambda r: r.p_supported)
+    contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
+    support, against = supported.p_supported, contradicted.p_contradicted
     # A passage that states other figures than the answer does not support it ("1944." against "... ended in
     # 1945."): the verifier reads such pairs as support far too often, so p(right) is held below an even chance,
     # the lower the surer a reading contradicts it.
@@ -330,9 +327,7 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
     other_figures = supported.support is not None and names[supported.support.passage.source] == "reference" \
         and figures_differ(supported.claim, supported.support.passage.text)
     if other_figures:
-        score = min(score, 0.5 * (1.0 - contradicted_p(readings, plain)))
-    contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
-    support, against = supported.p_supported, contradicted.p_contradicted
+        score = min(score, 0.5 * (1.0 - against))
 
     def verdict(name: str, probability: float | None, passage: Any, claim: str, note: str, **extra: Any) -> AnswerVerdict:
         return AnswerVerdict(name, probability, score, p_supported=support, p_contradicted=against,
@@ -352,7 +347,9 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
         if open_details:
             note += f" {open_details} detail(s) the evidence does not mention stay unverified."
         return verdict("correct", score, supported.support, supported.claim, note)
-    if other_figures and against >= settings.incorrect_at:          # figures are checkable: their own bar
+    # Figures are checkable: other figures are a reason on their own bar (a contradicting reading), or with a
+    # low p(right) like every other reason.
+    if other_figures and (against >= settings.incorrect_at or score <= settings.wrong_at):
         return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
                        f"The {names[supported.support.passage.source]} states other figures than the answer.")
     if score <= settings.wrong_at:
@@ -360,11 +357,8 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
             evidence = names[contradicted.contradiction.passage.source]
             return verdict("incorrect", 1.0 - score, contradicted.contradiction, contradicted.claim,
                            f"The {evidence} contradicts the answer and nothing in it supports it.")
-        if other_figures:
-            return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
-                           f"The {names[supported.support.passage.source]} states other figures than the answer.")
-        missing = sorted(names_in(readings[0].claim) - set().union(*(names_in(u) for u in units)))
-        if features[FEATURES.index("name_mismatch")] > 0 and missing:
+        if features[FEATURES.index("name_mismatch")] > 0:
+            missing = sorted(name_gap(readings[0].claim, units)[1])
             return verdict("incorrect", 1.0 - score, supported.support, readings[0].claim,
                            f"The answer names {', '.join(missing[:3])}, which the evidence does not; it names "
                            "something else.")

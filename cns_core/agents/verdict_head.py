@@ -29,7 +29,7 @@ from cns_core.config import PROJECT_ROOT
 from cns_core.models import textcues as tc
 
 __all__ = ["FEATURES", "VerdictHead", "verdict_features", "fallback_probability", "load_head", "names_in",
-           "is_hedge", "figures_differ"]
+           "is_hedge", "figures_differ", "name_gap"]
 
 FEATURES: tuple[str, ...] = (
     "support",              # best p(supported) of the answer (or an answering sentence) over the units
@@ -64,6 +64,13 @@ def names_in(text: str) -> set[str]:
         if word and word not in tc.STOPWORDS and word not in {"yes", "no", "i"}:
             out.add(word)
     return out
+
+
+def name_gap(claim: str, units: Sequence[str]) -> tuple[set[str], set[str], set[str]]:
+    """The claim's names and numbers, those of them no unit states, and the units' names the claim lacks."""
+    answer_names = names_in(claim)
+    evidence_names = set().union(*(names_in(u) for u in units)) if units else set()
+    return answer_names, answer_names - evidence_names, evidence_names - answer_names
 
 
 def is_hedge(text: str) -> bool:
@@ -103,10 +110,8 @@ def verdict_features(readings: Sequence[Any], plain: Any, checks: Sequence[Any],
     support_text = _passage_text(supported.support)
     claim = supported.claim
     claim_tokens, passage_tokens = tc.tokenize(claim), tc.tokenize(support_text)
-    answer_names = names_in(readings[0].claim)
-    evidence_names = set().union(*(names_in(u) for u in units)) if units else set()
-    missing = answer_names - evidence_names
-    name_mismatch = len(missing) / len(answer_names) if answer_names and (evidence_names - answer_names) else 0.0
+    answer_names, missing, others = name_gap(readings[0].claim, units)
+    name_mismatch = len(missing) / len(answer_names) if answer_names and others else 0.0
     unsupported_details = [c.p_contradicted for c in checks if c.best_support < 0.5]
     hedge = is_hedge(answer)
     hedge_units = hedge and any(is_hedge(u) for u in units)

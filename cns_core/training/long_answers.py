@@ -67,12 +67,12 @@ def _root(root: Path | None) -> Path:
     return folder
 
 
-def _read_gzip(path: Path) -> str:
+def _read_gzip(path: Path, encoding: str = "utf-8") -> str:
     with gzip.open(path, "rb") as handle:
         raw = handle.read(_MAX_GZIP_BYTES + 1)
     if len(raw) > _MAX_GZIP_BYTES:
         raise ValueError(f"{path}: more than {_MAX_GZIP_BYTES:,} bytes unpacked")
-    return raw.decode("utf-8", errors="replace")
+    return raw.decode(encoding, errors="replace")
 
 
 def _literal(value: Any) -> Any:
@@ -106,7 +106,7 @@ def read_bump(root: Path | None = None) -> list[LongAnswer]:
 def read_negation_nli(root: Path | None = None) -> list[LongAnswer]:
     out = []
     for name in ("MNLI", "RTE", "SNLI"):
-        text = gzip.open(_root(root) / "negation_nli" / f"{name}.txt.gz", "rb").read().decode("cp1252", errors="replace")
+        text = _read_gzip(_root(root) / "negation_nli" / f"{name}.txt.gz", "cp1252")    # some bytes are Windows-1252
         for line in text.splitlines()[1:]:
             parts = line.split("\t")
             if len(parts) < 4:
