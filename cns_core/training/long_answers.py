@@ -25,12 +25,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from cns_core.config import data_dir
+from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
+from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["FOLDS", "LongAnswer", "read_summedits", "read_bump", "read_negation_nli", "read_condaqa",
-           "read_squality", "held_out"]
+           "read_squality", "held_out", "trainable", "as_pairs", "TRAIN_READERS", "OPEN_KINDS"]
 
 FOLDS = 5
 _MAX_GZIP_BYTES = 200_000_000      # one released file, unpacked
@@ -119,9 +121,10 @@ def read_negation_nli(root: Path | None = None) -> list[LongAnswer]:
     return out
 
 
-def read_condaqa(root: Path | None = None) -> list[LongAnswer]:
+def read_condaqa(root: Path | None = None, file: str = "condaqa_dev.json.gz") -> list[LongAnswer]:
+    """CondaQA's dev split (the benchmark's), or ``condaqa_test_union.jsonl.gz`` (the verifier's training)."""
     out = []
-    for line in _read_gzip(_root(root) / "condaqa" / "condaqa_dev.json.gz").splitlines():
+    for line in _read_gzip(_root(root) / "condaqa" / file).splitlines():
         if not line.strip():
             continue
         row = json.loads(line)
@@ -163,3 +166,54 @@ def read_squality(root: Path | None = None, right_at: float = 50.0) -> list[Long
                 out.append(LongAnswer("squality", key[0], question, answer, "\n".join(others), None,
                                       rating >= right_at, system, rating))
     return out
+
+
+def trainable(rows: Iterable[LongAnswer]) -> list[LongAnswer]:
+    """The rows outside the held-out fold 0: what the verifier may be trained on."""
+    return [r for r in rows if r.fold != 0]
+
+
+# Edits that add a fact the source never states: the source leaves such a summary open, it does not
+# contradict it (SummEdits' invented facts; BUMP's "Extrinsic ..." errors, facts from outside the article).
+OPEN_KINDS = frozenset({"hallucinated_fact_insertion"})
+
+
+def _adds_an_unstated_fact(kind: str) -> bool:
+    kinds = {k.strip() for k in kind.split(",") if k.strip()}
+    return bool(kinds) and all(k in OPEN_KINDS or k.startswith("Extrinsic") for k in kinds)
+_SOURCE_SENTENCES = 5
+
+
+def as_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
+    """Judged answers as verifier pairs: right -> entailment; wrong -> contradiction, or neutral where the only
+    edit adds a fact the source never states (:data:`OPEN_KINDS`).
+
+    A long source is cut to the sentences sharing the most words with the answer, in the source's order, so
+    the edited fact is inside the model's window; the grounding critic reads long evidence by passages too.
+    """
+    from cns_core.models.verifier import verifier_pair
+    from cns_core.text.segment import split_sentences
+    from cns_core.training.nli_data import closest_sentences
+
+    out = NLIPairs()
+    for r in rows:
+        evidence = r.reference or ""
+        if r.source:
+            evidence = " ".join(closest_sentences(r.answer, split_sentences(r.source), _SOURCE_SENTENCES))
+        if not evidence or not r.answer:
+            continue
+        premise, hypothesis = verifier_pair(evidence, r.answer, r.question or None)
+        label = ENTAILMENT if r.right else NEUTRAL if _adds_an_unstated_fact(r.kind) else CONTRADICTION
+        out.premises.append(premise)
+        out.hypotheses.append(hypothesis)
+        out.labels.append(label)
+        out.sources.append(f"{source}:{r.kind}" if r.kind and not r.right else source)
+    return out
+
+
+TRAIN_READERS = {
+    "summedits": read_summedits,
+    "bump": read_bump,
+    "negation_nli": read_negation_nli,
+    "condaqa": lambda root: read_condaqa(root, "condaqa_test_union.jsonl.gz"),   # the dev split is the benchmark's
+}

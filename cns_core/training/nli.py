@@ -37,7 +37,8 @@ __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings",
 
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
-READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "saf", "boolq", "fever_symmetric", "swaps")
+READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
+           "summedits", "bump", "negation_nli", "condaqa")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -203,17 +204,22 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
 
 def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NLIPairs:
     """One file's pairs (held-out folds and questions left out), sampled down to ``source.pairs``."""
+    from cns_core.training import long_answers
     from cns_core.training import verifier_data as vd
 
     reader = source.reader or ("scifact" if path.suffix == ".jsonl" else "tsv")
     seed = settings.seed + zlib.crc32(path.name.encode())
     if reader == "swaps":
         return vd.swap_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"swaps:{path.name}")
+    if reader in long_answers.TRAIN_READERS:       # file: the set's folder inside long_answers/
+        rows = long_answers.TRAIN_READERS[reader](path.parent.parent)
+        data = long_answers.as_pairs(long_answers.trainable(rows), reader)
+        return sample_pairs(data, source.pairs, seed) if source.pairs is not None else data
     if reader == "scifact":
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
     elif reader == "fever_symmetric":
         data = vd.read_fever_symmetric([path])
-    elif reader in ("evouna", "evouna_sentences", "saf", "boolq"):
+    elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq"):
         if reader.startswith("evouna"):
             excluded: set[str] = set()
             for name in settings.exclude_questions:
@@ -223,6 +229,8 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
                                                held_folds=settings.question_held_folds)
             if reader == "evouna_sentences":
                 answers = vd.answers_against_a_good_answer(answers, settings.seed)
+            elif reader == "evouna_swaps":
+                answers = vd.plausible_swaps(answers, settings.seed)
         else:
             answers, problems = vd.read_saf(path) if reader == "saf" else vd.read_boolq(path)
         data = vd.answers_as_pairs(answers, path.name)

@@ -24,7 +24,7 @@ import numpy as np
 from cns_core.models.nli import NLI_LABELS
 
 __all__ = ["NLIPairs", "RowProblem", "read_nli_tsv", "read_nli_files", "detokenize", "stratified_split",
-           "read_scifact_pairs", "scifact_fold", "sample_pairs"]
+           "read_scifact_pairs", "scifact_fold", "sample_pairs", "closest_sentences"]
 
 _COLUMNS = ("premise", "hypothesis", "label")
 
@@ -170,8 +170,8 @@ def scifact_fold(claim_id: int | str, folds: int) -> int:
     return int(hashlib.blake2b(str(claim_id).encode(), digest_size=8).hexdigest(), 16) % folds
 
 
-def _closest_sentences(claim: str, sentences: Sequence[str], k: int) -> list[str]:
-    """The ``k`` abstract sentences sharing the most words with the claim, in abstract order."""
+def closest_sentences(claim: str, sentences: Sequence[str], k: int) -> list[str]:
+    """The ``k`` sentences sharing the most words with the claim, in the text's order."""
     words = set(_WORDS.findall(claim.lower()))
     ranked = sorted(range(len(sentences)), key=lambda i: (-len(words & set(_WORDS.findall(sentences[i].lower()))), i))
     return [sentences[i] for i in sorted(ranked[:k])]
@@ -202,7 +202,7 @@ def read_scifact_pairs(path: str | Path, *, folds: int = 5, held_folds: Sequence
                 claim, label = str(row["claim"]).strip(), _SCIFACT_LABELS[row["label"]]
                 fold = scifact_fold(row["claim_id"], folds)
                 evidence = [str(s).strip() for s in (row["rationale_sentences"] if label != "neutral"
-                                                     else _closest_sentences(claim, row["abstract"],
+                                                     else closest_sentences(claim, row["abstract"],
                                                                              neutral_sentences))]
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 out.problems.append(RowProblem(path.name, line, f"not a SciFact row ({type(exc).__name__}: {exc})"))

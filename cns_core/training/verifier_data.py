@@ -40,7 +40,7 @@ from cns_core.training.nli_data import NLIPairs, RowProblem, detokenize, read_nl
 from cns_core.models.verifier import verifier_pair
 
 __all__ = ["JudgedAnswer", "question_key", "question_fold", "read_evouna", "read_nq301", "read_saf",
-           "read_boolq", "read_fever_symmetric", "swap_pairs", "answers_against_a_good_answer", "swap_name_from_premise", "answers_as_pairs", "nq301_questions",
+           "read_boolq", "read_fever_symmetric", "swap_pairs", "answers_against_a_good_answer", "plausible_swaps", "swap_name_from_premise", "answers_as_pairs", "nq301_questions",
            "SWAP_KINDS"]
 
 _MAX_ROW_BYTES = 200_000          # a row longer than this is not a judged answer; skipped, reported
@@ -161,6 +161,52 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
         reference = sentences[pick]
         out += [JudgedAnswer(a.dataset + "-sentence", a.question, reference.answer, a.answer, a.correct, a.system)
                 for a in group if a is not reference]
+    return out
+
+
+_SHORT_ANSWER_WORDS = 5
+_SWAP_SENTENCES = 3
+_SWAP_SENTENCE_WORDS = 40
+
+
+def _bare(answer: str) -> str:
+    return answer.strip().rstrip(".!").strip()
+
+
+def plausible_swaps(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
+    """Each question's right, sentence-long answers with the gold name replaced by a short answer people judged
+    wrong for the same question, judged wrong against the sentence they came from.
+
+    The wrong name fits the question because a model gave it ("Sydney" to "What is the capital of
+    Australia?"), so "Sydney is the capital of Australia." against "Canberra is the capital of Australia."
+    differs in the one place the question asks about, unlike a random swap. (Right cases come from
+    :func:`answers_against_a_good_answer`; TriviaQA's alias lists are too noisy to swap in as right names.)
+    At most :data:`_SWAP_SENTENCES` sentences a question (chosen by ``seed``), each at most
+    :data:`_SWAP_SENTENCE_WORDS` words.
+    """
+    by_question: dict[str, list[JudgedAnswer]] = {}
+    for a in answers:
+        by_question.setdefault(question_key(a.question), []).append(a)
+    out = []
+    for key, group in by_question.items():
+        sentences = [a for a in group if a.correct and _states_gold(a)
+                     and _SHORT_ANSWER_WORDS <= len(a.answer.split()) <= _SWAP_SENTENCE_WORDS]
+        rng = np.random.default_rng(int(hashlib.blake2b(f"{seed}:swap:{key}".encode(), digest_size=4).hexdigest(), 16))
+        wrong = sorted({_bare(a.answer) for a in group
+                        if a.correct is False and 0 < len(a.answer.split()) < _SHORT_ANSWER_WORDS})
+        for sentence in (sentences[i] for i in rng.permutation(len(sentences))[:_SWAP_SENTENCES]):
+            lowered = sentence.answer.lower()
+            golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
+            if not golds:
+                continue
+            gold = max(golds, key=len)
+            start = lowered.index(gold.lower())
+            for name in wrong:
+                if name.lower() in lowered or gold.lower() in name.lower():
+                    continue
+                swapped = sentence.answer[:start] + name + sentence.answer[start + len(gold):]
+                out.append(JudgedAnswer(sentence.dataset + "-swap", sentence.question, sentence.answer, swapped,
+                                        False, "swap"))
     return out
 
 
