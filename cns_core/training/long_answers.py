@@ -174,19 +174,21 @@ def trainable(rows: Iterable[LongAnswer]) -> list[LongAnswer]:
 
 
 # Edits that add a fact the source never states: the source leaves such a summary open, it does not
-# contradict it (SummEdits' invented facts; BUMP's "Extrinsic ..." errors, facts from outside the article).
+# contradict it. SummEdits names them; BUMP's are its "Extrinsic ..." errors (facts from outside the article).
 OPEN_KINDS = frozenset({"hallucinated_fact_insertion"})
+OPEN_KIND_PREFIX = "Extrinsic"
+_SOURCE_SENTENCES = 5
 
 
 def _adds_an_unstated_fact(kind: str) -> bool:
+    """Whether every edit of a wrong answer only adds an unstated fact (:data:`OPEN_KINDS`, BUMP's extrinsic ones)."""
     kinds = {k.strip() for k in kind.split(",") if k.strip()}
-    return bool(kinds) and all(k in OPEN_KINDS or k.startswith("Extrinsic") for k in kinds)
-_SOURCE_SENTENCES = 5
+    return bool(kinds) and all(k in OPEN_KINDS or k.startswith(OPEN_KIND_PREFIX) for k in kinds)
 
 
 def as_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
     """Judged answers as verifier pairs: right -> entailment; wrong -> contradiction, or neutral where the only
-    edit adds a fact the source never states (:data:`OPEN_KINDS`).
+    edit adds a fact the source never states (:func:`_adds_an_unstated_fact`).
 
     A long source is cut to the sentences sharing the most words with the answer, in the source's order, so
     the edited fact is inside the model's window; the grounding critic reads long evidence by passages too.

@@ -214,8 +214,7 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     if reader in long_answers.TRAIN_READERS:       # file: the set's folder inside long_answers/
         rows = long_answers.TRAIN_READERS[reader](path.parent.parent)
         data = long_answers.as_pairs(long_answers.trainable(rows), reader)
-        return sample_pairs(data, source.pairs, seed) if source.pairs is not None else data
-    if reader == "scifact":
+    elif reader == "scifact":
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
     elif reader == "fever_symmetric":
         data = vd.read_fever_symmetric([path])

@@ -140,6 +140,23 @@ def _states_gold(answer: JudgedAnswer) -> bool:
                for words in (set(content_tokens(gold)) for gold in answer.reference.split("|")))
 
 
+_SENTENCE_WORDS = 5           # an answer of fewer words is a short answer, not a sentence
+_SWAP_SENTENCES = 3
+_SWAP_SENTENCE_WORDS = 40
+
+
+def _by_question(answers: Sequence[JudgedAnswer]) -> dict[str, list[JudgedAnswer]]:
+    by_question: dict[str, list[JudgedAnswer]] = {}
+    for a in answers:
+        by_question.setdefault(question_key(a.question), []).append(a)
+    return by_question
+
+
+def _right_sentences(group: Sequence[JudgedAnswer]) -> list[JudgedAnswer]:
+    """The answers of a question that are right, a sentence long, and state their gold answer."""
+    return [a for a in group if a.correct and len(a.answer.split()) >= _SENTENCE_WORDS and _states_gold(a)]
+
+
 def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
     """Each question's other answers judged against one of its right answers as the reference.
 
@@ -149,12 +166,9 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
     sentence-long answer of a question (chosen by ``seed``) becomes the reference of the others,
     each keeping its people's verdict.
     """
-    by_question: dict[str, list[JudgedAnswer]] = {}
-    for a in answers:
-        by_question.setdefault(question_key(a.question), []).append(a)
     out = []
-    for key, group in by_question.items():
-        sentences = [a for a in group if a.correct and len(a.answer.split()) >= 5 and _states_gold(a)]
+    for key, group in _by_question(answers).items():
+        sentences = _right_sentences(group)
         if not sentences or len(group) < 2:
             continue
         pick = int(hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=4).hexdigest(), 16) % len(sentences)
@@ -162,11 +176,6 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
         out += [JudgedAnswer(a.dataset + "-sentence", a.question, reference.answer, a.answer, a.correct, a.system)
                 for a in group if a is not reference]
     return out
-
-
-_SHORT_ANSWER_WORDS = 5
-_SWAP_SENTENCES = 3
-_SWAP_SENTENCE_WORDS = 40
 
 
 def _bare(answer: str) -> str:
@@ -184,16 +193,12 @@ def plausible_swaps(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
     At most :data:`_SWAP_SENTENCES` sentences a question (chosen by ``seed``), each at most
     :data:`_SWAP_SENTENCE_WORDS` words.
     """
-    by_question: dict[str, list[JudgedAnswer]] = {}
-    for a in answers:
-        by_question.setdefault(question_key(a.question), []).append(a)
     out = []
-    for key, group in by_question.items():
-        sentences = [a for a in group if a.correct and _states_gold(a)
-                     and _SHORT_ANSWER_WORDS <= len(a.answer.split()) <= _SWAP_SENTENCE_WORDS]
+    for key, group in _by_question(answers).items():
+        sentences = [a for a in _right_sentences(group) if len(a.answer.split()) <= _SWAP_SENTENCE_WORDS]
         rng = np.random.default_rng(int(hashlib.blake2b(f"{seed}:swap:{key}".encode(), digest_size=4).hexdigest(), 16))
         wrong = sorted({_bare(a.answer) for a in group
-                        if a.correct is False and 0 < len(a.answer.split()) < _SHORT_ANSWER_WORDS})
+                        if a.correct is False and 0 < len(a.answer.split()) < _SENTENCE_WORDS})
         for sentence in (sentences[i] for i in rng.permutation(len(sentences))[:_SWAP_SENTENCES]):
             lowered = sentence.answer.lower()
             golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
