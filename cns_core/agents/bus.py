@@ -19,7 +19,6 @@ so a restarted MemoryAgent can catch up on what it missed.
 
 from __future__ import annotations
 
-import logging
 import socket
 import threading
 import time
@@ -35,6 +34,7 @@ from cns_core.agents.wire import (
 )
 from cns_core.bounds import excerpt
 from cns_core.config import ConfigError, env_override, load_config
+from cns_core.printable import logger
 
 __all__ = [
     "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "SUBJECTS",
@@ -42,7 +42,7 @@ __all__ = [
     "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join", "proxy_reachable",
 ]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 RESPONSE = "response.generation"   # GeneratorAgent -> CriticAgent, MemoryAgent
 CRITIQUE = "critique.result"       # CriticAgent -> MemoryAgent, dashboard, `cns grade`

@@ -24,7 +24,6 @@ logged and the thread goes on. A journal file that SQLite cannot read is moved a
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 import time
@@ -37,10 +36,11 @@ from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, check_body, signal_and_join,
 )
 from cns_core.bounds import excerpt, keep_damaged
+from cns_core.printable import logger
 
 __all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay", "reject", "rejected"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (

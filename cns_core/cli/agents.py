@@ -340,15 +340,19 @@ def run_grade(args: argparse.Namespace) -> int:
 
 
 def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
+    """The critique on stdout; what the judge wrote is printed with its control characters escaped (JSON
+    escapes them itself)."""
+    from cns_core.printable import printable, printable_json
+
     if as_json:
-        print(json.dumps(critique, indent=2, ensure_ascii=False))
+        print(printable_json(critique, indent=2))
     elif critique.get("score") is None:
-        print(f"score: none ({critique.get('error')})")
+        print(f"score: none ({printable(critique.get('error'))})")
     else:
         latency = critique.get("latency_s")
-        print(f"score: {critique['score']}/5   judge: {critique.get('judge_model')}"
+        print(f"score: {critique['score']}/5   judge: {printable(critique.get('judge_model'))}"
               + (f"   {latency:.1f} s" if isinstance(latency, (int, float)) else ""))
-        print(f"feedback: {critique.get('feedback', '')}")
+        print(f"feedback: {printable(critique.get('feedback', ''))}")
     return 0 if critique.get("score") is not None else 1
 
 

@@ -22,7 +22,6 @@ the adapter the MemoryAgent calls before it writes an engram.
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
 import time
 import traceback
@@ -56,13 +55,14 @@ from cns_core.coherence.schemas import (
 )
 from cns_core.coherence.settings import CoherenceSettings
 from cns_core.models.nli import NLI_LABELS
+from cns_core.printable import logger
 
 __all__ = ["CoherenceHook", "PreWriteVerdict"]
 
 if TYPE_CHECKING:
     from cns_core.coherence.sno_check import SNOCoherence
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 _SNO_CHECKS_KEPT = 64   # SNO check results kept (by content hash and settings)
 # evidence whose similarity is known and must reach retrieval.min_similarity to count
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
