@@ -11,6 +11,8 @@ those checks live:
   forever, a device never ends;
 * :func:`loads_json_bounded` parses JSON whose nesting and integer lengths are bounded first
   (Python refuses integers past 4,300 digits with a message that names no file);
+* :func:`jsonl_records` reads a JSON Lines file a bounded line at a time, each line parsed as
+  above, a leading byte-order mark skipped (the one reader of ``cns replay`` and ``cns annotate``);
 * :func:`looks_binary` tells a binary file (an image, an archive) from text before decoding it;
 * :func:`json_depth_over` finds nesting deeper than a limit with a flat scan, before any
   recursive parser sees the text;
@@ -33,11 +35,11 @@ import reprlib
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 __all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
            "digits_problem",
-           "json_depth_over", "loads_json_bounded", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
+           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
 
 MAX_INT_DIGITS = 1000       # longest integer any input may hold (Python's own limit is 4,300, with an obscure message)
 
@@ -153,6 +155,32 @@ def loads_json_bounded(text: bytes | str, max_depth: int, max_digits: int = MAX_
         raise ValueError(f"not JSON ({exc.msg})") from None
     except RecursionError:          # brackets inside a malformed string can fool the flat scan
         raise ValueError(f"nested more than {max_depth} levels deep") from None
+
+
+def jsonl_records(handle: IO[bytes], max_depth: int, max_line_bytes: int,
+                  limit_name: str = "") -> Iterator[tuple[int, Any, str]]:
+    """``(line number, value, "")`` or ``(line number, None, problem)`` for each non-blank line of a JSON
+    Lines file, read at most ``max_line_bytes`` a line (a longer line ends the reading, said as its
+    problem, ``limit_name`` naming the limit); a byte-order mark before the first line (a spreadsheet's,
+    Notepad's) is skipped. Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
+    for number, data in enumerate(iter(lambda: handle.readline(max_line_bytes + 1), b""), 1):
+        if len(data) > max_line_bytes and not data.endswith(b"\n"):
+            named = f" ({limit_name})" if limit_name else ""
+            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; the rest of the file is not read"
+            return
+        if number == 1:
+            data = data.removeprefix(b"\xef\xbb\xbf")
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield number, None, f"not UTF-8 text (byte {exc.start})"
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield number, loads_json_bounded(line, max_depth), ""
+        except ValueError as exc:
+            yield number, None, str(exc)
 
 
 def looks_binary(data: bytes) -> bool:

@@ -28,6 +28,8 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
+from cns_core.printable import printable
+
 __all__ = ["register", "run_agents", "run_grade", "run_replay", "read_turns"]
 
 _ALIASES = {"instruction": "query", "response": "answer", "reference_answer": "reference"}
@@ -359,31 +361,16 @@ def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
 # ---------------------------------------------------------------- cns replay
 
 def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int, dict[str, Any] | None, str]]:
-    """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file."""
+    """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file (read by
+    :func:`~cns_core.bounds.jsonl_records`, as ``cns annotate`` reads its files: a byte-order mark is fine)."""
     from cns_core.agents.messages import TurnMessage, describe_errors
     from cns_core.agents.wire import MAX_JSON_DEPTH, MAX_MESSAGE_BYTES
-    from cns_core.bounds import json_depth_over
+    from cns_core.bounds import jsonl_records
 
     with open(path, "rb") as handle:
-        for number, data in enumerate(iter(lambda: handle.readline(MAX_MESSAGE_BYTES + 1), b""), 1):
-            if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
-                yield number, None, (f"longer than {MAX_MESSAGE_BYTES:,} bytes (the bus limit); the rest of the "
-                                     "file is not read")
-                return
-            try:
-                line = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield number, None, f"not UTF-8 text (byte {exc.start})"
-                continue
-            if not line.strip():
-                continue
-            if json_depth_over(data, MAX_JSON_DEPTH):
-                yield number, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError as exc:
-                yield number, None, f"not JSON ({getattr(exc, 'msg', exc)})"
+        for number, raw, problem in jsonl_records(handle, MAX_JSON_DEPTH, MAX_MESSAGE_BYTES, "the bus limit"):
+            if problem:
+                yield number, None, problem
                 continue
             if not isinstance(raw, dict):
                 yield number, None, f"expected a JSON object, got {type(raw).__name__}"
@@ -395,6 +382,23 @@ def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int,
                 yield number, TurnMessage.model_validate(fields).model_dump(exclude_none=True), ""
             except ValidationError as exc:
                 yield number, None, describe_errors(exc)
+
+
+class _RepeatedIds:
+    """Lines that reuse a query id with another answer: the memory keeps one answer per id (the last one
+    stored), so each is worth a warning naming both lines."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.first: dict[str, tuple[int, str]] = {}
+        self.warnings: list[str] = []
+
+    def check(self, number: int, payload: dict[str, Any]) -> None:
+        qid, answer = payload["query_id"], payload.get("answer", "")
+        line, first_answer = self.first.setdefault(qid, (number, answer))
+        if line != number and answer != first_answer:
+            self.warnings.append(f"{self.path}:{number}: warning: query_id {printable(qid)!r} was sent on line {line} "
+                                 "with another answer; the memory keeps one answer per query id (the last stored)")
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -411,20 +415,26 @@ def run_replay(args: argparse.Namespace) -> int:
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
+    published = 0
+    repeats = _RepeatedIds(path)
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:
         if args.wait:
             sub.wait_ready(pub)
         with tqdm(desc="publishing", unit="turn", file=sys.stderr) as bar:
             for number, payload, problem in read_turns(path, args.session):
                 if payload is None:
-                    bad.append(f"{path}:{number}: {problem}")
+                    bad.append(f"{path}:{number}: {printable(problem)}")
                     continue
+                repeats.check(number, payload)
                 pub.publish(RESPONSE, payload)
                 sent.add(payload["query_id"])
+                published += 1
                 bar.update(1)
-        for line in bad:
+        for line in bad + repeats.warnings:
             print(line, file=sys.stderr)
-        print(f"sent {len(sent)} turn(s)" + (f", skipped {len(bad)} bad line(s)" if bad else ""))
+        print(f"sent {published} turn(s)" + (f" for {len(sent)} query id(s)" if len(sent) != published else "")
+              + (f", {len(repeats.warnings)} repeating a query id with another answer" if repeats.warnings else "")
+              + (f", skipped {len(bad)} bad line(s)" if bad else ""))
         if args.wait and sent:
             _wait_for_critiques(sub, sent, args.timeout)
     return 1 if bad else 0
