@@ -11,6 +11,9 @@
   is a JSON object with query and answer (or Prometheus' instruction and response)
   and optional reference (reference_answer), rubric, query_id and session_id. Bad
   lines are reported with their line numbers and the rest are still sent (exit 1).
+
+Both senders then ask the bus journal whether their turns are on disk: when it cannot write
+(a full disk) they say so and exit 1 (:func:`~cns_core.agents.journal.confirm_kept`).
 """
 
 from __future__ import annotations
@@ -132,7 +135,9 @@ def run_agents(args: argparse.Namespace) -> int:
                  "each turn on its own back-off")
         if not stop.requested:
             _say("press Ctrl-C to stop")
+        journal = _JournalWatch(proxy.journal if proxy is not None else None)
         while not stop.event.wait(0.5):
+            journal.check()
             if args.exit_with_parent and os.getppid() != parent:
                 _say("cns agents: the process that started it is gone; stopping", err=True)
                 stop.request()
@@ -162,6 +167,23 @@ def run_agents(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _say("stopped", err=True)
+
+
+class _JournalWatch:
+    """Says on stderr when the bus journal starts and stops failing to write (its log says more)."""
+
+    def __init__(self, journal: Any):
+        self.journal = journal
+        self.failing = False
+
+    def check(self) -> None:
+        error = getattr(self.journal, "write_error", None)
+        if error and not self.failing:
+            _say(f"error: the bus journal cannot write ({error}): turns are held in memory only until the disk "
+                 "has room; senders that ask (cns replay, cns grade) are told", err=True)
+        elif self.failing and not error:
+            _say("bus journal: writing again; the turns held in memory are on disk", err=True)
+        self.failing = bool(error)
 
 
 def _state_folder() -> str:
@@ -330,15 +352,33 @@ def run_grade(args: argparse.Namespace) -> int:
         raise ValueError(describe_errors(exc)) from None
     with Publisher(bus, source="cns grade") as pub, Subscriber([CRITIQUE], bus) as sub:
         sub.wait_ready(pub)
-        pub.publish(RESPONSE, turn.model_dump(exclude_none=True))
+        envelope = pub.publish(RESPONSE, turn.model_dump(exclude_none=True))
+        kept = _journaled(bus, [envelope.message_id], "cns grade")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             envelope = sub.recv(timeout=max(0.0, deadline - time.monotonic()))
             if envelope is not None and envelope.payload.get("query_id") == turn.query_id:
-                return _print_critique(envelope.payload, args.json)
+                return max(_print_critique(envelope.payload, args.json), 0 if kept else 1)
     print(f"cns grade: error: no critique for {turn.query_id} within {timeout:g} s; is `cns agents` running "
           "with a CriticAgent?", file=sys.stderr)
     return 1
+
+
+def _journaled(bus: Any, message_ids: list[str], command: str) -> bool:
+    """Whether the journal holds the turns just sent on disk; when it cannot write (a full disk), says so on
+    stderr: the sender is told its turns are not kept (a loop without a journal is not asked)."""
+    from cns_core.agents.journal import JournalRefused, JournalUnavailable, confirm_kept
+
+    if not message_ids or not bus.journal_enabled:
+        return True
+    try:
+        confirm_kept(bus, message_ids, timeout=max(5.0, len(message_ids) / 200))
+    except JournalRefused as exc:
+        print(f"{command}: error: {exc}", file=sys.stderr)
+        return False
+    except JournalUnavailable as exc:
+        print(f"{command}: warning: cannot tell whether the turns are kept: {exc}", file=sys.stderr)
+    return True
 
 
 def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
@@ -416,6 +456,7 @@ def run_replay(args: argparse.Namespace) -> int:
     bad: list[str] = []
     sent: set[str] = set()
     published = 0
+    envelopes: list[str] = []
     repeats = _RepeatedIds(path)
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:
         if args.wait:
@@ -426,7 +467,7 @@ def run_replay(args: argparse.Namespace) -> int:
                     bad.append(f"{path}:{number}: {printable(problem)}")
                     continue
                 repeats.check(number, payload)
-                pub.publish(RESPONSE, payload)
+                envelopes.append(pub.publish(RESPONSE, payload).message_id)
                 sent.add(payload["query_id"])
                 published += 1
                 bar.update(1)
@@ -435,9 +476,10 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"sent {published} turn(s)" + (f" for {len(sent)} query id(s)" if len(sent) != published else "")
               + (f", {len(repeats.warnings)} repeating a query id with another answer" if repeats.warnings else "")
               + (f", skipped {len(bad)} bad line(s)" if bad else ""))
+        kept = _journaled(bus, envelopes, "cns replay")
         if args.wait and sent:
             _wait_for_critiques(sub, sent, args.timeout)
-    return 1 if bad else 0
+    return 1 if bad or not kept else 0
 
 
 def _wait_for_critiques(sub: Any, pending: set[str], timeout: float) -> None:

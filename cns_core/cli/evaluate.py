@@ -81,11 +81,14 @@ def load_files(paths: Sequence[str | Path]) -> list[FileReport]:
     return [load_file(path) for path in files_to_judge(paths)]
 
 
-def judged_nothing(reports: Sequence[FileReport]) -> bool:
+def judged_nothing(reports: Sequence[FileReport], as_json: bool = False) -> bool:
     """True, said on stderr, when no file held an SNO (each one's problems are printed already): the
-    command stops there, before the critics' models load."""
+    command stops there, before the critics' models load (with ``as_json``, its JSON says the errors)."""
     if any(report.snos for report in reports):
         return False
+    if as_json:
+        print(json.dumps({"results": [], "errors": [{"file": r.path, "problems": r.problems} for r in reports]},
+                         indent=2))
     print("nothing to judge: no SNO could be read from the files given", file=sys.stderr)
     return True
 
@@ -265,7 +268,7 @@ def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weight
     from tqdm import tqdm
 
     bad = print_problems(reports)
-    if judged_nothing(reports):
+    if judged_nothing(reports, args.json):
         return 1
     scoring = ScoringRun.of(reports, args)
     population = scoring.population

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     weights, label = _weights(args)            # an unknown profile stops here, before any model loads
     reports: list[FileReport] = load_files(args.files)       # nothing to judge: an error, before any model loads
     bad = print_problems(reports)
-    if judged_nothing(reports):
+    if judged_nothing(reports, args.json):
         return 1
     scoring = ScoringRun.of(reports, args)
     population = scoring.population
