@@ -52,7 +52,7 @@ from cns_core.engrams import (
 )
 from cns_core.models import get_embedder
 from cns_core.models.errors import ModelUnavailableError
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = [
     "CNSEmbeddingFunction",

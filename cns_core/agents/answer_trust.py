@@ -30,7 +30,7 @@ from cns_core.config import ConfigError
 from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
 from cns_core.memory import memory_settings
 from cns_core.scoring import incomplete_note, load_profiles
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["TrustSettings", "AnswerItem", "TrustOutcome", "AnswerScorer", "BackfillReport", "backfill",
            "item_from_engram", "evidence_metadata"]

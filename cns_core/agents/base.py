@@ -20,7 +20,7 @@ from typing import Sequence
 import zmq
 
 from cns_core.agents.bus import BusConfig, BusError, Envelope, Publisher, Subscriber, bus_settings
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["Agent"]
 

@@ -32,9 +32,8 @@ from pydantic import ValidationError
 from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join,
 )
-from cns_core.bounds import excerpt
+from cns_core.bounds import excerpt, logger
 from cns_core.config import ConfigError, env_override, load_config
-from cns_core.printable import logger
 
 __all__ = [
     "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "SUBJECTS",

@@ -24,8 +24,7 @@ from cns_core.agents.messages import LIMITS, CritiqueMessage, TurnMessage, descr
 from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import JudgeSettings, build_messages, chat_client, critic_settings
 from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, CriticState, StateMachine
-from cns_core.bounds import excerpt
-from cns_core.printable import logger
+from cns_core.bounds import excerpt, logger
 
 __all__ = ["CriticAgent"]
 

@@ -15,7 +15,7 @@ from cns_core.agents.bus import QUERY, RESPONSE, BusConfig, Envelope
 from cns_core.agents.messages import QueryMessage, TurnMessage, describe_errors
 from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import GeneratorSettings, chat_client, generator_settings
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["GeneratorAgent"]
 

@@ -47,8 +47,7 @@ import zmq
 from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, check_body, signal_and_join,
 )
-from cns_core.bounds import excerpt, keep_damaged
-from cns_core.printable import logger
+from cns_core.bounds import excerpt, keep_damaged, logger
 
 __all__ = ["Journal", "JournalUnavailable", "JournalRefused", "journal_tail", "replay", "reject", "rejected",
            "confirm_kept"]

@@ -49,10 +49,9 @@ from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, re
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.agents.wire import BusError
-from cns_core.bounds import keep_damaged
+from cns_core.bounds import keep_damaged, logger
 from cns_core.config import replace_atomically, state_dir
 from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
-from cns_core.printable import logger
 
 __all__ = ["MemoryAgent", "PreWriteHook"]
 

@@ -32,7 +32,7 @@ from cns_core.agents.bus import CRITIQUE, GRADE, BusConfig, BusError, Publisher,
 from cns_core.agents.messages import TurnMessage, describe_errors
 from cns_core.agents.retry_schedule import RetrySchedule
 from cns_core.config import replace_atomically, state_dir
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["pending_count", "pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
 

@@ -31,7 +31,7 @@ from typing import Any, Iterator
 
 from pydantic import ValidationError
 
-from cns_core.printable import printable
+from cns_core.bounds import printable
 
 __all__ = ["register", "run_agents", "run_grade", "run_replay", "read_turns"]
 
@@ -384,7 +384,7 @@ def _journaled(bus: Any, message_ids: list[str], command: str) -> bool:
 def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
     """The critique on stdout; what the judge wrote is printed with its control characters escaped (JSON
     escapes them itself)."""
-    from cns_core.printable import printable, printable_json
+    from cns_core.bounds import printable, printable_json
 
     if as_json:
         print(printable_json(critique, indent=2))

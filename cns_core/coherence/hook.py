@@ -55,7 +55,7 @@ from cns_core.coherence.schemas import (
 )
 from cns_core.coherence.settings import CoherenceSettings
 from cns_core.models.nli import NLI_LABELS
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["CoherenceHook", "PreWriteVerdict"]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from cns_core.config import ConfigError, env_override
 from cns_core.models.errors import ModelUnavailableError
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["MiniCheckNLI", "from_config"]
 

@@ -20,7 +20,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from cns_core.printable import printable
+from cns_core.bounds import printable
 from cns_core.engrams import Engram
 
 __all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export", "clean_text",

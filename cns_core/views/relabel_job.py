@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from typing import Any
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["RelabelJob", "start_relabel", "relabel_job"]
 

@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
-from cns_core.printable import logger
+from cns_core.bounds import logger
 
 __all__ = ["WarmUp", "WarmUpStatus", "start", "status", "shared_pipeline", "reset_shared_pipeline", "default_stages",
            "WARM_UP"]
