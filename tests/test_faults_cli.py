@@ -125,3 +125,12 @@ def test_replayed_lines_sharing_a_query_id_with_other_answers_warn(tmp_path, sta
     assert [line for line in err.splitlines() if "warning" in line] == [
         f"{path}:{n}: warning: query_id 'same' was sent on line 1 with another answer; the memory keeps one "
         "answer per query id (the last stored)" for n in (3, 4)]
+
+
+def test_a_file_name_with_control_characters_is_printed_escaped(tmp_path, capsys, no_models):
+    """Item 7: what reaches the terminal from outside (here a file's name) has its control characters escaped."""
+    bad = tmp_path / "evil\x1b[2J\x07.yaml"
+    bad.write_text("id: [unclosed\n")
+    assert main(["evaluate", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "evil\\x1b[2J\\x07.yaml: 1 problem(s)" in err and "\x1b" not in err and "\x07" not in err

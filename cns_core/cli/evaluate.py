@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.bounds import excerpt
+from cns_core.bounds import excerpt, printable
 from cns_core.cli.extract import add_text_options, evaluate_text
 from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.critics.grounding_verdict import claim_verdicts
@@ -97,9 +97,9 @@ def print_problems(reports: Sequence[FileReport]) -> list[FileReport]:
     """Each bad file's problems on stderr, one per line under its path; returns the bad reports."""
     bad = [r for r in reports if not r.ok]
     for report in bad:
-        print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
+        print(f"{printable(report.path)}: {len(report.problems)} problem(s)", file=sys.stderr)
         for problem in report.problems:
-            print(f"  - {problem}", file=sys.stderr)
+            print(f"  - {printable(problem)}", file=sys.stderr)
     return bad
 
 
