@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
-__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
+__all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
            "bus_env", "STREAMLIT_OPTIONS"]
 
 
@@ -42,8 +42,9 @@ STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="the dashboard and the judge loop together until Ctrl-C")
-    p.add_argument("--port", type=int, default=int(os.environ.get("CNS_DASHBOARD_PORT", 8501)),
-                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT); bus ports: config/bus.yaml")
+    p.add_argument("--port", type=port_number, default=os.environ.get("CNS_DASHBOARD_PORT", "8501"),
+                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT; 0 picks a free one); bus ports: "
+                        "config/bus.yaml")
     p.add_argument("--address", default=os.environ.get("CNS_DASHBOARD_ADDRESS") or "127.0.0.1",
                    help="dashboard address to listen on (default 127.0.0.1: this machine only; or "
                         "CNS_DASHBOARD_ADDRESS); any other address needs an access token")
@@ -53,6 +54,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-dashboard", action="store_true", help="the judge loop only")
     p.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before it is killed")
     p.set_defaults(func=run_demo)
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535, or 0 for a free one (argparse says the error, not Streamlit's traceback)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535, or 0 for a free one)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535, or 0 for a free one)")
+    return port
+
+
+def free_port(address: str) -> int:
+    """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one."""
+    host = address.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> bool:
@@ -161,6 +182,8 @@ def run_demo(args: argparse.Namespace) -> int:
         if agents is not None:
             children.append(ChildSpec("agents", agents, env=env, restart=True))
     if not args.no_dashboard:
+        if args.port == 0:
+            args.port = free_port(args.address)
         if port_in_use(args.port) and not _replaced_orphan(args.port):
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")

@@ -8,14 +8,14 @@ while it runs makes it run once more when it ends, so the last threshold always 
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
+from cns_core.bounds import logger
 
 __all__ = ["RelabelJob", "start_relabel", "relabel_job"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass
