@@ -16,7 +16,7 @@ import gzip
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from cns_core.training.association_swaps import (MiningSettings, NameNeighbours, ProbeFilter, SlotFact, claim_facts,
                                                  evouna_facts, mine_pairs, value_kind)
 from cns_core.training.nli_data import NLIPairs, read_nli_tsv
-
-if TYPE_CHECKING:
-    from cns_core.training.nli import TrainSettings, TrainSource
 
 __all__ = ["MiningConfig", "mined_pairs"]
 
@@ -50,28 +47,20 @@ class MiningConfig(BaseModel):
                               question_form=self.question_form)
 
 
-def _facts_of(settings: "TrainSettings", source: "TrainSource", path: Path) -> tuple[list[SlotFact], list[str]]:
+def _facts_of(path: Path, answers: Sequence, seed: int) -> tuple[list[SlotFact], list[str]]:
     """(slot facts of the file, the short answers people gave in the judged answers: candidate names)."""
     from cns_core.training import verifier_data as vd
-    from cns_core.training.nli import judged_answers_of
 
-    answers, _ = judged_answers_of(settings, _evouna_path(settings))
     said = [a.answer.strip().rstrip(".") for a in answers if len(a.answer.split()) <= 4]
     said += [g.strip() for a in answers for g in a.reference.split("|")]
     if path.name.endswith(".jsonl") and "evouna" in path.name:
-        return evouna_facts(answers, settings.seed), said
+        return evouna_facts(answers, seed), said
     if path.name.endswith(".jsonl"):
         return claim_facts(vd.read_fever_symmetric([path]), path.name), said
     return claim_facts(read_nli_tsv(path), path.name), said
 
 
-def _evouna_path(settings: "TrainSettings") -> Path:
-    from cns_core.training.nli import TrainSource
-
-    return settings.source_path(TrainSource(file="evouna.jsonl", folder="answer_judgements"))
-
-
-def _cache_key(settings: "TrainSettings", path: Path, model_path: Path) -> str:
+def _cache_key(settings: Any, path: Path, model_path: Path) -> str:
     from cns_core.config import PROJECT_ROOT
     from cns_core.models.nli import weights_fingerprint
 
@@ -85,16 +74,19 @@ def _cache_key(settings: "TrainSettings", path: Path, model_path: Path) -> str:
     return hashlib.blake2b("|".join(parts).encode(), digest_size=10).hexdigest()
 
 
-def mined_pairs(settings: "TrainSettings", source: "TrainSource", path: Path, model_path: Path,
+def mined_pairs(settings: Any, path: Path, model_path: Path, answers: Sequence,
                 log: Callable[[str], None] = print) -> NLIPairs:
-    """The mined pairs of one file for the model at ``model_path`` (cached in the run's checkpoint folder)."""
+    """The mined pairs of one file for the model at ``model_path`` (cached in the run's checkpoint folder).
+
+    ``settings`` is the run's ``TrainSettings``; ``answers`` the judged answers training may read (their
+    short answers are candidate names; for the judged-answer file itself, its facts)."""
     from cns_core.config import PROJECT_ROOT
     from cns_core.models.embeddings import get_embedder
 
     cache = settings.checkpoint_path / "mined" / f"{path.name}.{_cache_key(settings, path, model_path)}.jsonl.gz"
     if cache.is_file():
         return _read_cache(cache)
-    facts, said = _facts_of(settings, source, path)
+    facts, said = _facts_of(path, answers, settings.seed)
     probe = settings.mining.probe
     keep = ProbeFilter.from_file(PROJECT_ROOT / probe if probe else None)
     facts = [f for f in facts if keep.keeps(f.texts())]

@@ -223,7 +223,9 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     elif reader == "associations":
         from cns_core.training.association_mining import mined_pairs
 
-        data = mined_pairs(settings, source, path, _base_path(settings))
+        evouna = settings.source_path(TrainSource(file="evouna.jsonl", folder="answer_judgements"))
+        answers = judged_answers_of(settings, evouna)[0] if evouna.is_file() else []
+        data = mined_pairs(settings, path, _base_path(settings), answers)
     elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq"):
         if reader.startswith("evouna"):
             answers, problems = judged_answers_of(settings, path)
