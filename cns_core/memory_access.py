@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -234,12 +233,3 @@ def place_of(path: str | Path | None = None, url: str | None = None) -> str:
     folder = store_folder(path, create=False)
     record = served_record(folder)
     return record.url if record is not None else str(folder.resolve())
-
-
-def port_is_free(host: str, port: int) -> bool:
-    """Whether nothing listens on ``host:port``."""
-    try:
-        with socket.create_connection((host, port), timeout=0.3):
-            return False
-    except OSError:
-        return True
