@@ -57,9 +57,9 @@ def meta_config():
 
 def memory():
     """The configured engram memory (default ``state_dir()/chroma``, created empty when absent); one per place:
-    the folder, or the Chroma server that serves it (``cns run``; :mod:`cns_core.memory_access` decides)."""
+    the folder, or the Chroma server that serves it (``cns run``; :mod:`cns_core.memory.access` decides)."""
     from cns_core.memory import memory_settings
-    from cns_core.memory_access import place_of
+    from cns_core.memory.access import place_of
 
     cfg = memory_settings()
     return _memory_at(place_of(cfg.get("path"), cfg.get("url")))

@@ -23,8 +23,8 @@ import pytest
 from judge_loop_helpers import lean_torch, wait_for  # noqa: F401  (lean_torch: a fixture)
 from local_servers import stop_process
 
-from cns_core.memory_access import served_record, server_answers, store_lock
-from cns_core.process_lock import LockHeld
+from cns_core.memory.access import served_record, server_answers, store_lock
+from cns_core.memory.process_lock import LockHeld
 
 ROOT = Path(__file__).resolve().parent.parent
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False",

@@ -40,7 +40,7 @@ from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figure
 from cns_core.config import ConfigError
 
 __all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "VerdictReadings",
-           "Evidence", "WrongDetail", "judge_answers", "decide", "raw_p_right", "is_non_answer"]
+           "Evidence", "WrongDetail", "judge_answers", "decide", "raw_p_right", "raw_scores", "is_non_answer"]
 
 ANSWER_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unverified", "no_answer")
 VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect", "unverified": "unverified",
@@ -312,7 +312,7 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
             plain_answer = _reading(question.answer, by_sentence[0]) if whole else Reading(question.answer, None, None)
             checks = tuple(_detail(sentence, d, every_names)
                            for sentence, d in zip(details, by_sentence[1:] if whole else by_sentence))
-            read = _readings(question, readings, plain_answer, checks, main_names, unit_texts[n], settings)
+            read = _readings(question, readings, plain_answer, checks, main_names, every_names, unit_texts[n], settings)
             out[i] = replace(decide(read, question.answer, settings, head), details=checks)
     return [v for v in out if v is not None]
 
@@ -340,8 +340,11 @@ def _evidence(claim: str, judged: Any, names: Sequence[str]) -> "Evidence":
 
 
 def _readings(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
-              names: Sequence[str], units: Sequence[str], settings: VerdictSettings) -> "VerdictReadings":
-    """What the verifier read of one answer, everything :func:`decide` needs (see :class:`VerdictReadings`)."""
+              names: Sequence[str], every_names: Sequence[str], units: Sequence[str],
+              settings: VerdictSettings) -> "VerdictReadings":
+    """What the verifier read of one answer, everything :func:`decide` needs (see :class:`VerdictReadings`).
+    ``names`` name the evidence the answer's readings were judged against (the reference's units, else the
+    sources'), ``every_names`` that of the plain reading (all of it)."""
     features = verdict_features(readings, plain, checks, question.answer, units)
     supported = max(readings, key=lambda r: r.p_supported)
     contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
@@ -356,7 +359,8 @@ def _readings(question: _Question, readings: Sequence[Reading], plain: Reading, 
         features=tuple(round(float(f), 6) for f in features), support=round(supported.p_supported, 6),
         against=round(contradicted.p_contradicted, 6), other_figures=bool(other_figures),
         supported=_evidence(supported.claim, supported.support, names),
-        contradicted=_evidence(contradicted.claim, contradicted.contradiction, names),
+        contradicted=_evidence(contradicted.claim, contradicted.contradiction,
+                               every_names if contradicted is plain else names),
         first_claim=readings[0].claim[:_TEXT_KEPT], missing_names=tuple(sorted(name_gap(readings[0].claim, units)[1])[:3]),
         wrong_detail=None if wrong is None else WrongDetail(wrong.sentence[:_TEXT_KEPT], wrong.passage[:_TEXT_KEPT],
                                                             round(wrong.p_contradicted, 6)),
@@ -507,3 +511,21 @@ class VerdictReadings:
                        open_details=int(raw["open_details"]))
         except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"readings: damaged ({type(exc).__name__}: {exc})") from None
+
+
+def raw_scores(engrams: Sequence[Any], head: Any) -> dict[str, float]:
+    """The verifier's own p(right) of each engram that has one: from its stored readings, else its stored
+    p(right) when no calibration decided it (an older verdict)."""
+    out: dict[str, float] = {}
+    for e in engrams:
+        try:
+            readings = VerdictReadings.from_json(e.metadata.get("trust_readings"))
+        except ValueError:
+            stored = e.metadata.get("trust_verdict_score")
+            if isinstance(stored, (int, float)) and not isinstance(stored, bool) \
+                    and not e.metadata.get("trust_verdict_calibration"):
+                out[e.id] = float(stored)
+            continue
+        if readings.kind == "judged":
+            out[e.id] = raw_p_right(readings, head)
+    return out

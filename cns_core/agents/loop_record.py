@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING
 
 from cns_core.agents.wire import BusConfig
 from cns_core.config import replace_atomically, state_dir
+from cns_core.memory.process_lock import process_started
 
 if TYPE_CHECKING:
-    from cns_core.process_lock import ExclusiveLock
+    from cns_core.memory.process_lock import ExclusiveLock
 
 __all__ = ["RECORD_NAME", "LOCK_NAME", "loop_lock", "LoopRecord", "LoopFinding", "record_path", "write_record", "clear_record", "read_record",
            "find_loop", "free_bus_ports", "port_holder", "process_started"]
@@ -70,25 +71,11 @@ def _folder(folder: str | Path | None) -> Path:
 
 def loop_lock(folder: str | Path | None = None) -> "ExclusiveLock":
     """The lock a judge loop holds for its whole life: one loop per state folder (``cns agents`` takes it first)."""
-    from cns_core.process_lock import ExclusiveLock
+    from cns_core.memory.process_lock import ExclusiveLock
 
     where = _folder(folder)
     return ExclusiveLock(where / LOCK_NAME, f"the judge loop of {where}", "the judge loop (cns agents)")
 
-
-
-def process_started(pid: int) -> float | None:
-    """When process ``pid`` started (psutil's create_time), None when it is gone or a zombie: with the pid,
-    it tells a live process from a later one that reuses the pid."""
-    import psutil
-
-    try:
-        proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
-            return None
-        return proc.create_time()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return None
 
 
 def write_record(bus: BusConfig, folder: str | Path | None = None) -> LoopRecord:

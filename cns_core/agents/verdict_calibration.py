@@ -25,14 +25,14 @@ import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from cns_core.config import ConfigError, replace_atomically, state_dir
 
 __all__ = ["MIN_ANNOTATIONS", "Calibration", "fit_calibration", "balanced_accuracy", "calibration_dir",
-           "save_calibration", "active_calibration", "fit_to_engrams", "revert_calibration", "platt", "raw_scores"]
+           "save_calibration", "active_calibration", "fit_to_engrams", "revert_calibration", "platt"]
 
 MIN_ANNOTATIONS = 20       # marked answers (correct or incorrect) needed to fit
 MIN_QUESTIONS = 4          # ... to different questions (the cross-validation needs folds)
@@ -159,34 +159,14 @@ def fit_calibration(scores: Sequence[float], right: Sequence[bool], questions: S
                        len(groups), cv_before, cv_after, adopted, scale="platt")
 
 
-def raw_scores(engrams: Sequence[Any], head: Any) -> dict[str, float]:
-    """The verifier's own p(right) of each engram that has one: from its stored readings, else its stored
-    p(right) when no calibration decided it (an older verdict)."""
-    from cns_core.agents.answer_verdict import VerdictReadings, raw_p_right
-
-    out: dict[str, float] = {}
-    for e in engrams:
-        try:
-            readings = VerdictReadings.from_json(e.metadata.get("trust_readings"))
-        except ValueError:
-            stored = e.metadata.get("trust_verdict_score")
-            if isinstance(stored, (int, float)) and not isinstance(stored, bool) \
-                    and not e.metadata.get("trust_verdict_calibration"):
-                out[e.id] = float(stored)
-            continue
-        if readings.kind == "judged":
-            out[e.id] = raw_p_right(readings, head)
-    return out
-
-
-def fit_to_engrams(engrams: Sequence[Any], base_threshold: float, head: Any = None) -> Calibration:
+def fit_to_engrams(engrams: Sequence[Any], raw: Mapping[str, float], base_threshold: float) -> Calibration:
     """:func:`fit_calibration` on the engrams a person marked correct or incorrect that have a p(answer
-    right) (:func:`raw_scores`), grouped by question."""
+    right) in ``raw`` (engram id -> the verifier's own p(right):
+    :func:`cns_core.agents.answer_verdict.raw_scores`), grouped by question."""
     from cns_core.agents.agreement import person_labels
     from cns_core.engrams import question_key
 
     labelled = person_labels(engrams)
-    raw = raw_scores([e for e, _ in labelled], head)
     rows = [(raw[e.id], right, question_key(e.query)) for e, right in labelled if e.id in raw]
     unscored = len(labelled) - len(rows)
     if unscored and len(rows) < MIN_ANNOTATIONS:   # say why, not "0 marked answers"

@@ -75,7 +75,7 @@ def run_agents(args: argparse.Namespace) -> int:
     below is written only once the proxy listens, too late to keep a second loop started at the same instant
     from sharing the store, the journal and the checkpoint)."""
     from cns_core.agents.loop_record import loop_lock
-    from cns_core.process_lock import LockHeld
+    from cns_core.memory.process_lock import LockHeld
 
     lock = loop_lock()
     try:

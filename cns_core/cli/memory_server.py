@@ -1,6 +1,6 @@
 """``python -m cns_core.cli.memory_server --path FOLDER --port N``: the Chroma server ``cns run`` keeps.
 
-It takes the store folder's lock first (:func:`cns_core.memory_access.store_lock`), so no process opens the
+It takes the store folder's lock first (:func:`cns_core.memory.access.store_lock`), so no process opens the
 folder embedded while it is served, then runs Chroma's own server (what ``chroma run`` runs) in this process on
 loopback. The lock is released by the kernel when the process ends, however it ends.
 
@@ -63,8 +63,8 @@ def _serve(folder: Path, host: str, port: int, failure: list[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from cns_core.cli.quiet import offline_and_quiet
-    from cns_core.memory_access import server_answers, store_lock
-    from cns_core.process_lock import LockHeld
+    from cns_core.memory.access import server_answers, store_lock
+    from cns_core.memory.process_lock import LockHeld
 
     offline_and_quiet()
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.memory_server",

@@ -5,7 +5,7 @@ port; restarted if it dies), the judge loop (``cns agents``: bus proxy, CriticAg
 MemoryAgent and GeneratorAgent; restarted if it dies) and the dashboard (``streamlit run``)
 as supervised children; Ctrl-C stops them all and leaves no process or port behind.
 The judge loop, the dashboard and any ``cns`` command run meanwhile reach the memory through
-that server (:mod:`cns_core.memory_access`); a folder another process holds embedded is
+that server (:mod:`cns_core.memory.access`); a folder another process holds embedded is
 refused, naming that process.
 A judge loop is used as it is only when it serves the same state folder (its record,
 ``<state dir>/judge_loop.json``, names a live process and its ports answer: see
@@ -128,7 +128,7 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
     already. StoreBusyError when another process holds the folder embedded. Says which."""
     from cns_core.cli.supervisor import ChildSpec
     from cns_core.memory import memory_settings
-    from cns_core.memory_access import StoreBusyError, served_record, store_folder, store_lock, write_server_record
+    from cns_core.memory.access import StoreBusyError, served_record, store_folder, store_lock, write_server_record
 
     cfg = memory_settings()
     if cfg.get("url"):
@@ -193,7 +193,7 @@ def run_demo(args: argparse.Namespace) -> int:
         except (AccessError, OSError) as exc:
             print(f"cns run: {exc}", file=sys.stderr)
             return 2
-    from cns_core.memory_access import MemoryStoreError, clear_server_record
+    from cns_core.memory.access import MemoryStoreError, clear_server_record
 
     quiet_model_loading()   # the children inherit the switches
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from cns_core.agents import verdict_calibration as vc
 from cns_core.agents.answer_trust import AnswerScorer, BackfillReport, RelabelReport, rejudge, relabel
-from cns_core.agents.answer_verdict import VerdictSettings
+from cns_core.agents.answer_verdict import VerdictSettings, raw_scores
 from cns_core.engrams import HUMAN_VERDICTS, Engram
 from cns_core.memory import memory_settings
 
@@ -39,7 +39,8 @@ def calibrate_message(marked: Sequence[Any]) -> str:
     """Fit the verdict to the marked engrams (a Platt map of p(right) and a threshold on that scale), store it
     as the active version, and say what changed; ValueError when there is too little to fit."""
     configured = _configured()
-    fitted = vc.save_calibration(vc.fit_to_engrams(marked, configured.correct_at, configured.verdict_head()))
+    raw = raw_scores(marked, configured.verdict_head())
+    fitted = vc.save_calibration(vc.fit_to_engrams(marked, raw, configured.correct_at))
     return f"Calibration version {fitted.version} is active: {fitted.describe()}."
 
 

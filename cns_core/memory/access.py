@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cns_core.config import ConfigError, replace_atomically, state_dir
-from cns_core.process_lock import ExclusiveLock, LockHeld
+from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_started
 
 __all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBusyError", "ServerRecord",
            "OpenedStore", "store_folder", "store_lock", "write_server_record", "clear_server_record", "served_record",
@@ -98,8 +98,6 @@ def _record_path(folder: str | Path) -> Path:
 
 def write_server_record(folder: str | Path, host: str, port: int, server_pid: int) -> ServerRecord:
     """Say that this process (``cns run``) serves ``folder`` through the server ``server_pid`` on ``port``."""
-    from cns_core.agents.loop_record import process_started
-
     me = os.getpid()
     record = ServerRecord(str(Path(folder).resolve()), host, int(port), int(server_pid), me,
                           process_started(me) or time.time())
@@ -120,8 +118,6 @@ def clear_server_record(folder: str | Path) -> None:
 
 def served_record(folder: str | Path) -> ServerRecord | None:
     """The record of the ``cns run`` serving ``folder`` when that ``cns run`` is alive, else None."""
-    from cns_core.agents.loop_record import process_started
-
     try:
         raw = json.loads(_record_path(folder).read_text(encoding="utf-8"))
         record = ServerRecord(**{k: raw[k] for k in ServerRecord.__dataclass_fields__})

@@ -29,7 +29,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.config import ConfigError, env_override, load_config, state_dir
-from cns_core.memory_access import MemoryStoreError, StoreBusyError, open_store
+from cns_core.memory.access import MemoryStoreError, StoreBusyError, open_store
 from cns_core.engrams import (
     HUMAN_KEYS,
     HUMAN_PREFIX,

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder"]
+__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder", "process_started"]
 
 _ACQUIRE_PATIENCE_S = 2.0      # a lock held for an instant (a probe, a process exiting) is waited for this long
 _MAX_HOLDER_BYTES = 4096
@@ -47,6 +47,20 @@ class LockHeld(RuntimeError):
     def __init__(self, message: str, holder: Holder | None):
         super().__init__(message)
         self.holder = holder
+
+
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started (psutil's create_time), None when it is gone or a zombie: with the pid,
+    it tells a live process from a later one that reuses the pid."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return proc.create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
 
 
 def _command_line(pid: int) -> str:
@@ -141,8 +155,6 @@ class ExclusiveLock:
             hold.users = 1
 
     def _write_holder(self, fd: int) -> None:
-        from cns_core.agents.loop_record import process_started
-
         me = os.getpid()
         data = json.dumps({"pid": me, "started": process_started(me) or time.time(),
                            "command": _command_line(me) or Path(sys.argv[0]).name, "role": self.role})
