@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
 __all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
-           "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS"]
+           "memory_server_plan", "free_port", "bus_env", "STREAMLIT_OPTIONS"]
 
 
 # How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
@@ -144,7 +144,7 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
         raise StoreBusyError(f"the memory at {folder} is open in {holder.describe()}, which `cns run` cannot share: "
                              "stop that process, then run `cns run` again (it serves the memory to the judge loop, "
                              "the dashboard and every `cns` command through one Chroma server)")
-    host, port = "127.0.0.1", _free_port()
+    host, port = "127.0.0.1", free_port()
     argv = [sys.executable, "-m", "cns_core.cli.memory_server", "--path", str(folder), "--host", host,
             "--port", str(port)]
     print(f"memory: serving {folder} through a Chroma server on http://{host}:{port} ([chroma] below); the judge "
@@ -153,7 +153,8 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
                      stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid)), folder
 
 
-def _free_port(host: str = "127.0.0.1") -> int:
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nothing listens on right now (the OS picks it)."""
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
