@@ -7,8 +7,8 @@ verdict again from the readings kept on its engram (no model), then revert and d
 
 It works on a copy of the memory folder (the original is never touched), served by the same Chroma server
 ``cns run`` starts (``python -m cns_core.cli.memory_server``), as under ``make run``. The person is played by
-the demo's own answers: a seeded 40 of the fact answers marked correct (the demo's good answer) or incorrect
-(its wrong one). Printed: the fit, the relabelling (answers, seconds, how many changed), the check that one
+the demo's own answers: a seeded 40 (``--marked``) of the fact answers marked correct (the demo's good answer) or incorrect
+(its vague or its wrong one: a strict reader). Printed: the fit, the relabelling (answers, seconds, how many changed), the check that one
 p(right) as the badges show it reads one verdict, and the revert. Each timing is one run.
 """
 
@@ -29,8 +29,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-MARKED = 40
-
 
 def _serve(folder: Path) -> subprocess.Popen:
     """The memory server ``cns run`` starts, on ``folder``, with this process as its supervisor."""
@@ -49,22 +47,22 @@ def _serve(folder: Path) -> subprocess.Popen:
     return proc
 
 
-def _mark(memory) -> int:
+def _mark(memory, count: int) -> int:
     """The person's verdicts: a seeded sample of fact answers, right when the demo's good answer was given."""
     from cns_core.cli.demo_memory import FACTS
     from cns_core.engrams import question_key
     from cns_core.people.annotations import Annotation
 
-    good = {question_key(q): g for q, g, _, _ in FACTS}
-    wrong = {question_key(q): w for q, _, _, w in FACTS}
+    answers = {question_key(q): (good, partial, wrong) for q, good, partial, wrong in FACTS}
     marks = []
     for engram in memory.get(memory.ids_matching({"trust_score": {"$gte": 0.0}}, None)):
-        key = next((k for k in good if k in question_key(engram.query)), None)
-        if key is not None and engram.answer in (good[key], wrong[key]):
-            marks.append(Annotation(engram.id, "correct" if engram.answer == good[key] else "incorrect", who="bench"))
+        key = next((k for k in answers if k in question_key(engram.query)), None)
+        if key is not None and engram.answer in answers[key]:      # a strict reader: a vague answer is not right
+            marks.append(Annotation(engram.id, "correct" if engram.answer == answers[key][0] else "incorrect",
+                                    who="bench"))
     random.Random(11).shuffle(marks)
-    memory.record_annotations(marks[:MARKED])
-    return len(marks[:MARKED])
+    memory.record_annotations(marks[:count])
+    return len(marks[:count])
 
 
 def _one_verdict_per_shown_p_right(memory) -> int:
@@ -82,6 +80,7 @@ def _one_verdict_per_shown_p_right(memory) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--state", help="the state folder whose memory to copy (default: CNS_STATE_DIR or .cns)")
+    parser.add_argument("--marked", type=int, default=40, help="answers the person marks (default 40)")
     parser.add_argument("--embedded", action="store_true", help="open the copy embedded instead of serving it")
     parser.add_argument("--with-model", action="store_true", help="also time the verifier re-judging every answer")
     args = parser.parse_args(argv)
@@ -103,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
 
         memory = MemoryService(path=folder)
         how = "served (HttpClient)" if memory.served else "embedded"
-        print(f"memory: {memory.count()} engrams, {how}; {_mark(memory)} marked by the person")
+        print(f"memory: {memory.count()} engrams, {how}; {_mark(memory, args.marked)} marked by the person")
         if relabel(memory).needs_model:
             print("some answers carry no readings (an older memory): run the demo again (make demo-memory on a "
                   "fresh state) to time the relabelling alone", file=sys.stderr)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from cns_core.agents.wire import BusConfig
 from cns_core.config import replace_atomically, state_dir
-from cns_core.memory.process_lock import process_started
+from cns_core.memory.process_lock import process_started, remove_own_record
 
 if TYPE_CHECKING:
     from cns_core.memory.process_lock import ExclusiveLock
@@ -90,12 +90,7 @@ def write_record(bus: BusConfig, folder: str | Path | None = None) -> LoopRecord
 
 def clear_record(folder: str | Path | None = None) -> None:
     """Remove the record if it is this process's (a newer loop's record is left alone)."""
-    path = record_path(folder)
-    try:
-        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
-            path.unlink()
-    except (OSError, ValueError, AttributeError):
-        pass
+    remove_own_record(record_path(folder), "pid")
 
 
 def read_record(folder: str | Path | None = None) -> LoopRecord | None:

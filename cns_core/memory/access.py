@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cns_core.config import ConfigError, replace_atomically, state_dir
-from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_started
+from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_started, remove_own_record
 
 __all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBusyError", "ServerRecord",
            "OpenedStore", "store_folder", "store_lock", "write_server_record", "clear_server_record", "served_record",
@@ -108,12 +108,7 @@ def write_server_record(folder: str | Path, host: str, port: int, server_pid: in
 
 def clear_server_record(folder: str | Path) -> None:
     """Remove the record if this process wrote it (another ``cns run``'s record is left alone)."""
-    path = _record_path(folder)
-    try:
-        if json.loads(path.read_text(encoding="utf-8")).get("supervisor_pid") == os.getpid():
-            path.unlink()
-    except (OSError, ValueError, AttributeError):
-        pass
+    remove_own_record(_record_path(folder), "supervisor_pid")
 
 
 def served_record(folder: str | Path) -> ServerRecord | None:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder", "process_started"]
+__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder", "process_started", "remove_own_record"]
 
 _ACQUIRE_PATIENCE_S = 2.0      # a lock held for an instant (a probe, a process exiting) is waited for this long
 _MAX_HOLDER_BYTES = 4096
@@ -61,6 +61,16 @@ def process_started(pid: int) -> float | None:
         return proc.create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
+
+
+def remove_own_record(path: str | Path, pid_key: str) -> None:
+    """Remove a JSON record file when its ``pid_key`` names this process (a newer process's record stays)."""
+    path = Path(path)
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get(pid_key) == os.getpid():
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _command_line(pid: int) -> str:
