@@ -14,11 +14,9 @@ from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
 from cns_core.agents.agreement import agreement
 from cns_core.agents.verdict_calibration import active_calibration
-from cns_core.agents.answer_trust import relabel
-from cns_core.people.calibrate import (annotated_engrams, calibrate_message, relabel_words, revert_message,
-                                       threshold_words)
+from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
 from cns_core.views.people_view import agreement_rows, agreement_summary, export_bytes
-from cns_core.views.relabel_job import relabel_job, start_relabel
+from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
@@ -54,13 +52,9 @@ def relabel_progress(memory) -> None:
 
 
 def relabel_now(memory, said: str) -> None:
-    """Every stored verdict decided again under the calibration now in force, before the next rerun (from the
-    readings kept on each engram: no model); the few stored without readings go to the verifier meanwhile."""
+    """The stored verdicts decided again before the next rerun; ``said``: what the calibration did."""
     with st.spinner("Deciding the stored verdicts again…"):
-        report = relabel(memory)
-    if report.needs_model:
-        start_relabel(memory, report.needs_model)
-    st.session_state["cns_engrams_marked"] = f"{said} {relabel_words(report)}"
+        st.session_state["cns_engrams_marked"] = f"{said} {relabel_after_calibration(memory)}"
 
 
 frame.page("Engrams", "Every stored turn with the judge's grade and the critics' Trust Score of its answer "

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -39,6 +39,7 @@ __all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBu
 STORE_LOCK_NAME = "cns-memory.lock"
 SERVER_RECORD_NAME = "cns-server.json"
 SERVE_WAIT_S = 30.0          # how long an opener waits for a served folder's server to answer (start, restart)
+_MAX_RECORD_BYTES = 4096
 
 
 class MemoryStoreError(RuntimeError):
@@ -114,8 +115,11 @@ def clear_server_record(folder: str | Path) -> None:
 def served_record(folder: str | Path) -> ServerRecord | None:
     """The record of the ``cns run`` serving ``folder`` when that ``cns run`` is alive, else None."""
     try:
-        raw = json.loads(_record_path(folder).read_text(encoding="utf-8"))
+        with open(_record_path(folder), "rb") as handle:     # a small file of ours: a damaged one is not read whole
+            raw = json.loads(handle.read(_MAX_RECORD_BYTES).decode("utf-8"))
         record = ServerRecord(**{k: raw[k] for k in ServerRecord.__dataclass_fields__})
+        record = replace(record, port=int(record.port), server_pid=int(record.server_pid),
+                         supervisor_pid=int(record.supervisor_pid), supervisor_started=float(record.supervisor_started))
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     started = process_started(int(record.supervisor_pid))

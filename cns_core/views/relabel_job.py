@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-__all__ = ["RelabelJob", "start_relabel", "relabel_job"]
+__all__ = ["RelabelJob", "start_relabel", "relabel_job", "relabel_after_calibration"]
 
 log = logging.getLogger(__name__)
 
@@ -84,3 +84,16 @@ def start_relabel(memory: Any, ids: Sequence[str]) -> RelabelJob:
 
     threading.Thread(target=work, name="cns-relabel", daemon=True).start()
     return job
+
+
+def relabel_after_calibration(memory: Any) -> str:
+    """Every stored verdict decided again under the calibration now in force, at once (from the readings kept
+    on each engram: no model); the few stored without readings go to the verifier in the background. Says
+    what it did."""
+    from cns_core.agents.answer_trust import relabel
+    from cns_core.people.calibrate import relabel_words
+
+    report = relabel(memory)
+    if report.needs_model:
+        start_relabel(memory, report.needs_model)
+    return relabel_words(report)
