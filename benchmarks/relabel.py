@@ -35,7 +35,7 @@ def _serve(folder: Path) -> subprocess.Popen:
     from cns_core.cli.run import free_port
     from cns_core.memory.access import server_answers, write_server_record
 
-    port = free_port()
+    port = free_port("127.0.0.1")
     proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli.memory_server", "--path", str(folder),
                              "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     write_server_record(folder, "127.0.0.1", port, proc.pid)

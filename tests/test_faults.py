@@ -555,6 +555,6 @@ def test_cns_replay_reads_hostile_lines_bounded(tmp_path):
     path.write_bytes(json.dumps(turn_payload(1)).encode() + b"\n" + b"[" * 100_000 + b"\n\xff\xfe\n"
                      + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000)
     found = [(n, p is not None, problem) for n, p, problem in read_turns(path)]
-    assert found == [(1, True, ""), (2, False, "JSON nested more than 32 levels deep"),
+    assert found == [(1, True, ""), (2, False, "nested more than 32 levels deep"),
                      (3, False, "not UTF-8 text (byte 0)"), (4, True, ""),
                      (5, False, "longer than 1,000,000 bytes (the bus limit); the rest of the file is not read")]

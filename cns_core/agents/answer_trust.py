@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,11 +30,12 @@ from cns_core.config import ConfigError
 from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
 from cns_core.memory import memory_settings
 from cns_core.scoring import incomplete_note, load_profiles
+from cns_core.bounds import logger
 
 __all__ = ["TrustSettings", "AnswerItem", "TrustOutcome", "AnswerScorer", "BackfillReport", "backfill",
            "item_from_engram", "evidence_metadata", "rejudge", "relabel", "RelabelReport", "wrong_ceiling"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _FILE = "memory.yaml"
 

@@ -21,7 +21,6 @@ graded in the journal is never sent to the judge again. The schedule is written 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -34,10 +33,11 @@ from cns_core.agents.bus import CRITIQUE, GRADE, BusConfig, BusError, Publisher,
 from cns_core.agents.messages import TurnMessage, describe_errors
 from cns_core.agents.retry_schedule import RetrySchedule
 from cns_core.config import replace_atomically, state_dir
+from cns_core.bounds import logger
 
 __all__ = ["pending_count", "MemoryCounts", "memory_counts", "pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 _UNSENDABLE: set[str] = set()     # engrams already reported as too large to send
 
 

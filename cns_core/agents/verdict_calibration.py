@@ -178,7 +178,8 @@ def fit_to_engrams(engrams: Sequence[Any], raw: Mapping[str, float], base_thresh
 
 # ----- versions in the state folder -------------------------------------------------------------
 def calibration_dir() -> Path:
-    return state_dir() / "calibration" / "verdict"
+    """Where the versions live; not created by a look (``--revert`` on a missing state folder leaves none)."""
+    return state_dir(create=False) / "calibration" / "verdict"
 
 
 def _read_json(path: Path) -> Any:

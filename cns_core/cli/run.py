@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
-__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
-           "memory_server_plan", "free_port", "bus_env", "STREAMLIT_OPTIONS"]
+__all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
+           "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS"]
 
 
 # How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
@@ -46,8 +46,9 @@ STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="the dashboard and the judge loop together until Ctrl-C")
-    p.add_argument("--port", type=int, default=int(os.environ.get("CNS_DASHBOARD_PORT", 8501)),
-                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT); bus ports: config/bus.yaml")
+    p.add_argument("--port", type=port_number, default=os.environ.get("CNS_DASHBOARD_PORT", "8501"),
+                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT; 0 picks a free one); bus ports: "
+                        "config/bus.yaml")
     p.add_argument("--address", default=os.environ.get("CNS_DASHBOARD_ADDRESS") or "127.0.0.1",
                    help="dashboard address to listen on (default 127.0.0.1: this machine only; or "
                         "CNS_DASHBOARD_ADDRESS); any other address needs an access token")
@@ -58,6 +59,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the judge loop only (with --no-agents: the memory's Chroma server only)")
     p.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before it is killed")
     p.set_defaults(func=run_demo)
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535, or 0 for a free one (argparse says the error, not Streamlit's traceback)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535, or 0 for a free one)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535, or 0 for a free one)")
+    return port
+
+
+def free_port(address: str) -> int:
+    """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one."""
+    host = address.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> bool:
@@ -144,20 +165,14 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
         raise StoreBusyError(f"the memory at {folder} is open in {holder.describe()}, which `cns run` cannot share: "
                              "stop that process, then run `cns run` again (it serves the memory to the judge loop, "
                              "the dashboard and every `cns` command through one Chroma server)")
-    host, port = "127.0.0.1", free_port()
+    host = "127.0.0.1"
+    port = free_port(host)
     argv = [sys.executable, "-m", "cns_core.cli.memory_server", "--path", str(folder), "--host", host,
             "--port", str(port)]
     print(f"memory: serving {folder} through a Chroma server on http://{host}:{port} ([chroma] below); the judge "
           "loop, the dashboard and any `cns` command reach the memory there")
     return ChildSpec("chroma", argv, env=env, restart=True, max_restarts=5, restart_pause_s=1.0,
                      stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid)), folder
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port on ``host`` that nothing listens on right now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
 
 
 def _replaced_orphan(port: int) -> bool:
@@ -211,6 +226,8 @@ def run_demo(args: argparse.Namespace) -> int:
         if agents is not None:
             children.append(ChildSpec("agents", agents, env=env, restart=True))
     if not args.no_dashboard:
+        if args.port == 0:
+            args.port = free_port(args.address)
         if port_in_use(args.port) and not _replaced_orphan(args.port):
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")

@@ -15,7 +15,6 @@ keeps its grade, and keeps its Trust Score when the text is unchanged.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import time
@@ -53,6 +52,7 @@ from cns_core.engrams import (
 )
 from cns_core.models import get_embedder
 from cns_core.models.errors import ModelUnavailableError
+from cns_core.bounds import logger
 
 __all__ = [
     "CNSEmbeddingFunction",
@@ -71,7 +71,7 @@ __all__ = [
     "validate_score",
 ]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)

@@ -9,14 +9,15 @@ when it ends, over the ids of both, so the last calibration always wins.
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from cns_core.bounds import logger
+
 __all__ = ["RelabelJob", "start_relabel", "relabel_job", "relabel_after_calibration"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 @dataclass
