@@ -123,10 +123,41 @@ def test_engrams_agreement_table_is_uncut_and_the_ungraded_count_is_the_judge_pa
     at = _page("engrams.py").run()
     assert not at.exception
     assert cut_cells(next(d for d in at.dataframe if "wrong, person wrong" in d.value.columns)) == []
-    assert any("**5** ungraded in all" in m.value for m in at.markdown)     # 5 of the 30 have no grade
+    counts = "Memory: 30 engrams · 5 ungraded (pending grades) · 0 quarantined"     # 5 of the 30 have no grade
+    assert any(c.value == counts for c in at.caption)
     judge = _page("judge.py").run()
+    assert any(c.value == counts for c in judge.caption)                    # the same line, one computation
     pending = next((c.value for c in judge.caption if c.value.startswith("Pending grades")), "")
-    assert pending.startswith("Pending grades: 5 turn(s) wait")             # the same count, one computation
+    assert pending.startswith("Pending grades: 5 turn(s) wait")
+
+
+def test_memory_counts_are_read_again_on_every_rerun_the_same_on_every_page(tmp_path, monkeypatch):
+    """Issue 50 item 5: 40 s after a send the Judge page still said 47 pending while Engrams said 48. The counts
+    are read from the memory on each rerun (the Judge page's every 2 s), never kept from an earlier one."""
+    from cns_core.memory import MemoryService
+
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    memory = MemoryService()
+
+    def store(*ids: str) -> None:
+        memory.write_episodic_many([{"query": f"Question {i}?", "answer": f"Answer {i}.", "session_id": "s",
+                                     "query_id": i} for i in ids])
+
+    store("c1", "c2", "c3")
+    memory.update_engram_score("c1", 4, "fine")
+    memory.write_quarantined("Held?", "Held back.", "s", query_id="h1", reason="contradiction")
+    pages = [_page("engrams.py").run(), _page("judge.py").run()]
+
+    def lines() -> list[str]:
+        return [next(c.value for c in at.caption if c.value.startswith("Memory:")) for at in pages]
+
+    assert lines() == ["Memory: 3 engrams · 2 ungraded (pending grades) · 1 quarantined"] * 2
+    store("c4", "c5")                                   # the judge loop stores two turns meanwhile
+    memory.update_engram_score("c2", 3, "ok")
+    for at in pages:
+        at.run()
+        assert not at.exception
+    assert lines() == ["Memory: 5 engrams · 3 ungraded (pending grades) · 1 quarantined"] * 2
 
 
 def test_engrams_empty_memory_shows_the_empty_state(state_dir):

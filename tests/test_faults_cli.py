@@ -98,7 +98,8 @@ def test_port_0_starts_the_dashboard_on_a_free_port_and_prints_its_url(monkeypat
 
     monkeypatch.setattr(supervisor, "Supervisor", Recorder)
     assert main(["run", "--port", "0", "--no-agents"]) == 0
-    (dashboard,) = started
+    dashboard = next(c for c in started if c.name == "dashboard")       # beside the memory's server ("chroma")
+    assert [c.name for c in started] == ["chroma", "dashboard"]
     port = int(dashboard.argv[dashboard.argv.index("--server.port") + 1])
     assert port > 0 and f"open http://127.0.0.1:{port}/" in capsys.readouterr().out
 

@@ -220,3 +220,27 @@ def test_a_judge_loop_started_by_cns_run_stops_by_itself_when_cns_run_is_killed(
         if child is not None and child.is_running():
             child.kill()
     assert not _listening(bus.pub_port) and read_record(tmp_path / "state") is None
+
+
+def test_two_judge_loops_started_at_the_same_instant_on_one_folder_one_refuses(tmp_path):
+    """Issue 50 item 4: two `cns agents` started within milliseconds of each other on one state folder both ran
+    (the record is written only once the proxy listens). The folder's loop lock is taken before anything opens."""
+    env = _env(tmp_path / "state", _bus())
+    argv = [sys.executable, "-m", "cns_core.cli", "agents", "--no-memory", "--no-critic", "--no-generator"]
+    both = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for _ in range(2)]
+    try:
+        refused = _wait(lambda: [p for p in both if p.poll() is not None], "one of the two loops to refuse", 120)
+        assert len(refused) == 1
+        [running] = [p for p in both if p is not refused[0]]
+        out = refused[0].stdout.read()
+        assert refused[0].returncode == 2, out
+        assert "not starting a second judge loop for the state folder" in out and f"pid {running.pid}" in out
+        assert "Traceback" not in out
+        assert running.poll() is None
+    finally:
+        for proc in both:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=60)
+    assert both[0].returncode is not None and running.returncode == 0

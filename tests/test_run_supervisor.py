@@ -51,11 +51,13 @@ def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
                   "the MemoryAgent and the CriticAgent did not start", 120, log)
         assert all(port_in_use(p) for p in ports.values())
         pids = {name: int(pid) for name, pid in re.findall(r"\[(\w+)\] started \(pid (\d+)\)", log.read_text())}
-        assert set(pids) == {"agents", "dashboard"} and all(_alive(p) for p in pids.values())
+        assert set(pids) == {"chroma", "agents", "dashboard"} and all(_alive(p) for p in pids.values())
+        assert "memory: serving" in log.read_text()        # the memory's server, listed with the others
 
         again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
         assert again.returncode == 0, again.stderr
         assert "judge loop: already running" in again.stdout and "using it" in again.stdout
+        assert "memory: already served for this state folder" in again.stdout
         assert f"port {web} is already in use" in again.stdout
         assert all(port_in_use(p) for p in ports.values()), "the second run must leave the first loop alone"
 
@@ -66,6 +68,7 @@ def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
             stop_process(proc)
     text = log.read_text()
     assert "stopping (SIGINT)" in text and "[agents] exited" in text and "[dashboard] exited" in text
+    assert text.index("[agents] exited") < text.index("[chroma] exited")   # the server outlives its writers
     assert text.count("[agents] stopped") <= 1, text             # the agents' own word, said once
     assert not any(_alive(p) for p in pids.values()), text
     assert not any(port_in_use(p) for p in [*ports.values(), web])

@@ -76,6 +76,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------- cns agents
 
 def run_agents(args: argparse.Namespace) -> int:
+    """One judge loop per state folder: the folder's loop lock is taken before anything is opened (the record
+    below is written only once the proxy listens, too late to keep a second loop started at the same instant
+    from sharing the store, the journal and the checkpoint)."""
+    from cns_core.agents.loop_record import loop_lock
+    from cns_core.memory.process_lock import LockHeld
+
+    lock = loop_lock()
+    try:
+        lock.acquire()
+    except LockHeld as exc:
+        _say(f"cns agents: not starting a second judge loop for the state folder {_state_folder()}: {exc}. One "
+             "loop serves a state folder: use it (`cns run` does), or stop it first.", err=True)
+        return 2
+    try:
+        return _run_judge_loop(args)
+    finally:
+        lock.release()
+
+
+def _run_judge_loop(args: argparse.Namespace) -> int:
     from cns_core.agents.bus import BusProxy, bus_settings
     from cns_core.agents.critic import CriticAgent
     from cns_core.agents.generator import GeneratorAgent
