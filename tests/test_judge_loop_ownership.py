@@ -218,7 +218,7 @@ def test_two_judge_loops_started_at_the_same_instant_on_one_folder_one_refuses(t
     both = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for _ in range(2)]
     try:
-        refused = _wait(lambda: [p for p in both if p.poll() is not None], "one of the two loops to refuse", 120)
+        refused = wait_for(lambda: [p for p in both if p.poll() is not None], 120, 0.2, "one of the two loops to refuse")
         assert len(refused) == 1
         [running] = [p for p in both if p is not refused[0]]
         out = refused[0].stdout.read()
