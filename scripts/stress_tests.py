@@ -29,9 +29,10 @@ REPORTS = ROOT / "test-artifacts" / "stress"
 # The tests that start real processes, servers, browsers, Ray or threads and wait on them: where a race or a
 # bound too tight for a busy machine shows. A new file of that kind whose name matches a pattern is included.
 DEFAULT_TESTS = ("tests/test_browser*.py", "tests/test_batch_ray.py", "tests/test_agents_*.py",
-                 "tests/test_run_supervisor.py", "tests/test_judge_loop_ownership.py", "tests/test_faults.py",
-                 "tests/test_pending_grades.py", "tests/test_bus.py", "tests/test_cancel.py",
-                 "tests/test_coalescing.py", "tests/test_dashboard_memory_pages.py")
+                 "tests/test_run_supervisor.py", "tests/test_judge_loop_ownership.py", "tests/test_faults*.py",
+                 "tests/test_memory_served.py", "tests/test_pending_grades.py", "tests/test_bus.py",
+                 "tests/test_cancel.py", "tests/test_coalescing.py", "tests/test_coherence_hook.py",
+                 "tests/test_dashboard_memory_pages.py")
 PYTEST = ["-n", "2", "--dist", "loadfile", "--no-loadscope-reorder", "-q", "-p", "no:cacheprovider",
           "--durations=5"]
 
