@@ -95,15 +95,18 @@ def test_cns_agents_runs_until_a_signal_and_stops_cleanly(bus_env, ollama, state
     launcher = [sys.executable, "-c", "import sys; from cns_core.cli import main; sys.exit(main())"]
     out, err = tmp_path / "agents.out", tmp_path / "agents.err"
     with out.open("w") as stdout, err.open("w") as stderr:
-        proc = subprocess.Popen([*launcher, "agents", "--no-memory", "--no-generator"], stdout=stdout, stderr=stderr,
-                                text=True, env=env)
+        # a generous grace: on a loaded machine a stop may outlast the default (then the watchdog exits 1,
+        # which is right for the product and not what this test is about)
+        proc = subprocess.Popen([*launcher, "agents", "--no-memory", "--no-generator", "--grace", "45"],
+                                stdout=stdout, stderr=stderr, text=True, env=env)
     try:
         wait_for(lambda: "press Ctrl-C" in out.read_text(), 120, what="cns agents to say 'press Ctrl-C'", proc=proc,
                  log=lambda: out.read_text() + err.read_text())
         assert "critic: running" in out.read_text()
         assert main(["grade", "--query", "Q?", "--answer", "Yes.", "--timeout", "30"]) == 0
         proc.send_signal(sig)
-        assert proc.wait(timeout=60) == 0
+        code = proc.wait(timeout=60)
+        assert code == 0, f"exit {code}; stdout:\n{out.read_text()}\nstderr:\n{err.read_text()}"
         assert "stopped" in err.read_text()
     finally:
         if proc.poll() is None:
