@@ -32,7 +32,7 @@ with frame.guard("Could not draw the reasoning graph"):
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
     heights = [420, 560, 720, 900, 1100]
-    fitting = next((h for h in heights if h >= graph_height(sno)), heights[-1])    # every layer at a readable size
+    fitting = next((h for h in heights if h >= graph_height(sno, grounding)), heights[-1])    # every layer at a readable size
     height = st.select_slider("Height", options=heights, value=fitting, key=f"cns_graph_height_{sno.content_hash()}",
                               help="Set from the graph's layers; a graph wider than the page opens at a readable "
                                    "zoom on its hypothesis: drag to pan, scroll to zoom out.")
@@ -61,7 +61,8 @@ with frame.guard("Could not draw the reasoning graph"):
     st.markdown("**Claims: grounding verdict and the passages behind it**")
     claim_rows = claim_verdict_rows(sno, grounding)
     text_px, best_px = 250, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
-    row_px = display.wrapped_row_height([r["Text"] for r in claim_rows], text_px)
+    row_px = max(display.wrapped_row_height([r["Text"] for r in claim_rows], text_px),
+                 display.wrapped_row_height([r["Verdict reads"] for r in claim_rows], best_px))
     st.dataframe(pd.DataFrame(claim_rows), hide_index=True, width="stretch", key="cns_graph_claims", row_height=row_px,
                  height=display.table_height(len(claim_rows), row_px, most_rows=20), column_config={
         "Claim": st.column_config.TextColumn("Claim", width=display.fit_width("Claim", [r["Claim"] for r in claim_rows],
@@ -73,9 +74,12 @@ with frame.guard("Could not draw the reasoning graph"):
                                                         width=display.fit_width("p(supported)")),
         "p(contradicted)": st.column_config.NumberColumn("p(contradicted)", format="%.2f",
                                                          width=display.fit_width("p(contradicted)")),
-        "Best passage": st.column_config.TextColumn("Best passage", width=best_px,
-                                                    help="The evidence item and the part of it that entails the claim "
-                                                         "most; the passages table below quotes it in full.")})
+        "Verdict reads": st.column_config.TextColumn("Verdict reads", width=best_px,
+                                                     help="The passage the verdict rests on (for a contradicted claim "
+                                                          "the one contradicting it most, for a supported claim the "
+                                                          "one entailing it most, else the most similar), its item and "
+                                                          "part, and what it shows; the passages table below quotes "
+                                                          "it in full. The Coherence page names the same item.")})
     scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
     if scored:
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
@@ -88,6 +92,7 @@ with frame.guard("Could not draw the reasoning graph"):
                      column_config={"Passage": st.column_config.TextColumn("Passage", width=400),
                                     **{c: st.column_config.TextColumn(c, width=display.fit_width(
                                         c, [r[c] for r in passage_rows])) for c in ("Evidence", "Part")},
-                                    "Verdict reads": st.column_config.TextColumn("Verdict reads", width="medium"),
+                                    **{c: st.column_config.TextColumn(c, width=display.fit_width(
+                                        c, [r[c] for r in passage_rows])) for c in ("Shows", "Verdict reads")},
                                     **{c: st.column_config.NumberColumn(c, format="%.2f")
                                        for c in ("Similarity", "Entailment", "Contradiction")}})

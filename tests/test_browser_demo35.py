@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from graph_geometry import graph_scales
 from local_servers import serve_dashboard
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     ARTIFACTS,
@@ -24,6 +25,8 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     settle,
     shoot,
 )
+
+from cns_core.views.graph_html import MIN_SCALE
 
 pytestmark = pytest.mark.browser
 
@@ -147,6 +150,7 @@ def test_reasoning_graph_of_a_drafted_text_shows_the_contradicted_claim(fresh, p
     page.wait_for_timeout(1500)      # vis-network lays the graph out after the page settles
     assert_clean(page, "Reasoning graph (drafted text)")
     shoot(page, "demo35-graph-drafted-contradicted")
+    assert min(graph_scales(page)) >= MIN_SCALE      # the drafted graph opened at 0.58 (issue 51 item 2)
 
 
 def test_judge_ask_mode_says_up_front_it_cannot_work(fresh, page):

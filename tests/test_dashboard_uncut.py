@@ -18,10 +18,11 @@ def test_overview_per_critic_table_shows_costs_most_whole():
     assert cut_cells(table) == []
 
 
-def test_graph_claims_table_shows_text_and_best_passage_whole():
+def test_graph_claims_table_shows_text_and_the_passage_the_verdict_reads_whole():
     at = open_example("vitamin", "graph.py")
-    assert cut_cells(_table(at, "Best passage")) == []
-    assert cut_cells(_table(at, "Passage"), ["Passage", "Evidence", "Part"]) == []
+    assert cut_cells(_table(at, "Verdict reads")) == []
+    # issue 51 item 5: "Verdict reads" was cut to "contradicts m"
+    assert cut_cells(_table(at, "Passage"), ["Passage", "Evidence", "Part", "Shows", "Verdict reads"]) == []
 
 
 def test_meta_critic_plan_wraps_every_action_and_place():

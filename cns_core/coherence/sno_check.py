@@ -218,7 +218,7 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
     validity = {e.id: e.validity for e in sno.evidence}
     hook_pairs = {k: seen.pop(k) for k in [k for k, p in seen.items() if p.kind == "claim-evidence"]}
     for claim_id, verdict in verdicts.items():
-        by = verdict.contradicted_by or verdict.best_evidence
+        by = verdict.reads_evidence or verdict.contradicted_by     # the passage the verdict reads, as the graph names it
         if verdict.verdict != "contradicted" or by not in validity:
             continue
         key = frozenset((claim_id, by))
