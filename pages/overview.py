@@ -102,9 +102,9 @@ with frame.guard("Could not evaluate the current SNO"):
         if not ev.conflicts:
             st.info("No two critics disagree by more than the conflict threshold.")
         for c in sorted(ev.conflicts, key=lambda c: -c.delta)[:3]:
-            st.markdown(f"- **{display.critic_label(c.higher)}** {c.high_score:.2f} vs "
-                        f"**{display.critic_label(c.lower)}** {c.low_score:.2f} (gap {c.delta:.2f}): "
-                        f"{c.interpretation}")
+            note = c.weight_note(weights, display.critic_label)
+            st.markdown(f"- {c.describe(display.critic_label)}: {c.interpretation}"
+                        + (f" *({note}.)*" if note else ""))
     with c2:
         st.markdown("**Suggestions**")
         if not ev.suggestions:
