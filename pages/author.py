@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import text_draft, ui_state
+from cns_core.views import refit_job, text_draft, ui_state
 from cns_core.views.graph_html import sno_graph_html
 from cns_core.sno import serialize_snos
 from cns_core.text import TextInputError
@@ -17,6 +17,7 @@ frame.page("Author / Load", "Upload an SNO as JSON or YAML, build one in a form,
 
 KEY_DRAFT = "cns_author_draft"        # text_draft.DraftTables of the latest draft
 KEY_DRAFTS = "cns_author_drafts"      # how many drafts this session made (new editors for each)
+KEY_KEPT = "cns_author_kept"          # what the last "Keep my corrections" did, shown after the rerun it asks for
 
 
 def _problems(problems: list[str], where: str) -> None:
@@ -140,24 +141,42 @@ with form_tab:
             _downloads(sno, b2, b3, "cns_author")
 
 def _drafter_panel() -> None:
-    """Which drafter drafts, a refit on the kept corrections (in the background), and the way back."""
-    status = text_draft.drafter_status()
-    with st.expander(f"Drafter: {status.active} ({status.identity}); {status.corrections} corrected text(s) kept"):
-        st.caption("Corrections you keep (roles, relations, the main claim) stay in the state folder. A refit "
-                   "learns from them and the three shipped genres (a few minutes), into the state folder: the "
-                   "shipped model is never overwritten, and you can go back to it.")
+    """Which drafter drafts, a refit on the kept corrections (in the background, followed on the page), and the
+    way back."""
+    status, refit = text_draft.drafter_status(), text_draft.refit_state()
+    with st.expander(f"Drafter: {status.active} ({status.identity}); {status.corrections} corrected text(s) kept",
+                     expanded=refit.running):
+        st.caption("Corrections you keep (roles, relations, the main claim) stay in the state folder, and a text "
+                   "you corrected drafts as you corrected it from then on. A refit learns from them and the three "
+                   "shipped genres, so other texts draft better too; it takes about "
+                   f"{refit_job.duration_words(refit.expected_seconds)} "
+                   f"({'the last refit here' if refit.last_seconds else 'on two CPU cores'}), into the state folder: "
+                   "the shipped model is never overwritten, and you can go back to it.")
         r1, r2 = st.columns(2)
-        running = st.session_state.get("cns_author_refit")
-        if running is not None and running[0].poll() is None:
-            r1.info("Refitting … (reload the page to see when it is done)")
-        elif r1.button("Refit the drafter on my corrections", key="cns_author_refit_button",
-                       disabled=status.corrections == 0):
-            st.session_state["cns_author_refit"] = text_draft.start_refit()
+        if r1.button("Refit the drafter on my corrections", key="cns_author_refit_button",
+                     disabled=status.corrections == 0 or refit.running):
+            text_draft.start_refit()
             st.rerun()
-        elif running is not None:
-            st.code(running[1].read_text(encoding="utf-8")[-2000:] or "(no output)")
         if r2.button("Use the shipped drafter", key="cns_author_revert", disabled=status.active == "shipped"):
             st.info(text_draft.revert_drafter())
+        _refit_progress(refit.running)
+
+
+def _refit_progress(running: bool) -> None:
+    """The refit as it goes (read from its status file every two seconds), then the whole page again."""
+    def show() -> None:
+        refit = text_draft.refit_state()
+        if refit.running:
+            st.progress(refit.fraction(), text=refit.words())
+            st.code(refit.log_tail(600) or "(no output yet)")
+        elif running:
+            st.rerun()             # it ended: the panel's drafter and buttons change
+        elif refit.state != "none":
+            (st.error if refit.state in ("failed", "interrupted") else st.caption)(refit.words())
+            if refit.state == "failed":
+                st.code(refit.log_tail() or "(no output)")
+
+    st.fragment(show, run_every=2.0 if running else None)()
 
 
 with text_tab:
@@ -187,6 +206,7 @@ with text_tab:
                 with st.spinner("Drafting (the models load on the first draft) …"):
                     st.session_state[KEY_DRAFT] = text_draft.draft_tables(text, sources, question)
                 st.session_state[KEY_DRAFTS] = st.session_state.get(KEY_DRAFTS, 0) + 1
+                st.session_state.pop(KEY_KEPT, None)
             except TextInputError as exc:
                 st.error(f"Nothing was drafted: {exc}")
 
@@ -225,7 +245,10 @@ with text_tab:
                     st.rerun()   # so the sidebar shows the new current SNO
                 _downloads(sno, e2, e3, "cns_author_draft")
                 if st.button("Keep my corrections (the drafter learns from them)", key="cns_author_keep"):
-                    st.info(text_draft.keep_correction(drafted, sno))
+                    st.session_state[KEY_KEPT] = text_draft.keep_correction(drafted, sno)
+                    st.rerun()         # so the drafter panel above counts it and the refit can start
+                if st.session_state.get(KEY_KEPT):
+                    st.info(st.session_state[KEY_KEPT])
                 label = st.session_state.get("cns_author_evaluated")
                 library = st.session_state.get(ui_state.KEY_LIBRARY, {})
                 if label in library and library[label].content_hash() == sno.content_hash():

@@ -180,7 +180,7 @@ def test_a_first_visit_to_engrams_shows_the_models_loading_then_the_page(browser
         try:
             pg = context.new_page()
             pg.goto(f"{base}/engrams")
-            line = pg.locator('[data-testid="stMarkdownContainer"]', has_text="Loading the models in the background")
+            line = pg.locator('[data-testid="cns-warm-up"]', has_text="Loading the models in the background")
             line.first.wait_for(timeout=FIRST_RENDER_MS)
             pg.locator("h1", has_text="Engrams").first.wait_for(timeout=FIRST_RENDER_MS)
             pg.get_by_text("engrams match").first.wait_for(timeout=WARM_UP_MS)

@@ -28,3 +28,47 @@ def test_a_conflict_with_logic_at_weight_zero_says_it_moves_no_trust_score():
     notes = [c.value for c in at.caption if "weight 0 in force: this gap does not move the Trust Score" in c.value]
     assert len(notes) == len(listed)         # every critic but Grounding is at weight 0: every conflict says so
     assert any(n.startswith("Logic has weight 0") or "and Logic have weight 0" in n for n in notes)
+
+
+# ----- item 5: nothing cut off ---------------------------------------------------------------------------------
+MAIN_PX = 940          # the page's main column at the browser tests' 1400 px window
+
+
+def test_corpus_table_shows_every_number_before_the_page_edge(state_dir):
+    """A Trust Score column at the page's right edge showed its values as "0": the numbers now come first and fit
+    the page (the profiles shown above choose the Trust Score columns), left-aligned, with the SNO id pinned."""
+    import json
+
+    from test_page_corpus import corpus_page, make_results
+
+    at = corpus_page()
+    at.text_input(key="cns_corpus_path").input(str(make_results(state_dir)))
+    at.button(key="cns_corpus_load").click()
+    at.run()
+    assert not at.exception
+    table = next(d for d in at.dataframe if "sno_id" in d.value.columns)
+    names = list(table.value.columns)
+    config = json.loads(table.proto.columns)
+    numeric = [n for n in names if n.startswith(("trust_", "score_")) or n == "n_conflicts"]
+    assert [n for n in names if n.startswith("trust_")] == ["trust_default"]       # the profile shown above
+    last = max(names.index(n) for n in numeric)
+    assert names[:last + 1] == ["sno_id", *numeric]                                 # numbers first, then text
+    assert sum(config[n]["width"] for n in names[:last + 1]) <= MAIN_PX
+    assert all(config[n].get("alignment") == "left" for n in numeric if n != "n_conflicts")
+    assert config["sno_id"].get("pinned") is True
+
+
+def test_the_agreement_panel_fits_the_page():
+    """Engrams' "Agreement with you" was one table of eight columns (1,308 px): its right columns were off the page
+    until scrolled. Two tables now, each narrower than the expander, with their widest values."""
+    from cns_core.agents.agreement import SCORES, ScoreAgreement
+    from cns_core.views.display import fit_widths
+    from cns_core.views.people_view import agreement_tables
+
+    results = [ScoreAgreement(name, 1200, 1150, 0.8347, (0.8012, 0.8651), 0.9123, 1200,
+                              {"right/right": 1000, "right/wrong": 100, "wrong/right": 25, "wrong/wrong": 25})
+               for name, _, _ in SCORES]
+    tables = agreement_tables(results)
+    assert {k for rows in tables for k in rows[0]} >= {"accuracy (95% interval)", "AUC", "wrong, person wrong"}
+    for rows in tables:
+        assert sum(fit_widths(rows).values()) <= MAIN_PX - 40      # the expander's padding
