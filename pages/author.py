@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import refit_job, text_draft, ui_state
+from cns_core.views import display, refit_job, text_draft, ui_state
 from cns_core.views.graph_html import sno_graph_html
 from cns_core.sno import serialize_snos
 from cns_core.text import TextInputError
@@ -18,6 +18,7 @@ frame.page("Author / Load", "Upload an SNO as JSON or YAML, build one in a form,
 KEY_DRAFT = "cns_author_draft"        # text_draft.DraftTables of the latest draft
 KEY_DRAFTS = "cns_author_drafts"      # how many drafts this session made (new editors for each)
 KEY_KEPT = "cns_author_kept"          # what the last "Keep my corrections" did, shown after the rerun it asks for
+TEXT_PX, WHY_PX = 340, 300            # the editors' text and reason columns: wrapped in tall rows, never cut
 
 
 def _problems(problems: list[str], where: str) -> None:
@@ -38,15 +39,26 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
              default_h: str | None, h_key: str, why: bool = False):
     """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
     adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
-    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
+    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width=WHY_PX)} if why else {}
+
+    def rows_px(table: pd.DataFrame) -> int:
+        """A row height that wraps the table's longest text and reason uncut."""
+        texts = table["text"].tolist() if "text" in table else []
+        reasons = table["why"].tolist() if why and "why" in table else []
+        return max(display.wrapped_row_height(texts, TEXT_PX, most_lines=4),
+                   display.wrapped_row_height(reasons, WHY_PX, most_lines=4))
+
     drafted_as = {"drafted_as": st.column_config.TextColumn(
         "drafted as", disabled=True, help="The role the argument miner read and its confidence")} if why else {}
     st.markdown("**Claims** (the hypothesis is one of them"
                 + ("; each with the reason it was drafted)" if why else ")"))
-    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
+    # Text columns of a fixed width, in rows tall enough to wrap the longest text uncut; an empty cell (an
+    # attack_type of a support) reads as empty, not "None".
+    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch", placeholder="",
+                            row_height=rows_px(claims_df),
                             column_config={
                                 "id": st.column_config.TextColumn("id", required=True),
-                                "text": st.column_config.TextColumn("text", width="large"),
+                                "text": st.column_config.TextColumn("text", width=TEXT_PX),
                                 "role": st.column_config.SelectboxColumn(
                                     "role", options=["proponent", "opponent", "none"], default="none"),
                                 **drafted_as, **extra})
@@ -56,7 +68,7 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                               index=claim_ids.index(default_h) if default_h in claim_ids else 0, key=h_key)
     st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
     relations = st.data_editor(relations_df, num_rows="dynamic", key=f"{keys}relations", width="stretch",
-                               column_config={
+                               placeholder="", row_height=rows_px(relations_df), column_config={
                                    "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
                                    "attack_type": st.column_config.SelectboxColumn(
                                        "attack_type", options=["rebut", "undercut"],
@@ -64,8 +76,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                                    **extra})
     st.markdown("**Evidence**" + (" (passages of the sources)" if why else ""))
     evidence = st.data_editor(evidence_df.astype({"validity": float}), num_rows="dynamic", key=f"{keys}evidence",
-                              width="stretch", column_config={
-                                  "text": st.column_config.TextColumn("text", width="large"),
+                              width="stretch", placeholder="", row_height=rows_px(evidence_df), column_config={
+                                  "text": st.column_config.TextColumn("text", width=TEXT_PX),
                                   "validity": st.column_config.NumberColumn(
                                       "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0), **extra})
     return claims, (hypothesis if claim_ids else ""), relations, evidence

@@ -17,7 +17,8 @@ with frame.guard("Could not show the examples"):
     examples = ui_state.load_examples()
     if examples:
         st.markdown("**Examples**")
-        cols = st.columns(min(len(examples), 3))
+        st.html(display.WRAPPED_BUTTONS_CSS.format(key="cns_examples"))     # whole titles, on two lines if need be
+        cols = st.container(key="cns_examples").columns(min(len(examples), 3))
         for i, (label, sno) in enumerate(examples.items()):
             profile = sno.metadata.get("profile", "") if isinstance(sno.metadata, dict) else ""
             if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=str(profile) or None,

@@ -72,3 +72,37 @@ def test_the_agreement_panel_fits_the_page():
     assert {k for rows in tables for k in rows[0]} >= {"accuracy (95% interval)", "AUC", "wrong, person wrong"}
     for rows in tables:
         assert sum(fit_widths(rows).values()) <= MAIN_PX - 40      # the expander's padding
+
+
+# ----- item 7: Author after a correction ---------------------------------------------------------------------
+def test_keeping_a_correction_counts_it_at_once_and_enables_the_refit(state_dir):
+    """After "Kept (1 corrected text(s) ...)" the panel above still said "0 corrected text(s) kept" and Refit stayed
+    disabled until the next rerun; the drafted tables showed "None" in empty cells and cut long texts."""
+    import json
+
+    from streamlit.testing.v1 import AppTest
+    from test_author_from_text import ROOT, TEXT
+
+    at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=180)
+    at.run()
+    at.switch_page("pages/author.py").run()
+    at.text_area(key="cns_author_text").input(TEXT)
+    at.button(key="cns_author_draft_button").click().run()
+    assert not at.exception
+    drafted = at.session_state["cns_author_draft"]
+    assert any(e.label.endswith("0 corrected text(s) kept") for e in at.expander)
+    assert at.button(key="cns_author_refit_button").disabled
+    other = next(c["id"] for c in drafted.claims if c["id"] != drafted.hypothesis)
+    at.selectbox(key="cns_author_draft_h_1").set_value(other).run()       # the person picks another main claim
+    at.button(key="cns_author_keep").click().run()
+    assert not at.exception
+    assert any(i.value.startswith("Kept (1 corrected text(s)") for i in at.info)
+    assert any(e.label.endswith("1 corrected text(s) kept") for e in at.expander)       # in the same click
+    assert not at.button(key="cns_author_refit_button").disabled
+    editors = [d.proto for d in at.dataframe if d.proto.editing_mode]
+    assert editors and all(p.placeholder == "" for p in editors)               # an empty cell is empty, not "None"
+    claims = next(p for p in editors if "drafted_as" in json.loads(p.columns))
+    width = json.loads(claims.columns)["text"]["width"]
+    longest = max(len(c["text"]) for c in drafted.claims)
+    lines = max(1, (claims.row_height - 12) // 21) if claims.row_height > 64 else 1
+    assert longest <= lines * ((width - 28) // 8)                              # the longest claim text wraps uncut

@@ -52,6 +52,7 @@ __all__ = [
     "percent",
     "escape",
     "progress_html",
+    "WRAPPED_BUTTONS_CSS",
     "code_span",
     "unbroken_words",
     "fit_width",
@@ -438,6 +439,11 @@ def code_span(text: Any) -> str:
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return f"{fence}{pad}{body}{pad}{fence}"
 
+
+# Buttons inside the container of key ``{key}`` show their whole label, wrapped: Streamlit cuts a long label with an
+# ellipsis ("Aerobic exercise lowers blood pressure in hy...").
+WRAPPED_BUTTONS_CSS = ("<style>.st-key-{key} .stMarkdownEllipsis{{white-space:normal;text-overflow:clip;"
+                       "overflow:visible}}.st-key-{key} button{{height:100%}}</style>")
 
 # A spinner drawn with CSS: an emoji hourglass showed as an empty box where no emoji font is installed.
 _SPINNER = ('<style>@keyframes cns-spin{to{transform:rotate(360deg)}}</style><span aria-hidden="true" '
