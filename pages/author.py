@@ -56,6 +56,7 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
     # attack_type of a support) reads as empty, not "None".
     claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch", placeholder="",
                             row_height=rows_px(claims_df),
+                            height=display.table_height(len(claims_df) + 1, rows_px(claims_df), most_rows=15),
                             column_config={
                                 "id": st.column_config.TextColumn("id", required=True),
                                 "text": st.column_config.TextColumn("text", width=TEXT_PX),
@@ -68,7 +69,9 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                               index=claim_ids.index(default_h) if default_h in claim_ids else 0, key=h_key)
     st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
     relations = st.data_editor(relations_df, num_rows="dynamic", key=f"{keys}relations", width="stretch",
-                               placeholder="", row_height=rows_px(relations_df), column_config={
+                               placeholder="", row_height=rows_px(relations_df),
+                               height=display.table_height(len(relations_df) + 1, rows_px(relations_df), most_rows=15),
+                               column_config={
                                    "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
                                    "attack_type": st.column_config.SelectboxColumn(
                                        "attack_type", options=["rebut", "undercut"],
@@ -231,10 +234,12 @@ with text_tab:
         if drafted.left_out:
             st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: context, not argumentative, "
                         "or a question)")
+            left_px = display.wrapped_row_height([x["why"] for x in drafted.left_out], 500)
             st.dataframe(pd.DataFrame(drafted.left_out, columns=["text", "why"]), hide_index=True, width="stretch",
-                         key=f"cns_author_left_out_{n}",
-                         column_config={"text": st.column_config.TextColumn("sentence", width="large"),
-                                        "why": st.column_config.TextColumn("why", width="medium")})
+                         key=f"cns_author_left_out_{n}", row_height=max(left_px, display.wrapped_row_height(
+                             [x["text"] for x in drafted.left_out], 400)),
+                         column_config={"text": st.column_config.TextColumn("sentence", width=400),
+                                        "why": st.column_config.TextColumn("why", width=500)})
         d_ident = st.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
         d_title = st.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
         d_claims, d_hypothesis, d_relations, d_evidence = _editors(

@@ -60,7 +60,7 @@ with frame.guard("Could not draw the reasoning graph"):
 
     st.markdown("**Claims: grounding verdict and the passages behind it**")
     claim_rows = claim_verdict_rows(sno, grounding)
-    text_px, best_px = 250, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
+    text_px, best_px = 200, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
     row_px = max(display.wrapped_row_height([r["Text"] for r in claim_rows], text_px),
                  display.wrapped_row_height([r["Verdict reads"] for r in claim_rows], best_px))
     st.dataframe(pd.DataFrame(claim_rows), hide_index=True, width="stretch", key="cns_graph_claims", row_height=row_px,
@@ -85,14 +85,22 @@ with frame.guard("Could not draw the reasoning graph"):
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
         st.caption(PASSAGES_NOTE)
         passage_rows = claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})
+        # Every column whole within the page's 940 px: the numbers under short headers (explained on hover),
+        # the passage in the width left, wrapped in rows tall enough.
+        numbers = {"Similarity": ("Sim.", "How similar the passage is to the claim (cosine of the embeddings)."),
+                   "Entailment": ("Entail.", "p(entailment) of the NLI model, on this passage alone."),
+                   "Contradiction": ("Contra.", "p(contradiction) of the NLI model, on this passage alone.")}
+        widths = {c: display.fit_width(c, [r[c] for r in passage_rows])
+                  for c in ("Evidence", "Part", "Shows", "Verdict reads")}
+        widths.update({c: display.fit_width(short, ["0.00"]) for c, (short, _) in numbers.items()})
+        passage_px = max(240, 930 - sum(widths.values()))
         st.dataframe(pd.DataFrame(passage_rows), hide_index=True, width="stretch", key="cns_graph_passages",
-                     row_height=(row_px := display.wrapped_row_height([r["Passage"] for r in passage_rows], 400,
-                                                                      most_lines=8)),
+                     row_height=(row_px := display.wrapped_row_height([r["Passage"] for r in passage_rows],
+                                                                      passage_px, most_lines=8)),
                      height=display.table_height(len(passage_rows), row_px, most_rows=20),
-                     column_config={"Passage": st.column_config.TextColumn("Passage", width=400),
-                                    **{c: st.column_config.TextColumn(c, width=display.fit_width(
-                                        c, [r[c] for r in passage_rows])) for c in ("Evidence", "Part")},
-                                    **{c: st.column_config.TextColumn(c, width=display.fit_width(
-                                        c, [r[c] for r in passage_rows])) for c in ("Shows", "Verdict reads")},
-                                    **{c: st.column_config.NumberColumn(c, format="%.2f")
-                                       for c in ("Similarity", "Entailment", "Contradiction")}})
+                     column_config={"Passage": st.column_config.TextColumn("Passage", width=passage_px),
+                                    **{c: st.column_config.TextColumn(c, width=widths[c])
+                                       for c in ("Evidence", "Part", "Shows", "Verdict reads")},
+                                    **{c: st.column_config.NumberColumn(short, format="%.2f", width=widths[c],
+                                                                        help=why)
+                                       for c, (short, why) in numbers.items()}})

@@ -40,12 +40,15 @@ GEOMETRY_JS = """() => {
 }"""
 
 
+def graph_frames(page) -> list:
+    """The frames of the page that draw a reasoning graph (the dashboard shows each in an iframe), once each has
+    applied its opening zoom (``window.cnsReady``)."""
+    frames = [f for f in page.frames if f.evaluate("() => typeof window.network !== 'undefined' && !!window.network")]
+    for frame in frames:
+        frame.wait_for_function("() => window.cnsReady === true", timeout=30_000)
+    return frames
+
+
 def graph_scales(page) -> list[float]:
-    """The zoom of every reasoning graph drawn in the page's frames (the dashboard shows each in an iframe),
-    read once the graph has applied its opening zoom (``window.cnsReady``)."""
-    scales = []
-    for frame in page.frames:
-        if frame.evaluate("() => typeof window.network !== 'undefined' && !!window.network"):
-            frame.wait_for_function("() => window.cnsReady === true", timeout=30_000)
-            scales.append(frame.evaluate("() => window.network.getScale()"))
-    return scales
+    """The zoom of every reasoning graph drawn in the page."""
+    return [frame.evaluate("() => window.network.getScale()") for frame in graph_frames(page)]

@@ -442,8 +442,9 @@ def code_span(text: Any) -> str:
 
 # Buttons inside the container of key ``{key}`` show their whole label, wrapped: Streamlit cuts a long label with an
 # ellipsis ("Aerobic exercise lowers blood pressure in hy...").
-WRAPPED_BUTTONS_CSS = ("<style>.st-key-{key} .stMarkdownEllipsis{{white-space:normal;text-overflow:clip;"
-                       "overflow:visible}}.st-key-{key} button{{height:100%}}</style>")
+WRAPPED_BUTTONS_CSS = ("<style>.st-key-{key} .stMarkdownEllipsis,.st-key-{key} .stMarkdownEllipsis *"
+                       "{{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}}"
+                       ".st-key-{key} button{{height:100%}}</style>")
 
 # A spinner drawn with CSS: an emoji hourglass showed as an empty box where no emoji font is installed.
 _SPINNER = ('<style>@keyframes cns-spin{to{transform:rotate(360deg)}}</style><span aria-hidden="true" '
