@@ -4,6 +4,13 @@
     .venv/bin/python benchmarks/answers.py --limit 0 --trust-limit 0   # every answer, no Trust columns
     .venv/bin/python benchmarks/answers.py --baseline-model DIR     # also the pipeline before the verifier
     .venv/bin/python benchmarks/answers.py --json out.json          # the figures as JSON as well
+    .venv/bin/python benchmarks/answers.py --beside-model DIR       # another verifier's verdicts on each set too
+
+The association probe (``benchmarks/data/association_probe.yaml``; :mod:`cns_core.training.association_probe`)
+prints first: of its facts, how many hypotheses the verifier entails when they name the answer people
+commonly give instead, an obscure name of the same kind, or the truth against a premise stating the popular
+answer (none should be). With ``--beside-model`` (e.g. the verifier shipped before), the probe and every
+set's verdict figures are printed for that model as well, on the same sample.
 
 The verdict before this one is read from ``benchmarks/baselines/answers_before.json`` (the same command
 run on the code before the change; the file says which commit) and printed beside today's.
@@ -158,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", nargs="+", help="only the sets whose names start with these words (e.g. SAF swaps)")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--before", default=str(BEFORE), help="the figures of the verdict before (JSON of --json)")
+    parser.add_argument("--beside-model", help="another verifier folder: its probe and verdicts printed beside")
     args = parser.parse_args(argv)
 
     root = data_dir()
@@ -165,6 +173,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no answer_judgements under {root} (set CNS_DATA_DIR)", file=sys.stderr)
         return 2
     nli, embedder = get_nli_backend(), get_embedder()
+    beside = None
+    if args.beside_model:
+        from cns_core.models.nli import TransformersNLI
+
+        beside = TransformersNLI(args.beside_model)
+    probe = print_probe(nli, beside, args.beside_model)
     sets = answer_sets(root, args.limit, args.sets, args.long_limit)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     if before and (before.get("limit"), before.get("long_limit")) != (args.limit, args.long_limit):
@@ -212,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
         figures[name] = now
         print(f"{name:24} {len(items):5d} {right.mean():5.2f} {'now':7}| {_cells(now)} | {trust_cells} | "
               f"{before_cells:>17} | {now['cosine_auc']:6.3f} | {now['length_auc']:6.3f} | {speed:5.1f}", flush=True)
+        if beside is not None:
+            now["beside"] = verdict_figures(judge_answers(items, beside, embedder), right)
+            print(f"{'':24} {'':5} {'':5} {'beside':7}| {_cells(now['beside'])} |", flush=True)
         if name in before.get("sets", {}):
             print(f"{'':24} {'':5} {'':5} {'before':7}| {_cells(before['sets'][name])} |", flush=True)
         if "spearman_rating" in now:
@@ -220,9 +237,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nTrust columns on {args.trust_limit} answers of each short-answer set (seeded sample)")
     if args.json:
         Path(args.json).write_text(json.dumps({"commit": _commit(), "limit": args.limit, "long_limit": args.long_limit,
-                                               "sets": figures}, indent=1),
+                                               "beside_model": args.beside_model, "probe": probe, "sets": figures},
+                                              indent=1),
                                    encoding="utf-8")
     return 0
+
+
+def print_probe(nli, beside, beside_name: str | None) -> dict[str, dict]:
+    """The association probe for the configured verifier (and the one beside): entailed hypotheses per reading."""
+    from cns_core.training.association_probe import PROBE_READINGS, load_probe, probe_figures
+
+    facts = load_probe()
+    models = {"now": nli} | ({"beside": beside} if beside is not None else {})
+    out = {label: probe_figures(model.predict, facts) for label, model in models.items()}
+    print(f"association probe ({len(facts)} facts; hypotheses entailed at p >= 0.5, none should be):")
+    print(f"  {'model':8} " + " ".join(f"{r:>9}" for r in PROBE_READINGS))
+    for label, figures in out.items():
+        print(f"  {label:8} " + " ".join(f"{figures[r]['entailed']:>4} of {figures[r]['facts']:<2}" for r in PROBE_READINGS))
+    if beside_name:
+        print(f"  (beside: {beside_name})")
+    print()
+    return out
 
 
 def _commit() -> str:

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.score_only:
         return 0
     from cns_core.agents.answer_verdict import VerdictSettings
-    from cns_core.agents.verdict_calibration import _best_threshold, balanced_accuracy, fit_calibration
+    from cns_core.agents.verdict_calibration import _best_threshold, balanced_accuracy, fit_calibration, platt
     from cns_core.memory import memory_settings
 
     rows = [(a, scores[_key(a.question, a.answer)]) for a in answers]
@@ -120,11 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     score = np.array([s for _, s in test_half])
     right = np.array([bool(a.correct) for a, _ in test_half])
     before = balanced_accuracy(score >= calibration.base_threshold, right)
-    after = balanced_accuracy(score >= calibration.threshold, right)
+    shown = platt(score, *calibration.p_map) if calibration.p_map else score     # p(right) as the pages show it
+    after = balanced_accuracy(shown >= calibration.threshold, right)
     print(f"NQ301: {len(rows)} scored answers ({len(fit_half)} to fit, {len(test_half)} held out, split by question)")
-    print(f"threshold {calibration.base_threshold:.3f} -> {calibration.threshold:.3f} "
-          f"(cross-validated by question on the fitting half: BA {calibration.cv_before:.3f} -> "
-          f"{calibration.cv_after:.3f}); Platt a={calibration.platt_a:.3f} b={calibration.platt_b:.3f}")
+    print(f"fitting half: {calibration.describe()}")
     print(f"held-out balanced accuracy: {before:.3f} -> {after:.3f} ({after - before:+.3f})"
           + ("" if calibration.adopted else " (the fit was not adopted: it did not help in cross-validation)"))
     raw = _best_threshold(np.array([s for _, s in fit_half]), np.array([bool(a.correct) for a, _ in fit_half]),

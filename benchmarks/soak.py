@@ -2,11 +2,15 @@
 
     .venv/bin/python benchmarks/soak.py              # 2,000 turns, 4 kills
     .venv/bin/python benchmarks/soak.py -n 500 --kills 2 --seed 7
+    .venv/bin/python benchmarks/soak.py -n 400 --kills 2 --break-every 10   # and every 10th reply broken
 
 What runs: ``cns agents`` (bus proxy and journal, MemoryAgent, CriticAgent, pending grader; no
 generator, coherence hook or Trust Score) on free loopback ports against a fresh state folder, and a
 fake judge (tests/fake_ollama.py) that switches every few seconds between good (70 %), HTTP 500,
-garbage and too slow (past the 1 s judge timeout). Turns are published in bursts of ``--burst``;
+garbage and too slow (past the 1 s judge timeout); with ``--break-every N`` every N-th reply of the
+judge also breaks HTTP itself, in turn cut short (Content-Length larger than the body, then closed),
+nested 200,000 brackets deep, and dripped a byte every 0.05 s (tests/fake_ollama.py
+``BROKEN_REPLIES``). Turns are published in bursts of ``--burst``;
 between bursts, ``--kills`` times in all, the loop is killed with SIGKILL a random 0-2 s after the
 burst reached the journal (so mid-work) and started again. After the last burst the judge is made
 good and the loop gets ``--deadline`` seconds to grade everything *and* to store everything: the
@@ -52,9 +56,9 @@ def chaos(judge: FakeOllama, stop: threading.Event, rng: random.Random) -> None:
         judge.mode = rng.choice(FAULTS)
 
 
-def run(n: int, kills: int, burst: int, deadline: float, seed: int) -> dict:
+def run(n: int, kills: int, burst: int, deadline: float, seed: int, break_every: int = 0) -> dict:
     rng = random.Random(seed)
-    judge = FakeOllama(delay=2.0).start()
+    judge = FakeOllama(delay=2.0, break_every=break_every).start()
     folder = Path(tempfile.mkdtemp(prefix="cns-soak-"))
     loop = LoopUnderTest(folder, judge.url, sweep_s=1.0, retry_first_s=1.0, retry_max_s=8.0).start()
     stop = threading.Event()
@@ -103,6 +107,7 @@ def run(n: int, kills: int, burst: int, deadline: float, seed: int) -> dict:
         "duplicated": sum(1 for q in ids if grades[q] > 1) + len(stored_twice),
         "stuck": len(census["stored"] - census["graded"]),
         "behind_at_stop": behind, "judge_requests": len(judge.requests), "exit_status": status,
+        "broken_replies": judge.chats // break_every if break_every else 0,
         "folder": str(folder),
     }
 
@@ -114,12 +119,15 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=100, help="turns per burst (default 100)")
     parser.add_argument("--deadline", type=float, default=120.0, help="seconds to grade all after the last burst")
     parser.add_argument("--seed", type=int, default=38)
+    parser.add_argument("--break-every", type=int, default=0, metavar="N",
+                        help="also break every N-th judge reply (truncated, nested, dripped; default: never)")
     args = parser.parse_args()
-    r = run(args.n, args.kills, args.burst, args.deadline, args.seed)
+    r = run(args.n, args.kills, args.burst, args.deadline, args.seed, args.break_every)
     print(f"{r['turns']} turns, {r['kills']} kill(s) -9, random judge faults: {r['turns_per_s']:.1f} turns/s "
           f"({r['seconds']:.0f} s), grading latency p50 {r['p50_s']:.2f} s / p95 {r['p95_s']:.2f} s; "
           f"lost {r['lost']}, duplicated {r['duplicated']}, stuck {r['stuck']} "
-          f"({r['judge_requests']} judge requests; {r['behind_at_stop']} turn(s) not yet stored at the stop; "
+          f"({r['judge_requests']} judge requests, {r['broken_replies']} broken replies; {r['behind_at_stop']} turn(s) "
+          "not yet stored at the stop; "
           f"loop exit status {r['exit_status']}; state {r['folder']})")
 
 

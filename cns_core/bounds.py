@@ -11,6 +11,8 @@ those checks live:
   forever, a device never ends;
 * :func:`loads_json_bounded` parses JSON whose nesting and integer lengths are bounded first
   (Python refuses integers past 4,300 digits with a message that names no file);
+* :func:`jsonl_records` reads a JSON Lines file a bounded line at a time, each line parsed as
+  above, a leading byte-order mark skipped (the one reader of ``cns replay`` and ``cns annotate``);
 * :func:`looks_binary` tells a binary file (an image, an archive) from text before decoding it;
 * :func:`json_depth_over` finds nesting deeper than a limit with a flat scan, before any
   recursive parser sees the text;
@@ -18,6 +20,14 @@ those checks live:
   written out, without expanding it;
 * :func:`excerpt` quotes a bounded piece of any value for an error message, so an error about
   a 300 MB value is one line, not 300 MB.
+
+What goes out is bounded too: a query id, a judge's feedback or an answer may hold control
+characters (ESC starts a terminal's escape sequence, ``ESC [2J`` clears the screen; BEL rings; NUL
+and the C1 codes confuse readers; a line feed inside a query id forges a second log line).
+:func:`printable` writes each one as a visible escape (``\\x1b``) and is the one place this is done:
+:func:`printable_json` keeps JSON valid, and :func:`logger` is ``logging.getLogger`` whose records
+pass through it, so every log line of a module using it is safe whatever it quotes (tracebacks are
+the handler's and keep their lines).
 
 And for state the product wrote itself but found damaged (a checkpoint, a journal, a log):
 :func:`keep_damaged` moves it aside as ``<name>.damaged-<time>`` so nothing is lost and a
@@ -27,17 +37,18 @@ rebuild can start from a clean file, and returns the copy's path for the message
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import reprlib
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Iterator
 
 __all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
-           "digits_problem",
-           "json_depth_over", "loads_json_bounded", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
+           "digits_problem", "printable", "printable_json", "logger",
+           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
 
 MAX_INT_DIGITS = 1000       # longest integer any input may hold (Python's own limit is 4,300, with an obscure message)
 
@@ -155,6 +166,32 @@ def loads_json_bounded(text: bytes | str, max_depth: int, max_digits: int = MAX_
         raise ValueError(f"nested more than {max_depth} levels deep") from None
 
 
+def jsonl_records(handle: IO[bytes], max_depth: int, max_line_bytes: int,
+                  limit_name: str = "") -> Iterator[tuple[int, Any, str]]:
+    """``(line number, value, "")`` or ``(line number, None, problem)`` for each non-blank line of a JSON
+    Lines file, read at most ``max_line_bytes`` a line (a longer line ends the reading, said as its
+    problem, ``limit_name`` naming the limit); a byte-order mark before the first line (a spreadsheet's,
+    Notepad's) is skipped. Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
+    for number, data in enumerate(iter(lambda: handle.readline(max_line_bytes + 1), b""), 1):
+        if len(data) > max_line_bytes and not data.endswith(b"\n"):
+            named = f" ({limit_name})" if limit_name else ""
+            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; the rest of the file is not read"
+            return
+        if number == 1:
+            data = data.removeprefix(b"\xef\xbb\xbf")
+        try:
+            line = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield number, None, f"not UTF-8 text (byte {exc.start})"
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield number, loads_json_bounded(line, max_depth), ""
+        except ValueError as exc:
+            yield number, None, str(exc)
+
+
 def looks_binary(data: bytes) -> bool:
     """True when ``data`` holds a NUL byte in its first 8 KB: text never does, images and archives do
     (the test git uses)."""
@@ -199,6 +236,51 @@ def _children(node: Any) -> list[Any]:
 
 def _leaf(node: Any) -> int:
     return len(node) + 1 if isinstance(node, (str, bytes)) else 1
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")       # C0, DEL, C1
+
+
+def printable(value: Any, keep: str = "") -> str:
+    """``str(value)`` with each control character (C0, DEL, C1) written as a visible escape (``\\x1b``),
+    except those in ``keep`` (an export keeps ``"\\t\\n"``; a log line or a terminal line keeps none)."""
+    text = value if isinstance(value, str) else str(value)
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else f"\\x{ord(m.group()):02x}", text)
+
+
+_JSON_RAW = re.compile("[\x7f-\x9f]")       # what json.dumps(ensure_ascii=False) leaves raw: DEL, C1
+
+
+def printable_json(value: Any, **dumps: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with DEL and the C1 codes written as ``\\u00XX`` too
+    (JSON escapes C0 itself), so the text is still JSON and still safe on a terminal."""
+    text = json.dumps(value, ensure_ascii=False, **dumps)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _PrintableRecords(logging.Filter):
+    """Escapes control characters in a record's message once it is formatted with its arguments."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format is logging's own error to report
+            return True
+        safe = printable(message)
+        if safe != message:
+            record.msg, record.args = safe, ()
+        return True
+
+
+_FILTER = _PrintableRecords()
+
+
+def logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` whose every record is :func:`printable`."""
+    log = logging.getLogger(name)
+    if _FILTER not in log.filters:
+        log.addFilter(_FILTER)
+    return log
 
 
 _REPR = reprlib.Repr()

@@ -18,12 +18,43 @@ import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
-__all__ = ["ConfigError", "config_dir", "load_config", "load_yaml_file", "yaml_problem", "data_dir", "state_dir", "env_override",
+__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "config_dir", "load_config", "load_yaml_file", "yaml_problem", "data_dir", "state_dir", "env_override",
            "config_number", "config_mapping", "replace_atomically"]
 
 
 class ConfigError(ValueError):
     """A configuration file or value is missing or malformed; the message names it."""
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader that refuses a key written twice in one mapping, naming both lines.
+
+    PyYAML keeps the last of two equal keys without a word: a second ``hypothesis: c7`` in an SNO
+    file silently made an opponent's claim the hypothesis. Keys a merge (``<<: *base``) brings in
+    may still be overridden, as YAML intends.
+    """
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    line = first.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:           # an unhashable key: PyYAML's own error follows
+                    continue
+                if line != key_node.start_mark.line + 1:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {str(key)[:60]!r} is written twice (first at line {line}); "
+                                    "keep one", key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml_text(text: str) -> Any:
+    """``yaml.safe_load`` that refuses duplicate keys (:class:`UniqueKeyLoader`)."""
+    return yaml.load(text, Loader=UniqueKeyLoader)     # noqa: S506 - a SafeLoader
 
 
 def config_dir() -> Path:
@@ -61,7 +92,7 @@ def replace_atomically(path: str | Path, make_parents: bool = True) -> Iterator[
 @lru_cache(maxsize=None)
 def _read_yaml(path: Path, mtime_ns: int) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml_text(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path.name}: cannot be read ({exc})") from exc
     except yaml.YAMLError as exc:

@@ -60,6 +60,9 @@ TRUST_KEYS = (
     "trust_verdict_passage",  # str: the evidence passage behind it
     "trust_verdict_evidence",  # str: which evidence ("reference", "source 2")
     "trust_verdict_note",    # str: the verdict in words
+    "trust_readings",     # str: JSON, the verifier's readings the verdict is decided from (answer_verdict.VerdictReadings):
+                          #   a new threshold or calibration re-decides the verdict from them, without the model
+    "trust_verdict_calibration",  # int: the calibration version the verdict was decided under (0: none)
 )
 
 # A person's verdict on a stored answer (written by cns_core.people; owned by the memory like trust_*).

@@ -34,7 +34,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from cns_core.bounds import (InputTooLarge, NotARegularFile, bounded_int, digits_problem, excerpt, expanded_size_over,
                              json_depth_over, looks_binary, read_bounded)
-from cns_core.config import yaml_problem
+from cns_core.config import UniqueKeyLoader, yaml_problem
 
 __all__ = [
     "Claim",
@@ -410,8 +410,9 @@ class SNO(BaseModel):
 
 # ----- reading and writing --------------------------------------------------
 
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's SafeLoader whose integers are bounded like JSON's (:func:`cns_core.bounds.bounded_int`)."""
+class _BoundedLoader(UniqueKeyLoader):
+    """PyYAML's SafeLoader whose integers are bounded like JSON's (:func:`cns_core.bounds.bounded_int`) and
+    whose mappings refuse a key written twice (:class:`~cns_core.config.UniqueKeyLoader`)."""
 
     def construct_yaml_int(self, node: yaml.Node) -> int:
         problem = digits_problem(str(node.value))
@@ -421,6 +422,16 @@ class _BoundedLoader(yaml.SafeLoader):
 
 
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (ValueError naming the key written twice)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key[:60]!r} is written twice in one object; keep one")
+        out[key] = value
+    return out
 
 
 def _decode(text: str, name: str, fmt: str | None, limits: SNOLimits) -> Any:
@@ -434,7 +445,7 @@ def _decode(text: str, name: str, fmt: str | None, limits: SNOLimits) -> Any:
     try:
         if fmt == "json" or (fmt is None and looks_json):
             try:
-                raw = json.loads(text, parse_int=bounded_int)
+                raw = json.loads(text, parse_int=bounded_int, object_pairs_hook=_unique_keys)
             except json.JSONDecodeError as exc:
                 raise SNOValidationError([f"file: not valid JSON: {exc.msg} at line {exc.lineno} column "
                                           f"{exc.colno}"], name)

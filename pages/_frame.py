@@ -56,12 +56,13 @@ def meta_config():
 
 
 def memory():
-    """The configured engram memory (default ``state_dir()/chroma``, created empty when absent); one per place."""
-    from cns_core.config import state_dir
+    """The configured engram memory (default ``state_dir()/chroma``, created empty when absent); one per place:
+    the folder, or the Chroma server that serves it (``cns run``; :mod:`cns_core.memory.access` decides)."""
     from cns_core.memory import memory_settings
+    from cns_core.memory.access import place_of
 
     cfg = memory_settings()
-    return _memory_at(str(cfg.get("url") or cfg.get("path") or state_dir() / "chroma"))
+    return _memory_at(place_of(cfg.get("path"), cfg.get("url")))
 
 
 @st.cache_resource(show_spinner=False)

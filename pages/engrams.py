@@ -14,15 +14,15 @@ from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
 from cns_core.agents.agreement import agreement
 from cns_core.agents.verdict_calibration import active_calibration
-from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message
+from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
-from cns_core.views.relabel_job import relabel_job, start_relabel
+from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
                                         score_histogram, score_trust, similarity_text, trust_html)
 from cns_core.engrams import UNGRADED
-from cns_core.agents.pending import pending_count
+from cns_core.agents.pending import memory_counts
 
 PER_PAGE = 25
 _ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest first": "oldest",
@@ -30,8 +30,8 @@ _ORDERS = {"Most similar first": "relevance", "Newest first": "newest", "Oldest 
 
 
 def relabel_progress(memory) -> None:
-    """The stored verdicts being judged again after a calibration: a progress bar that follows the job,
-    then the whole page again (badges, filters and agreement read the new verdicts)."""
+    """The verdicts stored without readings being judged again by the verifier after a calibration: a progress
+    bar that follows the job, then the whole page again (badges, filters and agreement read the new verdicts)."""
     job = relabel_job(memory)
     if job is None:
         return
@@ -39,7 +39,7 @@ def relabel_progress(memory) -> None:
     def show() -> None:
         if job.running:
             st.session_state["cns_engrams_relabel_running"] = True
-            st.progress(job.fraction, text=f"Judging the stored verdicts again under the new threshold: "
+            st.progress(job.fraction, text=f"Judging the verdicts stored without readings again: "
                                            f"{job.done:,} of {job.todo:,} answers")
         elif st.session_state.pop("cns_engrams_relabel_running", False):
             st.rerun()
@@ -49,6 +49,12 @@ def relabel_progress(memory) -> None:
             st.caption(job.message)
 
     st.fragment(show, run_every=1.0 if job.running else None)()
+
+
+def relabel_now(memory, said: str) -> None:
+    """The stored verdicts decided again before the next rerun; ``said``: what the calibration did."""
+    with st.spinner("Deciding the stored verdicts again…"):
+        st.session_state["cns_engrams_marked"] = f"{said} {relabel_after_calibration(memory)}"
 
 
 frame.page("Engrams", "Every stored turn with the judge's grade and the critics' Trust Score of its answer "
@@ -134,10 +140,11 @@ with frame.guard("Could not open the engram memory"):
     page_no = min(int(page_no), pages)
     cut = f" (similarity ≥ {filters.min_similarity:.2f})" if filters.similar_to else ""
     c1.markdown(f"**{matches:,}** of **{total:,}** engrams match{cut} · page {page_no} of {pages} · "
-                f"**{disagreements:,}** where the judge and the critics disagree · **{pending_count(memory):,}** "
-                "ungraded in all",
-                help=f"Disagreement: {rule_text(rule)}. Ungraded: turns waiting for the judge's grade, the count "
-                     "the Judge page gives as pending grades.")
+                f"**{disagreements:,}** where the judge and the critics disagree",
+                help=f"Disagreement: {rule_text(rule)}.")
+    c1.caption(f"Memory: {memory_counts(memory).words()}",
+               help="Read from the memory on every rerun; the Judge page states the same. Ungraded: turns waiting "
+                    "for the judge's grade (the pending grades); quarantined: turns the coherence hook held back.")
 
     with st.expander("Agreement with you: which score should I trust on my data?"):
         marked = annotated_engrams(memory)
@@ -150,24 +157,24 @@ with frame.guard("Could not open the engram memory"):
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")
         active = active_calibration()
-        st.markdown(f"**Verdict threshold in use:** {verdict_threshold():.3f}"
-                    + (f" (calibration version {active.version}: {active.describe()})" if active else
-                       " (config/memory.yaml)"))
+        st.markdown(f"**Verdict threshold in use:** "
+                    + (f"{threshold_words()} (calibration version {active.version}: {active.describe()})" if active
+                       else f"{verdict_threshold():.3f} (config/memory.yaml)"))
         c_fit, c_revert = st.columns(2)
         if c_fit.button("Fit the verdict to my verdicts", key="cns_engrams_calibrate",
-                        help="Refit the threshold of the answer verdict to the marked answers, cross-validated "
-                             "by question, as `cns calibrate` does; a new version, reversible. The stored "
-                             "verdicts are judged again under it at once."):
+                        help="Recalibrate p(right) to the marked answers and fit the threshold of \"correct\" on "
+                             "that scale, cross-validated by question, as `cns calibrate` does; a new version, "
+                             "reversible. Every stored verdict is decided again at once from the verifier's "
+                             "readings kept with it."):
             try:
-                st.session_state["cns_engrams_marked"] = calibrate_message(marked)
+                said = calibrate_message(marked)
             except ValueError as exc:
                 st.error(f"Calibration: {exc}")
             else:
-                start_relabel(memory)
+                relabel_now(memory, said)
                 st.rerun()
         if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
-            st.session_state["cns_engrams_marked"] = revert_message()
-            start_relabel(memory)
+            relabel_now(memory, revert_message())
             st.rerun()
         relabel_progress(memory)
         c_csv, c_jsonl = st.columns(2)

@@ -7,7 +7,7 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.agents.bus import BusError, bus_settings
-from cns_core.agents.pending import pending_count, read_schedule, request_grades
+from cns_core.agents.pending import memory_counts, read_schedule, request_grades
 from cns_core.views.judge_feed import (
     apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
 )
@@ -16,6 +16,20 @@ frame.page("Judge", "Paste a query and an answer (or ask a question) and the Cri
            "bus; the answer shows at once and its badge appears when the grade arrives.")
 
 turns: list[dict] = st.session_state.setdefault(ui_state.KEY_JUDGE_TURNS, [])
+
+
+@st.fragment(run_every=2.0)
+def memory_status() -> None:
+    """The memory's counts and the pending grades' retries, read from the memory on every tick: the judge loop
+    stores and grades turns meanwhile, so a count taken before a send would stay behind."""
+    with frame.guard("Could not read the memory's counts"):
+        counts = memory_counts(frame.memory())
+        st.caption(f"Memory: {counts.words()}", help="Read from the memory now; the Engrams page states the same.")
+        retries = retry_schedule_text(read_schedule(), waiting=counts.ungraded)
+        if retries:
+            st.caption(retries)
+
+
 feed = None
 status = None
 
@@ -43,9 +57,7 @@ with frame.guard("Could not read the bus and judge settings"):
                    if status.judge_server else ("unknown: server unreachable", display.GREY))
     c3.markdown("**Judge model** " + frame.badge(*model_badge), unsafe_allow_html=True)
     c3.caption(frame.md(status.judge_model))
-    retries = retry_schedule_text(read_schedule(), waiting=pending_count(frame.memory()))
-    if retries:
-        st.caption(retries)
+    memory_status()
     if loop.message:
         st.warning(loop.message)
         st.code(loop.command, language="bash")

@@ -17,6 +17,12 @@ failure: ``slow`` (sleeps ``delay`` seconds first), ``error`` (HTTP 500),
 streamed reply that sends its first piece, then waits ``delay`` seconds). A model
 outside ``models`` gets Ollama's 404 "not found, try pulling it first" (or the
 OpenAI-style 404). With ``api_key`` set, the OpenAI paths want ``Authorization: Bearer KEY``.
+
+Three replies break HTTP itself (:data:`BROKEN_REPLIES`), as a crashing or hostile server would:
+``truncate`` announces ``Content-Length: 1000000``, sends ``{"message"`` and closes; ``nest`` sends
+``{"message": `` and 200,000 opening brackets; ``drip`` sends a valid 5 KB reply one byte every
+``drip_s`` seconds. With ``break_every=N`` every N-th chat request gets the next of ``break_modes``
+in turn (the soak's "a judge that breaks every tenth reply").
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ __all__ = ["FakeOllama", "fake_grade", "JUDGE_MODEL", "GENERATOR_MODEL", "MINICH
 JUDGE_MODEL = "prometheus:7b"
 GENERATOR_MODEL = "llama3.2:3b"
 MINICHECK_MODEL = "bespoke-minicheck:7b"
+BROKEN_REPLIES = ("truncate", "nest", "drip")
 _MODE = re.compile(r"\[fake-ollama:(\w+)\]")
 _SCORE = re.compile(r"\[fake-score:(\d+)\]")
 _RESPONSE = re.compile(r"###Response to evaluate:\n(.*?)\n\n###", re.S)
@@ -54,8 +61,13 @@ class FakeOllama:
     """Start with :meth:`start` (or as a context manager); ``url`` is where it listens."""
 
     def __init__(self, models: tuple[str, ...] = (JUDGE_MODEL, GENERATOR_MODEL, MINICHECK_MODEL),
-                 mode: str = "good", delay: float = 2.0, api_key: str | None = None):
+                 mode: str = "good", delay: float = 2.0, api_key: str | None = None, drip_s: float = 0.05,
+                 break_every: int = 0, break_modes: tuple[str, ...] = BROKEN_REPLIES):
         self.api_key = api_key
+        self.drip_s = drip_s
+        self.break_every = break_every
+        self.break_modes = break_modes
+        self.chats = 0                 # chat requests so far (break_every counts them)
         self.models = set(models)
         self.mode = mode
         self.delay = delay
@@ -104,6 +116,33 @@ class FakeOllama:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
+            def _broken(self, mode: str) -> None:
+                """A reply that breaks HTTP: cut short, nested past any parser, or dripped."""
+                if mode == "truncate":
+                    body, length = b'{"message"', 1_000_000
+                elif mode == "nest":
+                    body = b'{"message": ' + b"[" * 200_000
+                    length = len(body)
+                else:
+                    body = json.dumps({"model": JUDGE_MODEL, "done": True, "message": {
+                        "role": "assistant", "content": "Feedback: " + "slow " * 1000 + "[RESULT] 3"}}).encode()
+                    length = len(body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+                self.close_connection = True
+                try:
+                    if mode != "drip":
+                        self.wfile.write(body)
+                        return
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(fake.drip_s)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
             def _authorised(self) -> bool:
                 if fake.api_key is None or self.headers.get("Authorization") == f"Bearer {fake.api_key}":
                     return True
@@ -137,7 +176,11 @@ class FakeOllama:
                 openai = self.path.startswith("/v1/")
                 if openai and not self._authorised():
                     return
-                status, payload = fake.answer(body)
+                mode = fake.mode_for(body)
+                if mode in BROKEN_REPLIES:
+                    self._broken(mode)
+                    return
+                status, payload = fake.answer(body, mode)
                 if openai and isinstance(payload, dict):
                     payload = fake.as_openai(status, payload)
                 if status == 200 and isinstance(payload, dict) and body.get("stream"):
@@ -167,12 +210,25 @@ class FakeOllama:
 
     # ------------------------------------------------------------------ behaviour
 
-    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any] | bytes]:
+    def mode_for(self, body: dict[str, Any]) -> str:
+        """This request's behaviour: a marker in its prompt, else every ``break_every``-th a broken reply,
+        else the server's ``mode``."""
+        messages = body.get("messages") or []
+        marker = _MODE.search(str(messages[-1].get("content", "")) if messages else "")
+        if marker:
+            return marker.group(1)
+        with self._lock:
+            self.chats += 1
+            n = self.chats
+        if self.break_every and n % self.break_every == 0:
+            return self.break_modes[(n // self.break_every - 1) % len(self.break_modes)]
+        return self.mode
+
+    def answer(self, body: dict[str, Any], mode: str | None = None) -> tuple[int, dict[str, Any] | bytes]:
         model = str(body.get("model", ""))
         messages = body.get("messages") or []
         prompt = str(messages[-1].get("content", "")) if messages else ""
-        marker = _MODE.search(prompt)
-        mode = marker.group(1) if marker else self.mode
+        mode = mode or self.mode_for(body)
         if mode == "slow":
             time.sleep(self.delay)
         if mode == "unknown_model" or model not in self.models:

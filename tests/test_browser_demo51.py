@@ -20,6 +20,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     page,
     settle,
     shoot,
+    wait_for_graph,
 )
 
 from cns_core.views.graph_html import MIN_SCALE
@@ -73,8 +74,7 @@ def _example(page, base: str, title: str, stem: str, heading: str) -> None:
                                          ("Vitamin C prevents the common cold", "vitamin-c")])
 def test_a_graph_in_the_dashboard_has_no_edge_under_a_claim_at_a_readable_zoom(fresh, page, title, name):
     _example(page, fresh, title, "graph", "Reasoning graph")
-    page.frame_locator('[data-testid="stIFrame"], iframe').first.locator("canvas").first.wait_for(
-        state="visible", timeout=FIRST_RENDER_MS)
+    wait_for_graph(page)
     (frame,) = graph_frames(page)
     drawn = frame.evaluate(GEOMETRY_JS)
     assert drawn["crossings"] == [] and drawn["scale"] >= MIN_SCALE - 1e-6

@@ -95,3 +95,27 @@ def test_cns_agents_wires_the_hook_into_the_memory_agent(state_dir):
     verdict = agent.pre_write_hook("w1", "Is it open?", "The north gate is open.", {})
     assert verdict.blocked is False and "coherence_chain" in verdict.metadata
     assert _memory_agent(bus_settings(), coherence=False).pre_write_hook is None
+
+
+@pytest.mark.parametrize("busy", [0, 30], ids=["empty memory", "busy memory"])
+def test_a_bare_number_is_read_with_its_question(tmp_path, busy):
+    """Issue 53, item 4: "17" then "12" to "How many apples are left if you have 20 and eat 3?" was stored
+    plainly (contradiction 0.087) while "You have 16 apples left." then "... 11 ..." was quarantined as
+    numeric: a short answer is read as its question plus the answer. Another question answered with
+    another bare number is no conflict, and the same number again is none either."""
+    memory = MemoryService(path=tmp_path / "chroma", collection="bare_numbers")
+    memory.write_episodic_many([{"query": f"How many apples are left if you have {30 + i} and eat {i % 9 + 1}?",
+                                 "answer": str(29 + i - i % 9), "session_id": "s", "query_id": f"busy-{i:03d}",
+                                 "timestamp": 1.7e9 + i} for i in range(busy)])
+    hook = CoherenceHook(CoherenceSettings.from_config(), memory=memory, model=False, log=tmp_path / "c.jsonl",
+                         calibration_path=tmp_path / "cal.json")
+    agent = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory), checkpoint=tmp_path / "cp.json",
+                        replay_on_start=False)
+    asked = "How many apples are left if you have 20 and eat 3?"
+    agent.handle_batch([_turn("first", "17", asked)])
+    agent.handle_batch([_turn("other", "12", "How many apples are left if you have 15 and eat 3?")])
+    agent.handle_batch([_turn("same-again", "17", asked)])
+    assert memory.count_quarantined() == 0
+    agent.handle_batch([_turn("again", "12", asked)])
+    [held] = memory.list_quarantined()
+    assert held.id == "again" and "numeric" in held.metadata["quarantine_reason"]

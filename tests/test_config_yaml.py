@@ -32,3 +32,14 @@ def test_an_error_without_a_construct_names_its_line(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"^bus.yaml: not valid YAML: mapping values are not allowed here at line 2 "
                                           r"column 11$"):
         load_config("bus")
+
+
+def test_a_key_written_twice_in_a_config_file_is_refused_with_both_lines(tmp_path, monkeypatch):
+    """Issue 53, item 6: the second of two equal keys silently won."""
+    (tmp_path / "bus.yaml").write_text("host: 127.0.0.1\npub_port: 5581\nsub_port: 5582\npub_port: 6000\n",
+                                       encoding="utf-8")
+    monkeypatch.setenv("CNS_CONFIG_DIR", str(tmp_path))
+    with pytest.raises(ConfigError) as caught:
+        load_config("bus")
+    assert str(caught.value) == ("bus.yaml: not valid YAML: the key 'pub_port' is written twice (first at line 2); "
+                                 "keep one at line 4 column 1")

@@ -20,7 +20,7 @@ from cns_core.views import display
 from cns_core.agents.bus import CRITIQUE, Publisher
 from fake_ollama import fake_grade
 from judge_loop_helpers import (  # noqa: F401  (fixtures)
-    bus_config, fake_ollama, free_port, judge_settings, lean_torch, ollama, proxy,
+    bus_config, fake_ollama, free_port, judge_settings, lean_torch, ollama, proxy, wait_for,
 )
 
 pytestmark = pytest.mark.usefixtures("lean_torch")
@@ -123,10 +123,41 @@ def test_engrams_agreement_table_is_uncut_and_the_ungraded_count_is_the_judge_pa
     at = _page("engrams.py").run()
     assert not at.exception
     assert cut_cells(next(d for d in at.dataframe if "wrong, person wrong" in d.value.columns)) == []
-    assert any("**5** ungraded in all" in m.value for m in at.markdown)     # 5 of the 30 have no grade
+    counts = "Memory: 30 engrams · 5 ungraded (pending grades) · 0 quarantined"     # 5 of the 30 have no grade
+    assert any(c.value == counts for c in at.caption)
     judge = _page("judge.py").run()
+    assert any(c.value == counts for c in judge.caption)                    # the same line, one computation
     pending = next((c.value for c in judge.caption if c.value.startswith("Pending grades")), "")
-    assert pending.startswith("Pending grades: 5 turn(s) wait")             # the same count, one computation
+    assert pending.startswith("Pending grades: 5 turn(s) wait")
+
+
+def test_memory_counts_are_read_again_on_every_rerun_the_same_on_every_page(tmp_path, monkeypatch):
+    """Issue 50 item 5: 40 s after a send the Judge page still said 47 pending while Engrams said 48. The counts
+    are read from the memory on each rerun (the Judge page's every 2 s), never kept from an earlier one."""
+    from cns_core.memory import MemoryService
+
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    memory = MemoryService()
+
+    def store(*ids: str) -> None:
+        memory.write_episodic_many([{"query": f"Question {i}?", "answer": f"Answer {i}.", "session_id": "s",
+                                     "query_id": i} for i in ids])
+
+    store("c1", "c2", "c3")
+    memory.update_engram_score("c1", 4, "fine")
+    memory.write_quarantined("Held?", "Held back.", "s", query_id="h1", reason="contradiction")
+    pages = [_page("engrams.py").run(), _page("judge.py").run()]
+
+    def lines() -> list[str]:
+        return [next(c.value for c in at.caption if c.value.startswith("Memory:")) for at in pages]
+
+    assert lines() == ["Memory: 3 engrams · 2 ungraded (pending grades) · 1 quarantined"] * 2
+    store("c4", "c5")                                   # the judge loop stores two turns meanwhile
+    memory.update_engram_score("c2", 3, "ok")
+    for at in pages:
+        at.run()
+        assert not at.exception
+    assert lines() == ["Memory: 5 engrams · 3 ungraded (pending grades) · 1 quarantined"] * 2
 
 
 def test_engrams_empty_memory_shows_the_empty_state(state_dir):
@@ -176,10 +207,7 @@ def test_judge_with_the_loop_up_on_an_openai_compatible_judge(bus_config, proxy,
         at.text_area(key="cns_judge_query").input("What is the capital of Australia?")
         at.text_area(key="cns_judge_answer").input("Canberra is the capital.")
         at.button[0].click().run()
-        deadline = time.monotonic() + 15
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     assert [g for g, _ in _badges(at)] == [str(fake_grade("Canberra is the capital."))]
     assert ollama.requests and ollama.requests[-1]["model"] == "prometheus:7b"
@@ -206,10 +234,8 @@ def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
         assert pub.wait_ready(5)
         pub.publish(CRITIQUE, {"query_id": turn["query_id"], "score": 3, "feedback": "Partly <right>.",
                                "session_id": "dashboard"})
-        deadline = time.monotonic() + 10
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()                              # what the fragment's tick does in a browser
+        # at.run() is what the fragment's tick does in a browser
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     assert _badges(at) == [("3", "#f59e0b")]
     assert 'title="Partly &lt;right&gt;."' in "".join(m.value for m in at.markdown)
@@ -238,10 +264,7 @@ def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, prox
         assert "Name a prime number." in "".join(m.value for m in at.markdown)
         assert (any(c.value.startswith(("Waiting for GeneratorAgent", "Waiting for the judge")) for c in at.caption)
                 or _badges(at))
-        deadline = time.monotonic() + 15
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     answer = "Answer: Name a prime number."
     assert answer in "".join(m.value for m in at.markdown)

@@ -33,6 +33,8 @@ from cns_core.config import ConfigError, config_dir, load_config
     ("Feedback: thorough but I cannot decide.", None), ("", None),
     ("Earlier drafts got 5/5. [RESULT]", None),        # the final [RESULT] holds no score
     ("A 5/50 chance", None),
+    # ASCII digits only (issue 53): an Arabic-Indic or full-width four is no score
+    ("Fine. [RESULT] \u0664", None), ("Score: \uff14", None), ("\u0664/5", None), ("[RESULT] 4\u0663", None),
 ])
 def test_score_table(output, score):
     assert parse_score(output) == score

@@ -237,7 +237,7 @@ def test_the_collection_reopens_with_our_embedding_function_in_a_new_process(tmp
     memory = MemoryService(path=tmp_path / "c", collection="engrams")
     write_facts(memory)
     code = (
-        "import chromadb, cns_core.memory\n"
+        "import chromadb\nfrom cns_core.memory import CNSEmbeddingFunction  # registers it\n"
         f"col = chromadb.PersistentClient(path={str(tmp_path / 'c')!r}).get_collection('engrams')\n"
         "ef = col.configuration['embedding_function']\n"
         "print(type(ef).__name__, ef.name(), ef.get_config()['backend'], col.count())\n")

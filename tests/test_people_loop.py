@@ -76,11 +76,13 @@ def _synthetic(n: int = 200, cut: float = 0.3, seed: int = 1):
 
 def test_the_fit_moves_the_threshold_toward_the_persons_cut_and_says_by_how_much():
     cal = vc.fit_calibration(*_synthetic(), base_threshold=0.5)
-    assert cal.adopted and abs(cal.threshold - 0.3) < 0.08
+    assert cal.adopted and abs(cal.raw_threshold - 0.3) < 0.08  # the person's cut, as the verifier's p(right)
+    assert cal.threshold == round(cal.threshold, 2)              # on the recalibrated scale, in hundredths
     assert cal.cv_after > cal.cv_before
     assert cal.platt_a > 0                                      # a higher p(right) means more often right
+    assert "p(right) recalibrated" in cal.describe() and f"{cal.threshold:.2f} on that scale" in cal.describe()
     kept = vc.fit_calibration(*_synthetic(cut=0.5), base_threshold=0.5)
-    assert abs(kept.threshold - 0.5) < 0.08                      # already right: stays about where it was
+    assert abs(kept.raw_threshold - 0.5) < 0.08                  # already right: stays about where it was
     with pytest.raises(ValueError, match="10 marked answers to 10 questions; at least 20"):
         vc.fit_calibration([0.1] * 10, [True, False] * 5, [f"q{i}" for i in range(10)], 0.5)
     with pytest.raises(ValueError, match="all correct; mark some of each"):
@@ -125,11 +127,12 @@ def test_cli_calibrate_fits_from_the_memory_and_reverts(tmp_path, state_dir, cap
     _filled(tmp_path / "chroma")
     assert cns(["calibrate", "--path", str(tmp_path / "chroma")]) == 0
     out = capsys.readouterr().out
-    assert re.search(r"version 1 is active: threshold 0\.500 -> 0\.\d+", out) and "50 marked answers" in out
+    assert re.search(r"version 1 is active: .*threshold 0\.500 -> 0\.\d+", out) and "50 marked answers" in out
     assert vc.active_calibration().version == 1
-    # the stored verdicts are judged again at once under the fitted threshold (no trust-backfill needed)
+    # the stored verdicts are judged again at once under the fitted threshold (no trust-backfill needed): these
+    # were stored without the verifier's readings, so the verifier judges them, once
     threshold = vc.active_calibration().threshold
-    assert f"50 stored verdict(s) judged again under threshold {threshold:.3f}" in out
+    assert "50 stored without readings judged again by the verifier" in out
     assert "10 answer(s) without a Trust Score left as they are" in out
     engrams = MemoryService(path=tmp_path / "chroma").get([f"m{i:02d}" for i in range(60)])
     judged = [e for e in engrams[:50]]
@@ -140,10 +143,13 @@ def test_cli_calibrate_fits_from_the_memory_and_reverts(tmp_path, state_dir, cap
             assert (e.answer_verdict == "correct") == (p_right >= threshold), (e.id, p_right, e.answer_verdict)
         assert e.trust_score == (0.49 if e.answer_verdict == "incorrect" else 0.6)   # the cap follows the verdict
     assert all(e.answer_verdict is None for e in engrams[50:])
+    assert all(e.metadata["trust_verdict_calibration"] == 1 for e in judged)
     assert cns(["calibrate", "--revert", "--path", str(tmp_path / "chroma")]) == 0
     out = capsys.readouterr().out
     assert "the configured threshold 0.500" in out and vc.active_calibration() is None
-    assert "judged again under threshold 0.500" in out
+    # now they carry their readings: decided again from them, without the verifier
+    assert "50 stored verdict(s) decided again from their readings under threshold 0.500" in out
+    assert "judged again by the verifier" not in out
     assert cns(["calibrate", "--revert"]) == 1
     assert "no calibration is active" in capsys.readouterr().err
 
@@ -272,14 +278,17 @@ def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypat
     assert any("Calibration version 1 is active" in s.value for s in at.success)
     assert vc.active_calibration().version == 1
     # the stored verdicts are judged again in the background; the page shows it, then what it did
+    # stored without readings, they are judged by the verifier in the background, once; the page follows it
     job = relabel_job(MemoryService())
-    assert job is not None
+    assert job is not None and sorted(job.ids) == [f"m{i:02d}" for i in range(50)]
     wait_for(lambda: not job.running, 120, what="the stored verdicts judged again")
     at.run()
-    assert not job.error and any("50 stored verdict(s) judged again" in c.value for c in at.caption)
+    assert not job.error and any("50 verdict(s) stored without readings judged again" in c.value for c in at.caption)
     at.button(key="cns_engrams_revert").click().run()
     assert any("set aside" in s.value for s in at.success) and vc.active_calibration() is None
-    wait_for(lambda: not relabel_job(MemoryService()).running, 120, what="the verdicts judged again after the revert")
+    # with their readings kept, the revert re-decides all 50 before the page's next run: no job
+    assert any("50 stored verdict(s) decided again from their readings" in s.value for s in at.success)
+    assert relabel_job(MemoryService()) is job and not job.running
 
 
 def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right(tmp_path, state_dir):
@@ -294,8 +303,7 @@ def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right
     e.metadata.update(trust_verdict_p=0.84, trust_verdict_note="The reference contradicts the answer.")
     html = trust_html(e, DisagreementRule())
     assert "p(right) 0.06" in html and "0.84" not in html
-    assert "the verifier&#x27;s probability that the answer is right" in html or \
-        "the verifier's probability that the answer is right" in html
+    assert "p(right) 0.06: the probability that the answer is right, judged by the verifier" in html
     assert engram_row(e)["trust_verdict_score"] == 0.06
     assert "p(right)" not in answer_verdict_html("unverified")          # no number, no claim of one
     memory = MemoryService(path=tmp_path / "chroma")

@@ -9,15 +9,14 @@ import re
 import sys
 import time
 
+from local_servers import wait_for
+
 from cns_core.views import refit_job
 
 
-def _wait_for_end(root, timeout_s: float = 30.0) -> refit_job.RefitStatus:
-    deadline = time.monotonic() + timeout_s
-    while (status := refit_job.refit_status(root)).running:
-        assert time.monotonic() < deadline, "the refit status never left 'running'"
-        time.sleep(0.05)
-    return status
+def _wait_for_end(root) -> refit_job.RefitStatus:
+    wait_for(lambda: not refit_job.refit_status(root).running, what="the refit's status leaving 'running'")
+    return refit_job.refit_status(root)
 
 
 def _zombie(pid: int) -> bool:

@@ -292,3 +292,34 @@ def test_unreadable_path_is_a_validation_error(tmp_path):
 def test_format_override_beats_the_suffix():
     assert parse_snos(yaml.safe_dump(BASE), "upload.bin", fmt="yaml", limits=SNOLimits())[0].id == "sno-1"
     assert _problems(yaml.safe_dump(BASE), "upload.bin", fmt="json")[0].startswith("file: not valid JSON:")
+
+
+def test_a_key_written_twice_is_refused_with_both_lines(tmp_path):
+    """Issue 53, item 6: a second ``hypothesis:`` line (an opponent's claim) silently won, changing the Logic
+    issues. Every mapping refuses a key written twice, in YAML with its lines and in JSON by name."""
+    text = yaml.safe_dump(BASE, sort_keys=False) + "hypothesis: c3\n"
+    second = text.count("\n")
+    first = text.splitlines().index("hypothesis: c1") + 1
+    path = tmp_path / "twice.yaml"
+    path.write_text(text)
+    with pytest.raises(SNOValidationError) as info:
+        load_snos(path, limits=SNOLimits())
+    assert info.value.problems == [f"file: not valid JSON or YAML: the key 'hypothesis' is written twice (first at "
+                                   f"line {first}); keep one at line {second} column 1"]
+    nested = path.with_name("nested.yaml")
+    nested.write_text(yaml.safe_dump(BASE, sort_keys=False).replace("  role: proponent\n",
+                                                                      "  role: proponent\n  role: opponent\n", 1))
+    with pytest.raises(SNOValidationError, match="the key 'role' is written twice"):
+        load_snos(nested, limits=SNOLimits())
+    as_json = path.with_name("twice.json")
+    as_json.write_text(json.dumps(BASE)[:-1] + ', "hypothesis": "c3"}')
+    with pytest.raises(SNOValidationError) as info:
+        load_snos(as_json, limits=SNOLimits())
+    assert info.value.problems == ["file: the key 'hypothesis' is written twice in one object; keep one"]
+
+
+def test_a_yaml_merge_may_still_override_the_keys_it_brings():
+    from cns_core.config import load_yaml_text
+
+    assert load_yaml_text("base: &b {kind: support, weight: 1}\nedge: {<<: *b, weight: 2}\n")["edge"] == {
+        "kind": "support", "weight": 2}

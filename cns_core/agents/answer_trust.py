@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,11 +30,12 @@ from cns_core.config import ConfigError
 from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
 from cns_core.memory import memory_settings
 from cns_core.scoring import incomplete_note, load_profiles
+from cns_core.bounds import logger
 
 __all__ = ["TrustSettings", "AnswerItem", "TrustOutcome", "AnswerScorer", "BackfillReport", "backfill",
-           "item_from_engram", "evidence_metadata"]
+           "item_from_engram", "evidence_metadata", "rejudge", "relabel", "RelabelReport", "wrong_ceiling"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _FILE = "memory.yaml"
 
@@ -263,14 +263,7 @@ class AnswerScorer:
 
     @property
     def wrong_ceiling(self) -> float:
-        """The highest Trust Score a verified-wrong answer keeps: the top of the "poor" band (config/meta.yaml),
-        so such an answer never reads better than poor."""
-        from cns_core.meta.settings import MetaConfig
-
-        bands = sorted(MetaConfig.load().bands, key=lambda band: band.min_score)
-        poor = next((i for i, band in enumerate(bands) if band.name == "poor"), None)
-        edge = bands[poor + 1].min_score if poor is not None and poor + 1 < len(bands) else 0.5
-        return round(max(0.0, edge - 0.01), 2)
+        return wrong_ceiling()
 
     def score_many(self, items: Iterable[AnswerItem]) -> list[TrustOutcome]:
         return [self.score(item) for item in items]
@@ -280,6 +273,17 @@ class AnswerScorer:
         outcomes = self.score_many(items)
         memory.record_trust({o.query_id: o.metadata() for o in outcomes})
         return outcomes
+
+
+def wrong_ceiling() -> float:
+    """The highest Trust Score a verified-wrong answer keeps: the top of the "poor" band (config/meta.yaml),
+    so such an answer never reads better than poor."""
+    from cns_core.meta.settings import MetaConfig
+
+    bands = sorted(MetaConfig.load().bands, key=lambda band: band.min_score)
+    poor = next((i for i, band in enumerate(bands) if band.name == "poor"), None)
+    edge = bands[poor + 1].min_score if poor is not None and poor + 1 < len(bands) else 0.5
+    return round(max(0.0, edge - 0.01), 2)
 
 
 @dataclass
@@ -304,22 +308,74 @@ def _in_batches(ids: Sequence[str], batch: int,
             on_progress(min(start + batch, len(ids)), len(ids))
 
 
-def rejudge(memory: Any, scorer: AnswerScorer, *, batch: int = 32,
+def rejudge(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = None, batch: int = 32,
             on_progress: Callable[[int, int], None] | None = None) -> BackfillReport:
-    """Judge every scored answer's verdict again under ``scorer``'s verdict settings (after a calibration
-    is fitted or reverted) and re-apply the Trust cap; the critics' own score is kept, not recomputed,
-    so a stored memory is re-labelled at the verifier's speed. ``on_progress(done, todo)`` as for
+    """Judge the verdicts of scored answers (all, or those of ``ids``) again with the verifier, under
+    ``scorer``'s verdict settings, and re-apply the Trust cap; the critics' own score is kept, not recomputed.
+    For answers stored without their readings (an older memory): once judged here they carry them, and
+    :func:`relabel` decides them from then on without the model. ``on_progress(done, todo)`` as for
     :func:`backfill`; each batch is stored as it finishes."""
     started = time.perf_counter()
-    every = memory.ids_matching(None, None)
+    every = memory.ids_matching(None, None) if ids is None else list(ids)
     report = BackfillReport(total=len(every))
+    ceiling = scorer.wrong_ceiling
     for chunk in _in_batches(every, batch, on_progress):
         engrams = [e for e in memory.get(chunk) if _critics_score(e.metadata) is not None]
         report.skipped += len(chunk) - len(engrams)
         if engrams:
             verdicts = scorer.verdicts([item_from_engram(e) for e in engrams])
-            memory.record_trust({e.id: _relabelled(e.metadata, v, scorer) for e, v in zip(engrams, verdicts)})
+            memory.record_trust({e.id: _relabelled(e.metadata, v, ceiling, scorer.fingerprint)
+                                 for e, v in zip(engrams, verdicts)})
             report.scored += len(engrams)
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+@dataclass
+class RelabelReport:
+    """What :func:`relabel` did."""
+
+    relabelled: int = 0                  # verdicts decided again from their stored readings
+    changed: int = 0                     # ... whose verdict or p(right) changed
+    needs_model: list[str] = field(default_factory=list)   # scored answers stored without readings
+    unscored: int = 0                    # answers without a critics' score (nothing to re-decide)
+    elapsed_s: float = 0.0
+
+
+RELABEL_BATCH = 500       # engrams read and written per Chroma call when relabelling
+
+
+def relabel(memory: Any, on_progress: Callable[[int, int], None] | None = None) -> RelabelReport:
+    """Decide every stored verdict again from its readings (:func:`cns_core.agents.answer_verdict.decide`)
+    under the verdict settings in force now (a calibration fitted or reverted), without the model, and
+    re-apply the Trust cap: hundreds of answers a second. Answers stored without readings are listed in
+    ``needs_model`` for :func:`rejudge`. Each batch is stored as it finishes."""
+    from cns_core.agents.answer_verdict import VerdictReadings, VerdictSettings, decide
+
+    started = time.perf_counter()
+    settings = VerdictSettings.from_config()
+    head, ceiling = settings.verdict_head(), wrong_ceiling()
+    every = memory.ids_matching({"trust_score": {"$gte": 0.0}}, None)
+    report = RelabelReport(unscored=max(0, memory.size() - len(every)))
+    for chunk in _in_batches(every, RELABEL_BATCH, on_progress):
+        updates: dict[str, dict[str, Any]] = {}
+        for engram in memory.get(chunk):
+            if _critics_score(engram.metadata) is None:
+                report.unscored += 1
+                continue
+            try:
+                readings = VerdictReadings.from_json(engram.metadata.get("trust_readings"))
+            except ValueError:
+                report.needs_model.append(engram.id)
+                continue
+            verdict = decide(readings, engram.answer.strip(), settings, head)
+            keys = _relabelled(engram.metadata, verdict, ceiling, str(engram.metadata.get("trust_settings") or ""))
+            report.changed += any(keys.get(k) != engram.metadata.get(k)
+                                  for k in ("trust_verdict", "trust_verdict_score", "trust_score"))
+            updates[engram.id] = keys
+        if updates:
+            memory.record_trust(updates)
+            report.relabelled += len(updates)
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -332,15 +388,15 @@ def _critics_score(meta: Mapping[str, Any]) -> float | None:
     return float(score)
 
 
-def _relabelled(meta: Mapping[str, Any], verdict: Any, scorer: AnswerScorer) -> dict[str, Any]:
-    """An engram's ``trust_*`` keys with a new verdict: the same critics' score, capped again."""
+def _relabelled(meta: Mapping[str, Any], verdict: Any, ceiling: float, fingerprint: str) -> dict[str, Any]:
+    """An engram's ``trust_*`` keys with a new verdict: the same critics' score, capped again at ``ceiling``."""
     critics = _critics_score(meta)
     trust, capped_from = critics, None
-    if verdict.verdict == "incorrect" and critics > scorer.wrong_ceiling:
-        trust, capped_from = scorer.wrong_ceiling, critics
+    if verdict.verdict == "incorrect" and critics > ceiling:
+        trust, capped_from = ceiling, critics
     incomplete = str(meta.get("trust_incomplete") or "")
-    outcome = TrustOutcome(str(meta.get("query_id") or ""), trust, str(meta.get("trust_profile") or scorer.settings.profile),
-                           scorer.fingerprint, complete=bool(meta.get("trust_complete", True)),
+    outcome = TrustOutcome(str(meta.get("query_id") or ""), trust, str(meta.get("trust_profile") or "verification"),
+                           fingerprint, complete=bool(meta.get("trust_complete", True)),
                            incomplete=tuple(x for x in incomplete.split(",") if x),
                            claims=int(meta.get("trust_claims") or 0), evidence=int(meta.get("trust_evidence") or 0),
                            verdict=verdict, capped_from=capped_from)

@@ -15,14 +15,22 @@ the answer is *right*. That is a different question, asked the way a careful gra
 
 The verdict carries its probability, the claim and the passage behind it, so every page shows the
 same reason. Thresholds live in ``config/memory.yaml`` (``verdict``).
+
+Judging is two steps: the verifier's *readings* of the answer (:class:`VerdictReadings`: its numbers, and
+the claims and passages behind them) and the *decision* from them (:func:`decide`). The readings are kept
+on the engram (``trust_readings``), so a person's calibration (a Platt map of p(right) and a threshold on
+that scale, :mod:`cns_core.agents.verdict_calibration`) re-decides every stored verdict at once, without
+the model, exactly as a fresh judgement would: one p(right) gives one verdict everywhere.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -31,8 +39,8 @@ from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figure
                                          verdict_features)
 from cns_core.config import ConfigError
 
-__all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "judge_answers",
-           "is_non_answer"]
+__all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "VerdictReadings",
+           "Evidence", "WrongDetail", "judge_answers", "decide", "raw_p_right", "raw_scores", "is_non_answer"]
 
 ANSWER_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unverified", "no_answer")
 VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect", "unverified": "unverified",
@@ -71,12 +79,28 @@ class VerdictSettings:
     whole_answer_words: int = 80     # an answer up to this long is also read whole (a longer one through its sentences)
     detail_passages: int = 3         # evidence passages each detail sentence is checked against
     head: str | None = None          # a learned p(right) (a folder with head.json); None: the verifier's numbers alone
+    # A person's calibration in force (cns calibrate): correct_at is then its threshold, on the scale of its Platt map
+    platt: tuple[float, float] | None = None    # (a, b): p(right) = platt(the verifier's p(right)); None: as it is
+    calibration: int = 0                        # the calibration's version (0: none), stamped on each verdict
+    configured_correct_at: float | None = None  # correct_at as configured, while a calibration replaces it
+
+    def p_right(self, raw: float) -> float:
+        """p(right) as every surface shows it and the verdict compares: the calibration's Platt map of the
+        verifier's p(right) when one is in force, rounded to the 6 decimals the memory stores."""
+        if self.platt is not None:
+            a, b = self.platt
+            clipped = min(1 - 1e-4, max(1e-4, float(raw)))
+            raw = 1.0 / (1.0 + math.exp(-(a * math.log(clipped / (1 - clipped)) + b)))
+        return round(float(raw), 6)
 
     def identity(self) -> str:
-        """What makes a verdict: these settings and the head's weights (a retrained head judges anew)."""
+        """What makes a verdict: these settings and the head's weights (a retrained head judges anew). A
+        calibration is not part of it: it re-decides the stored verdicts from their readings, at once."""
         head = self.verdict_head()
         weights = "none" if head is None else repr((head.weights, head.bias, head.mean, head.scale))
-        return f"{self!r} head={hashlib.blake2b(weights.encode(), digest_size=6).hexdigest()}"
+        configured = replace(self, correct_at=self.configured_correct_at if self.configured_correct_at is not None
+                             else self.correct_at, platt=None, calibration=0, configured_correct_at=None)
+        return f"{configured!r} head={hashlib.blake2b(weights.encode(), digest_size=6).hexdigest()}"
 
     def verdict_head(self) -> Any:
         """The learned head of p(right) (None: :func:`~cns_core.agents.verdict_head.fallback_probability`);
@@ -108,10 +132,13 @@ class VerdictSettings:
         if head is not None and (not isinstance(head, str) or not head.strip() or len(head) > 500):
             raise ConfigError(f"{_FILE}: verdict.head: expected a folder (text) or null, got {head!r}")
         values["head"] = head
-        if cfg is None:         # the configured settings: a person's fitted threshold wins (cns calibrate)
-            from cns_core.agents.verdict_calibration import active_threshold
+        if cfg is None:         # the configured settings: a person's calibration wins (cns calibrate)
+            from cns_core.agents.verdict_calibration import active_calibration
 
-            values["correct_at"] = active_threshold(values["correct_at"])
+            calibration = active_calibration()
+            if calibration is not None:
+                values.update(configured_correct_at=values["correct_at"], calibration=calibration.version,
+                              correct_at=calibration.threshold_for(values["correct_at"]), platt=calibration.p_map)
         return cls(**values)
 
 
@@ -148,14 +175,19 @@ class AnswerVerdict:
     note: str = ""
     details: tuple[DetailCheck, ...] = field(default=(), compare=False)
     features: tuple[float, ...] = field(default=(), compare=False)   # verdict_head.FEATURES, for training
+    readings: "VerdictReadings | None" = field(default=None, compare=False)   # what it was decided from
+    calibration: int = 0                 # the calibration version it was decided under (0: none)
 
     @property
     def label(self) -> str:
         return VERDICT_LABELS[self.verdict]
 
     def metadata(self) -> dict[str, Any]:
-        """The engram's ``trust_verdict*`` keys (Chroma metadata: scalars only)."""
-        out: dict[str, Any] = {"trust_verdict": self.verdict, "trust_verdict_note": self.note[:_TEXT_KEPT]}
+        """The engram's ``trust_verdict*`` keys and its readings (Chroma metadata: scalars only)."""
+        out: dict[str, Any] = {"trust_verdict": self.verdict, "trust_verdict_note": self.note[:_TEXT_KEPT],
+                               "trust_verdict_calibration": int(self.calibration)}
+        if self.readings is not None:
+            out["trust_readings"] = self.readings.to_json()
         for key, value in (("trust_verdict_p", self.probability), ("trust_verdict_score", self.score),
                            ("trust_p_supported", self.p_supported), ("trust_p_contradicted", self.p_contradicted)):
             if value is not None:
@@ -244,13 +276,9 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
     for i, item in enumerate(items):
         question = _Question(item.query.strip(), item.answer.strip(),
                              tuple((s.name, s.text) for s in item.source_texts()))
-        if is_non_answer(question.answer):
-            out[i] = AnswerVerdict("no_answer", None, None, claim=question.answer,
-                                   note="The answer declines to answer: neither right nor wrong.")
-            continue
-        if not question.evidence:
-            out[i] = AnswerVerdict("unverified", None, None, claim=question.answer,
-                                   note="No reference or sources to check the answer against.")
+        if is_non_answer(question.answer) or not question.evidence:
+            kind = "no_answer" if is_non_answer(question.answer) else "no_evidence"
+            out[i] = decide(VerdictReadings(kind=kind), question.answer, settings, head)
             continue
         # The answer is judged against the reference when there is one (it is the gold answer), each of
         # its units on its own; else against the sources' passages. Details against all the evidence.
@@ -284,7 +312,8 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
             plain_answer = _reading(question.answer, by_sentence[0]) if whole else Reading(question.answer, None, None)
             checks = tuple(_detail(sentence, d, every_names)
                            for sentence, d in zip(details, by_sentence[1:] if whole else by_sentence))
-            out[i] = _decide(question, readings, plain_answer, checks, main_names, unit_texts[n], settings, head)
+            read = _readings(question, readings, plain_answer, checks, main_names, every_names, unit_texts[n], settings)
+            out[i] = replace(decide(read, question.answer, settings, head), details=checks)
     return [v for v in out if v is not None]
 
 
@@ -302,9 +331,56 @@ def _detail(sentence: str, verdict: Any, names: Sequence[str]) -> DetailCheck:
                        best_support=support.entailment if support is not None else 0.0)
 
 
-def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
-            names: Sequence[str], units: Sequence[str], settings: VerdictSettings, head: Any) -> AnswerVerdict:
-    """The verdict from p(right) (:mod:`cns_core.agents.verdict_head`) and what the evidence says.
+def _evidence(claim: str, judged: Any, names: Sequence[str]) -> "Evidence":
+    """A reading's claim and the passage it rests on (judged: a JudgedPassage, or None without passages)."""
+    if judged is None:
+        return Evidence(claim[:_TEXT_KEPT])
+    return Evidence(claim[:_TEXT_KEPT], judged.passage.text[:_TEXT_KEPT], names[judged.passage.source],
+                    float(judged.neutral))
+
+
+def _readings(question: _Question, readings: Sequence[Reading], plain: Reading, checks: Sequence[DetailCheck],
+              names: Sequence[str], every_names: Sequence[str], units: Sequence[str],
+              settings: VerdictSettings) -> "VerdictReadings":
+    """What the verifier read of one answer, everything :func:`decide` needs (see :class:`VerdictReadings`).
+    ``names`` name the evidence the answer's readings were judged against (the reference's units, else the
+    sources'), ``every_names`` that of the plain reading (all of it)."""
+    features = verdict_features(readings, plain, checks, question.answer, units)
+    supported = max(readings, key=lambda r: r.p_supported)
+    contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
+    # A passage that states other figures than the answer does not support it ("1944." against "... ended in
+    # 1945."): the verifier reads such pairs as support far too often. Only against a reference: a page of
+    # sources states many figures, most of them about something else.
+    other_figures = supported.support is not None and names[supported.support.passage.source] == "reference" \
+        and figures_differ(supported.claim, supported.support.passage.text)
+    wrong = max((c for c in checks if c.p_contradicted >= settings.detail_contradicted_at
+                 and c.best_support < settings.support_below), key=lambda c: c.p_contradicted, default=None)
+    return VerdictReadings(
+        features=tuple(round(float(f), 6) for f in features), support=round(supported.p_supported, 6),
+        against=round(contradicted.p_contradicted, 6), other_figures=bool(other_figures),
+        supported=_evidence(supported.claim, supported.support, names),
+        contradicted=_evidence(contradicted.claim, contradicted.contradiction,
+                               every_names if contradicted is plain else names),
+        first_claim=readings[0].claim[:_TEXT_KEPT], missing_names=tuple(sorted(name_gap(readings[0].claim, units)[1])[:3]),
+        wrong_detail=None if wrong is None else WrongDetail(wrong.sentence[:_TEXT_KEPT], wrong.passage[:_TEXT_KEPT],
+                                                            round(wrong.p_contradicted, 6)),
+        open_details=sum(c.verdict == "not_enough_info" for c in checks))
+
+
+def raw_p_right(readings: "VerdictReadings", head: Any) -> float:
+    """The verifier's p(right) of an answer from its readings, before any calibration: the head (or the
+    fallback) on the features, held below an even chance by other figures and by a contradicted detail."""
+    score = head.probability(np.asarray(readings.features)) if head is not None else \
+        fallback_probability(np.asarray(readings.features))
+    if readings.other_figures:
+        score = min(score, 0.5 * (1.0 - readings.against))
+    if readings.wrong_detail is not None:   # a contradicted detail still matters, whatever else is supported
+        score = min(score, 1.0 - readings.wrong_detail.p_contradicted)
+    return float(score)
+
+
+def decide(readings: "VerdictReadings", answer: str, settings: VerdictSettings, head: Any = None) -> AnswerVerdict:
+    """The verdict from the readings of ``answer`` under ``settings`` (and the verdict head, if any).
 
     * **correct**: p(right) reaches ``correct_at``;
     * **incorrect**: p(right) at or below ``wrong_at`` *and* a reason a reader can check: a unit contradicts
@@ -314,60 +390,142 @@ def _decide(question: _Question, readings: Sequence[Reading], plain: Reading, ch
       wrong red badge costs more than "unverified". Figures are checkable, so other figures with a
       reading that contradicts the answer at ``incorrect_at`` are enough, whatever p(right);
     * **unverified** otherwise.
+
+    p(right) is :meth:`VerdictSettings.p_right` of :func:`raw_p_right`: a calibration's Platt map applies to
+    it and its threshold is on that scale, so the same p(right) gives the same verdict on every answer.
     """
-    features = verdict_features(readings, plain, checks, question.answer, units)
-    score = head.probability(features) if head is not None else fallback_probability(features)
-    supported = max(readings, key=lambda r: r.p_supported)
-    contradicted = max([*readings[:1], plain], key=lambda r: r.p_contradicted)
-    support, against = supported.p_supported, contradicted.p_contradicted
-    # A passage that states other figures than the answer does not support it ("1944." against "... ended in
-    # 1945."): the verifier reads such pairs as support far too often, so p(right) is held below an even chance,
-    # the lower the surer a reading contradicts it.
-    # Only against a reference: a page of sources states many figures, most of them about something else.
-    other_figures = supported.support is not None and names[supported.support.passage.source] == "reference" \
-        and figures_differ(supported.claim, supported.support.passage.text)
-    if other_figures:
-        score = min(score, 0.5 * (1.0 - against))
+    calibration = settings.calibration
+    if readings.kind == "no_answer":
+        return AnswerVerdict("no_answer", None, None, claim=answer, readings=readings, calibration=calibration,
+                             note="The answer declines to answer: neither right nor wrong.")
+    if readings.kind == "no_evidence":
+        return AnswerVerdict("unverified", None, None, claim=answer, readings=readings, calibration=calibration,
+                             note="No reference or sources to check the answer against.")
+    score = settings.p_right(raw_p_right(readings, head))
+    support, against = readings.support, readings.against
+    supported, contradicted = readings.supported, readings.contradicted
 
-    def verdict(name: str, probability: float | None, passage: Any, claim: str, note: str, **extra: Any) -> AnswerVerdict:
+    def verdict(name: str, probability: float, side: Evidence, claim: str, note: str) -> AnswerVerdict:
         return AnswerVerdict(name, probability, score, p_supported=support, p_contradicted=against,
-                             p_not_enough_info=getattr(passage, "neutral", None),
-                             passage=passage.passage.text if passage is not None else "",
-                             evidence=names[passage.passage.source] if passage is not None else "evidence",
-                             claim=claim, note=note, details=tuple(checks), features=tuple(features), **extra)
+                             p_not_enough_info=side.neutral, passage=side.passage, evidence=side.evidence,
+                             claim=claim, note=note, features=readings.features, readings=readings,
+                             calibration=calibration)
 
-    wrong_detail = max((c for c in checks if c.p_contradicted >= settings.detail_contradicted_at
-                        and c.best_support < settings.support_below), key=lambda c: c.p_contradicted, default=None)
-    if wrong_detail is not None:            # a contradicted detail still matters, whatever else is supported
-        score = min(score, 1.0 - wrong_detail.p_contradicted)
     if score >= settings.correct_at:
-        evidence = names[supported.support.passage.source] if supported.support is not None else "evidence"
-        note = f"The {evidence} supports the answer."
-        open_details = sum(c.verdict == "not_enough_info" for c in checks)
-        if open_details:
-            note += f" {open_details} detail(s) the evidence does not mention stay unverified."
-        return verdict("correct", score, supported.support, supported.claim, note)
-    # Figures are checkable: other figures are a reason on their own bar (a contradicting reading), or with a
-    # low p(right) like every other reason.
-    if other_figures and (against >= settings.incorrect_at or score <= settings.wrong_at):
-        return verdict("incorrect", 1.0 - score, supported.support, supported.claim,
-                       f"The {names[supported.support.passage.source]} states other figures than the answer.")
+        note = f"The {supported.evidence} supports the answer."
+        if readings.open_details:
+            note += f" {readings.open_details} detail(s) the evidence does not mention stay unverified."
+        return verdict("correct", score, supported, supported.claim, note)
+    if readings.other_figures and (against >= settings.incorrect_at or score <= settings.wrong_at):
+        return verdict("incorrect", 1.0 - score, supported, supported.claim,
+                       f"The {supported.evidence} states other figures than the answer.")
     if score <= settings.wrong_at:
         if against >= settings.incorrect_at and support < settings.support_below:
-            evidence = names[contradicted.contradiction.passage.source]
-            return verdict("incorrect", 1.0 - score, contradicted.contradiction, contradicted.claim,
-                           f"The {evidence} contradicts the answer and nothing in it supports it.")
-        if features[FEATURES.index("name_mismatch")] > 0:
-            missing = sorted(name_gap(readings[0].claim, units)[1])
-            return verdict("incorrect", 1.0 - score, supported.support, readings[0].claim,
-                           f"The answer names {', '.join(missing[:3])}, which the evidence does not; it names "
-                           "something else.")
-        if wrong_detail is not None:
-            return AnswerVerdict("incorrect", wrong_detail.p_contradicted, score, p_supported=support,
-                                 p_contradicted=against, passage=wrong_detail.passage, evidence="evidence",
-                                 claim=wrong_detail.sentence, details=tuple(checks), features=tuple(features),
+            return verdict("incorrect", 1.0 - score, contradicted, contradicted.claim,
+                           f"The {contradicted.evidence} contradicts the answer and nothing in it supports it.")
+        if readings.features[FEATURES.index("name_mismatch")] > 0:
+            return verdict("incorrect", 1.0 - score, supported, readings.first_claim,
+                           f"The answer names {', '.join(readings.missing_names)}, which the evidence does not; it "
+                           "names something else.")
+        wrong = readings.wrong_detail
+        if wrong is not None:
+            return AnswerVerdict("incorrect", wrong.p_contradicted, score, p_supported=support, p_contradicted=against,
+                                 passage=wrong.passage, evidence="evidence", claim=wrong.sentence,
+                                 features=readings.features, readings=readings, calibration=calibration,
                                  note="The evidence contradicts a detail of the answer.")
-    passage = supported.support if support >= against else contradicted.contradiction
-    evidence = names[passage.passage.source] if passage is not None else "evidence"
-    return verdict("unverified", 1.0 - abs(score - 0.5) * 2, passage, question.answer,
-                   f"The {evidence} neither supports nor contradicts the answer surely enough.")
+    side = supported if support >= against else contradicted
+    return verdict("unverified", 1.0 - abs(score - 0.5) * 2, side, answer,
+                   f"The {side.evidence} neither supports nor contradicts the answer surely enough.")
+
+
+_MAX_READINGS_CHARS = 20_000       # a stored readings record larger than this is not read (damaged)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A claim of the answer and the evidence passage a reading rests on ("evidence" when there is none)."""
+
+    claim: str
+    passage: str = ""
+    evidence: str = "evidence"       # "reference", "source 2", ...
+    neutral: float | None = None     # p(not enough information) of that passage
+
+
+@dataclass(frozen=True)
+class WrongDetail:
+    """A detail sentence nothing supports that the evidence contradicts (surely enough to matter)."""
+
+    sentence: str
+    passage: str
+    p_contradicted: float
+
+
+@dataclass(frozen=True)
+class VerdictReadings:
+    """What the verifier read of one answer: every number and text :func:`decide` needs, so a verdict is
+    decided again (a new threshold, a calibration) without the model. Kept on the engram as JSON
+    (``trust_readings``). ``kind``: ``judged``, or ``no_answer`` / ``no_evidence`` (nothing to read)."""
+
+    kind: str = "judged"
+    features: tuple[float, ...] = ()           # verdict_head.FEATURES
+    support: float = 0.0                       # the best p(supported) of the answer's readings
+    against: float = 0.0                       # the strongest p(contradicted) of the answer, read either way
+    other_figures: bool = False                # the supporting reference passage states other figures
+    supported: Evidence = field(default_factory=lambda: Evidence(""))
+    contradicted: Evidence = field(default_factory=lambda: Evidence(""))
+    first_claim: str = ""                      # the answer as first read (its names are compared)
+    missing_names: tuple[str, ...] = ()        # names of the answer no evidence unit states (up to 3)
+    wrong_detail: WrongDetail | None = None
+    open_details: int = 0                      # detail sentences the evidence does not mention
+    version: int = 1
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: Any) -> "VerdictReadings":
+        """The readings stored on an engram; ValueError naming the problem when they are absent or damaged."""
+        if not isinstance(text, str) or not text:
+            raise ValueError("no readings stored")
+        if len(text) > _MAX_READINGS_CHARS:
+            raise ValueError(f"readings: {len(text):,} characters, more than {_MAX_READINGS_CHARS:,}")
+        try:
+            raw = json.loads(text)
+            if raw.get("version") != 1:
+                raise ValueError(f"readings version {raw.get('version')!r} is not 1")
+            if raw["kind"] not in ("judged", "no_answer", "no_evidence"):
+                raise ValueError(f"readings kind {raw['kind']!r}")
+            features = tuple(float(f) for f in raw["features"])
+            if raw["kind"] == "judged" and len(features) != len(FEATURES):
+                raise ValueError(f"readings: {len(features)} features, not {len(FEATURES)}")
+            numbers = [*features, float(raw["support"]), float(raw["against"])]
+            if not all(math.isfinite(x) for x in numbers):
+                raise ValueError("readings: a number is not finite")
+            wrong = raw.get("wrong_detail")
+            return cls(kind=raw["kind"], features=features, support=float(raw["support"]),
+                       against=float(raw["against"]), other_figures=bool(raw["other_figures"]),
+                       supported=Evidence(**raw["supported"]), contradicted=Evidence(**raw["contradicted"]),
+                       first_claim=str(raw["first_claim"]), missing_names=tuple(map(str, raw["missing_names"])),
+                       wrong_detail=None if wrong is None else WrongDetail(str(wrong["sentence"]), str(wrong["passage"]),
+                                                                           float(wrong["p_contradicted"])),
+                       open_details=int(raw["open_details"]))
+        except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"readings: damaged ({type(exc).__name__}: {exc})") from None
+
+
+def raw_scores(engrams: Sequence[Any], head: Any) -> dict[str, float]:
+    """The verifier's own p(right) of each engram that has one: from its stored readings, else its stored
+    p(right) when no calibration decided it (an older verdict)."""
+    out: dict[str, float] = {}
+    for e in engrams:
+        try:
+            readings = VerdictReadings.from_json(e.metadata.get("trust_readings"))
+        except ValueError:
+            stored = e.metadata.get("trust_verdict_score")
+            if isinstance(stored, (int, float)) and not isinstance(stored, bool) \
+                    and not e.metadata.get("trust_verdict_calibration"):
+                out[e.id] = float(stored)
+            continue
+        if readings.kind == "judged":
+            out[e.id] = raw_p_right(readings, head)
+    return out

@@ -14,17 +14,17 @@ waits for it; :meth:`Agent.on_idle` runs whenever no message came within ``poll_
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Sequence
 
 import zmq
 
 from cns_core.agents.bus import BusConfig, BusError, Envelope, Publisher, Subscriber, bus_settings
+from cns_core.bounds import logger
 
 __all__ = ["Agent"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class Agent:

@@ -19,7 +19,6 @@ so a restarted MemoryAgent can catch up on what it missed.
 
 from __future__ import annotations
 
-import logging
 import socket
 import threading
 import time
@@ -33,7 +32,7 @@ from pydantic import ValidationError
 from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, signal_and_join,
 )
-from cns_core.bounds import excerpt
+from cns_core.bounds import excerpt, logger
 from cns_core.config import ConfigError, env_override, load_config
 
 __all__ = [
@@ -42,7 +41,7 @@ __all__ = [
     "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join", "proxy_reachable",
 ]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 RESPONSE = "response.generation"   # GeneratorAgent -> CriticAgent, MemoryAgent
 CRITIQUE = "critique.result"       # CriticAgent -> MemoryAgent, dashboard, `cns grade`

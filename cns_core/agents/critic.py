@@ -3,14 +3,15 @@ with a Prometheus judge and publishes ``critique.result``.
 
 Per turn: RECEIVE (validate, build the prompt) -> START_GRADE (the judge call: Ollama or OpenAI-compatible) ->
 PUBLISH -> RESET. Any failure (bad turn, timeout, model missing, HTTP error,
-output without a valid final score) goes FAIL -> ERROR, where a critique with
-``score: null`` and the reason is published, then RESET. The thread never dies
-of a judge problem.
+output without a valid final score, and any exception at all from the client) goes
+FAIL -> ERROR, where a critique with ``score: null`` and the reason is published (the
+turn stays ungraded, so the pending grader asks again later), then RESET. Whatever
+happens while one envelope is handled, the machine is back in IDLE before the next:
+one bad reply can never leave the agent refusing every later turn.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import OrderedDict
 
@@ -22,11 +23,12 @@ from cns_core.agents.judge_parse import parse_verdict
 from cns_core.agents.messages import LIMITS, CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import JudgeSettings, build_messages, chat_client, critic_settings
-from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, StateMachine
+from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, CriticState, StateMachine
+from cns_core.bounds import excerpt, logger
 
 __all__ = ["CriticAgent"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class CriticAgent(Agent):
@@ -67,6 +69,10 @@ class CriticAgent(Agent):
         except ChatError as exc:
             machine.fire(CriticAction.FAIL)
             return CritiqueMessage(**base, latency_s=time.monotonic() - start, error=f"{exc.reason}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - whatever a broken reply raises ends this grade, not the agent
+            machine.fire(CriticAction.FAIL)
+            return CritiqueMessage(**base, latency_s=time.monotonic() - start,
+                                   error=f"judge_failed: {type(exc).__name__}: {excerpt(str(exc), 300)}")
         # Only the judge's own output is parsed: the prompt's template and the answer never are.
         verdict = parse_verdict(result.content)
         if not verdict.ok:
@@ -77,6 +83,20 @@ class CriticAgent(Agent):
         return CritiqueMessage(**base, score=verdict.score, feedback=verdict.feedback, latency_s=result.latency_s)
 
     def handle(self, envelope: Envelope) -> None:
+        try:
+            self._handle(envelope)
+        finally:
+            self._back_to_idle()
+
+    def _back_to_idle(self) -> None:
+        """From wherever an unexpected error left the machine, through ERROR, to IDLE."""
+        machine = self.machine
+        if machine.state in (CriticState.RECEIVING, CriticState.GRADING, CriticState.PUBLISHING):
+            machine.fire(CriticAction.FAIL)
+        if machine.state is CriticState.ERROR:
+            machine.fire(CriticAction.RESET)
+
+    def _handle(self, envelope: Envelope) -> None:
         machine = self.machine
         qid = envelope.payload.get("query_id")
         if envelope.subject == GRADE and isinstance(qid, str) and qid in self._scored:

@@ -7,7 +7,6 @@ is logged and published nowhere (there is no answer to grade or remember).
 
 from __future__ import annotations
 
-import logging
 
 from pydantic import ValidationError
 
@@ -16,10 +15,11 @@ from cns_core.agents.bus import QUERY, RESPONSE, BusConfig, Envelope
 from cns_core.agents.messages import QueryMessage, TurnMessage, describe_errors
 from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import GeneratorSettings, chat_client, generator_settings
+from cns_core.bounds import logger
 
 __all__ = ["GeneratorAgent"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 class GeneratorAgent(Agent):

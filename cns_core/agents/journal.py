@@ -12,23 +12,34 @@ Requests and replies are JSON objects:
 -> ``{"ok": true, "found": bool, "messages": [[seq, subject, json], ...], "more": bool}``;
 ``{"op": "reject", "message_id": ID, "reason": TEXT}`` -> ``{"ok": true, "moved": bool}`` (a receiver
 found the message unusable: it leaves the replayable messages and is kept with its reason);
-``{"op": "rejected", "limit": K}`` -> ``{"ok": true, "rejected": [[time, message_id, subject, reason], ...]}``.
+``{"op": "rejected", "limit": K}`` -> ``{"ok": true, "rejected": [[time, message_id, subject, reason], ...]}``;
+``{"op": "kept", "message_ids": [...]}`` -> ``{"ok": true, "kept": [...], "held": [...], "rejected": [...],
+"write_error": TEXT | null}`` (which of a sender's messages are on disk, which wait in memory for a
+write that fails, which were refused: :func:`confirm_kept`).
 
 Nothing a publisher sends can stop the journal: a body over ``max_message_bytes`` or nested
 deeper than ``max_json_depth`` is refused before parsing and recorded in the ``rejected``
 table with its reason and a short excerpt, never replayed; any other error in the thread is
 logged and the thread goes on. A journal file that SQLite cannot read is moved aside as
 ``bus_journal.sqlite.damaged-<time>`` (said once, naming both files) and a new one started.
+
+A journal that cannot write (``database or disk is full``) loses nothing silently: the messages are
+held in memory and written as soon as the disk has room, the log says so loudly (once when it
+starts, every minute while it lasts, once when it is over), a sender that asks (:func:`confirm_kept`:
+``cns replay``, ``cns grade``) is told its turns are not on disk, and a stop that finds messages
+still held writes their turns to ``cns-unjournaled-<time>.jsonl`` in the temporary folder (another
+disk, as a rule), named in the log, for ``cns replay`` to send again.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
+import tempfile
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 import zmq
@@ -36,11 +47,12 @@ import zmq
 from cns_core.agents.wire import (
     BusConfig, BusError, Envelope, MalformedMessage, bind_socket, check_body, signal_and_join,
 )
-from cns_core.bounds import excerpt, keep_damaged
+from cns_core.bounds import excerpt, keep_damaged, logger
 
-__all__ = ["Journal", "JournalUnavailable", "journal_tail", "replay", "reject", "rejected"]
+__all__ = ["Journal", "JournalUnavailable", "JournalRefused", "journal_tail", "replay", "reject", "rejected",
+           "confirm_kept"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -62,10 +74,16 @@ CREATE TABLE IF NOT EXISTS rejected (
 """
 _REJECTED_KEEP = 10_000     # newest rejections kept
 _REASON = 500               # characters of a reason kept
+_LOUD_EVERY_S = 60.0        # while writes fail, the log repeats how many messages are held this often
+_KEPT_IDS = 500             # message ids one "kept" request may ask about
 
 
 class JournalUnavailable(BusError):
     """No journal answered (not started, or disabled in config/bus.yaml)."""
+
+
+class JournalRefused(BusError):
+    """The journal could not keep a sender's messages on disk (a full disk); they are held in memory."""
 
 
 class Journal:
@@ -80,6 +98,10 @@ class Journal:
         self._stop_endpoint = f"inproc://cns-journal-stop-{uuid.uuid4().hex[:8]}"
         self._stopper: zmq.Socket | None = None
         self._unsaved: list[tuple[Any, ...]] = []     # rows a failed write keeps for the next round
+        self.write_error: str | None = None            # why writes fail now (None: they work)
+        self._failing_since = 0.0
+        self._said_at = 0.0
+        self.spilled: list[Path] = []                  # files holding turns no disk write could keep
         self.recorded = 0
         self.rejected = 0
         self.errors = 0
@@ -148,6 +170,7 @@ class Journal:
                     rep.send(json.dumps(self._answer(request, db)).encode())   # REP must always answer
                 if stop in events:
                     self._guarded(self._record, pull, db)
+                    self._guarded(self._spill_held)
                     return
         except zmq.ContextTerminated:
             return
@@ -186,9 +209,13 @@ class Journal:
                 if refused:
                     db.executemany("INSERT INTO rejected(message_id, subject, reason, excerpt, received) "
                                    "VALUES (?,?,?,?,?)", refused)
-        except sqlite3.Error:
-            self._unsaved = rows[-self.config.journal_keep:]     # kept for the next round; the error is logged
-            raise
+        except sqlite3.Error as exc:
+            self._hold(rows, exc)
+            return
+        if self.write_error is not None:
+            log.warning("bus journal: writing again; the %d message(s) held in memory are on disk now "
+                        "(after %.0f s)", len(rows), time.monotonic() - self._failing_since)
+            self.write_error = None
         for problem in refused:
             log.warning("bus journal: refused a message on %s: %s", problem[1], problem[2])
         self.rejected += len(refused)
@@ -199,6 +226,65 @@ class Journal:
                 db.execute("DELETE FROM messages WHERE seq <= (SELECT MAX(seq) FROM messages) - ?",
                            (self.config.journal_keep,))
                 db.execute("DELETE FROM rejected WHERE id <= (SELECT MAX(id) FROM rejected) - ?", (_REJECTED_KEEP,))
+
+    def _hold(self, rows: list[tuple[Any, ...]], exc: sqlite3.Error) -> None:
+        """A write failed: keep the rows for the next round (beyond ``journal_keep``, the oldest go to a
+        spill file) and say so loudly, once now and then every minute while it lasts."""
+        keep = self.config.journal_keep
+        if len(rows) > keep:
+            self._spill(rows[:-keep], "more messages than the journal holds in memory (journal.keep)")
+        self._unsaved = rows[-keep:]
+        self.errors += 1
+        now = time.monotonic()
+        first = self.write_error is None
+        self.write_error = f"{type(exc).__name__}: {exc}"
+        if first:
+            self._failing_since = now
+        if first or now - self._said_at >= _LOUD_EVERY_S:
+            self._said_at = now
+            log.error("bus journal: CANNOT WRITE to %s (%s): %d message(s) held in memory only and retried; "
+                      "senders that ask are told. Free space there, or they are lost if the loop stops first "
+                      "(a stop writes their turns to a file in %s)", self.config.journal_file(), self.write_error,
+                      len(self._unsaved), spill_folder())
+        time.sleep(0.05)        # a failing disk must not turn this loop into a spin
+
+    def _spill_held(self) -> None:
+        """At a stop: what is still held in memory goes to a file, not to nowhere."""
+        held, self._unsaved = self._unsaved, []
+        self._spill(held, "the loop stopped while the journal could not write")
+
+    def _spill(self, rows: list[tuple[Any, ...]], why: str) -> None:
+        """Write the turns among ``rows`` (message id, subject, body, time) as JSON lines ``cns replay`` sends
+        again, to a file outside the journal's folder; say where, or that they are lost."""
+        turns = [json.loads(body).get("payload") for _, subject, body, _ in rows if subject == "response.generation"]
+        turns = [t for t in turns if isinstance(t, dict)]
+        if not turns:
+            return
+        path = spill_folder() / f"cns-unjournaled-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.jsonl"
+        try:
+            with open(path, "x", encoding="utf-8") as handle:
+                handle.writelines(json.dumps(t, ensure_ascii=False) + "\n" for t in turns)
+        except OSError as exc:
+            log.error("bus journal: %s; %d turn(s) could not be written anywhere and are LOST (%s)", why,
+                      len(turns), exc)
+            return
+        self.spilled.append(path)
+        log.error("bus journal: %s; wrote the %d turn(s) it could not journal to %s: send them again with "
+                  "`cns replay %s` once the disk has room", why, len(turns), path, path)
+
+    def _kept(self, request: dict[str, Any], db: sqlite3.Connection) -> dict[str, Any]:
+        """Which of a sender's messages are on disk, held in memory, or refused."""
+        ids = request.get("message_ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) or len(ids) > _KEPT_IDS:
+            raise ValueError(f"kept: expected message_ids, a list of at most {_KEPT_IDS} strings")
+        marks = ",".join("?" * len(ids))
+        kept = [r[0] for r in db.execute(f"SELECT message_id FROM messages WHERE message_id IN ({marks})", ids)] \
+            if ids else []
+        refused = [r[0] for r in db.execute(f"SELECT message_id FROM rejected WHERE message_id IN ({marks})", ids)] \
+            if ids else []
+        wanted = set(ids)
+        held = [row[0] for row in self._unsaved if row[0] in wanted]
+        return {"ok": True, "kept": kept, "held": held, "rejected": refused, "write_error": self.write_error}
 
     def _row(self, frames: list[bytes], now: float) -> tuple[tuple[Any, ...] | None, tuple[Any, ...]]:
         """(the row to keep, None) or (None, the rejection row): bounds first, then a light parse.
@@ -233,13 +319,16 @@ class Journal:
                 return {"ok": True, "seq": _tail(db)}
             if op == "reject":
                 return self._reject(request, db)
+            if op == "kept":
+                return self._kept(request, db)
             if op == "rejected":
                 limit = max(1, min(int(request.get("limit", 100)), 1000))
                 rows = db.execute("SELECT received, message_id, subject, reason FROM rejected ORDER BY id DESC "
                                   "LIMIT ?", (limit,)).fetchall()
                 return {"ok": True, "rejected": [list(r) for r in rows]}
             if op != "replay":
-                raise ValueError(f"op: expected 'tail', 'replay', 'reject' or 'rejected', got {excerpt(op, 40)}")
+                raise ValueError(f"op: expected 'tail', 'replay', 'reject', 'rejected' or 'kept', got "
+                                 f"{excerpt(op, 40)}")
             return self._replay(request, db)
         except (ValueError, TypeError, MalformedMessage) as exc:
             return {"ok": False, "error": str(exc)}
@@ -284,6 +373,11 @@ class Journal:
                        (message_id, row[0], reason[:_REASON], excerpt(row[1][:200], 160), time.time()))
             db.execute("DELETE FROM messages WHERE message_id = ?", (message_id,))
         return {"ok": True, "moved": True}
+
+
+def spill_folder() -> Path:
+    """Where turns the journal could not keep are written at a stop: the temporary folder."""
+    return Path(tempfile.gettempdir())
 
 
 def _connect(path: Any) -> sqlite3.Connection:
@@ -369,3 +463,37 @@ def rejected(config: BusConfig, limit: int = 100, timeout: float = 2.0) -> list[
     """The newest rejected messages, newest first: time, message_id (None when it had none), subject, reason."""
     rows = _request(config, {"op": "rejected", "limit": limit}, timeout)["rejected"]
     return [{"time": r[0], "message_id": r[1], "subject": r[2], "reason": r[3]} for r in rows]
+
+
+def confirm_kept(config: BusConfig, message_ids: Sequence[str], timeout: float = 5.0) -> None:
+    """Return once the journal holds every one of ``message_ids`` on disk (a sender's proof that its turns
+    survive a stop). Raises :class:`JournalRefused` when some are held in memory because the journal cannot
+    write, or were refused, saying how many and why; :class:`JournalUnavailable` when no journal answers or
+    it has not seen them within ``timeout``."""
+    waiting = list(dict.fromkeys(message_ids))
+    total = len(waiting)
+    deadline = time.monotonic() + timeout
+    while waiting:
+        held: list[str] = []
+        refused: list[str] = []
+        error = None
+        for start in range(0, len(waiting), _KEPT_IDS):
+            reply = _request(config, {"op": "kept", "message_ids": waiting[start:start + _KEPT_IDS]},
+                             max(0.1, deadline - time.monotonic()))
+            done = set(reply["kept"])
+            held += reply["held"]
+            refused += reply["rejected"]
+            error = reply.get("write_error") or error
+            waiting = [i for i in waiting if i not in done]
+        if refused:
+            raise JournalRefused(f"the bus journal refused {len(refused)} of {total} message(s) (too large or "
+                                 "not an envelope); see `rejected` in the journal")
+        if held and error:
+            raise JournalRefused(f"the bus journal cannot write ({error}): {len(held)} of {total} turn(s) are held "
+                                 "in memory only, not on disk; they are written when the disk has room, and lost "
+                                 "if the loop stops first (it then writes them to a file it names in its log)")
+        if waiting and time.monotonic() > deadline:
+            raise JournalUnavailable(f"the bus journal has not recorded {len(waiting)} of {total} message(s) "
+                                     f"within {timeout:g} s")
+        if waiting:
+            time.sleep(0.05)

@@ -7,7 +7,8 @@ judge's output is parsed, never the prompt, so neither the template's own
 ``[RESULT]`` nor an answer that contains ``[RESULT] 5`` can set the grade; and
 when the judge quotes such an answer, its own final marker still comes last.
 A last marker holding 0, 6, 2.5 or nothing is a failure, not a reason to look
-further back.
+further back. Digits are ASCII only: ``[RESULT] ٤`` (an Arabic-Indic four) is no score, since
+Python's ``\d`` and ``int`` would read it as 4.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from dataclasses import dataclass
 
 __all__ = ["Verdict", "parse_verdict", "parse_score"]
 
-_NUMBER = r"(?P<n>[-+]?\d+(?:[.,]\d+)?)"
+_NUMBER = r"(?P<n>[-+]?[0-9]+(?:[.,][0-9]+)?)(?!\d)"       # ASCII digits, not followed by any other digit
 _MARKERS = re.compile(
     r"\[RESULT\]\s*\(?\s*(?:score\s*[:=]?\s*)?" + _NUMBER.replace("?P<n>", "?P<result>")
     + r"|score\**\s*[:=]\s*\**\s*\(?\s*" + _NUMBER.replace("?P<n>", "?P<score>")
-    + r"|(?<![\d.,/])" + _NUMBER.replace("?P<n>", "?P<ratio>") + r"\s*/\s*5(?![\d.,])",
+    + r"|(?<![0-9.,/])" + _NUMBER.replace("?P<n>", "?P<ratio>") + r"\s*/\s*5(?![0-9.,])",
     re.IGNORECASE)
 _BARE_RESULT = re.compile(r"\[RESULT\]", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*(?:#+\s*)?feedback\s*:\s*", re.IGNORECASE)
@@ -60,7 +61,7 @@ def parse_verdict(output: str) -> Verdict:
     last = matches[-1]
     token = next(v for v in last.group("result", "score", "ratio") if v is not None)
     feedback = _feedback(output[:last.start()])
-    if not re.fullmatch(r"[-+]?\d+", token):
+    if not re.fullmatch(r"[-+]?[0-9]+", token):
         return Verdict(None, feedback, f"score {token!r} is not a whole number 1-5")
     score = int(token)
     if not 1 <= score <= 5:

@@ -7,6 +7,11 @@ record when it stops. Anything else on the bus ports, a loop of another state
 folder, a crashed loop's survivor or an unrelated program, has no live record
 here, so ``cns run``, the Judge page and ``cns grade`` never send this folder's
 turns to it: :func:`find_loop` tells the three cases apart with one probe.
+
+The record comes only once the proxy listens; what keeps two loops off one folder is
+``<state dir>/judge_loop.lock`` (:func:`loop_lock`), which ``cns agents`` takes before it
+opens anything and holds for its whole life: a second loop started at the same instant is
+refused, naming the first.
 """
 
 from __future__ import annotations
@@ -17,14 +22,20 @@ import socket
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cns_core.agents.wire import BusConfig
 from cns_core.config import replace_atomically, state_dir
+from cns_core.memory.process_lock import process_started, remove_own_record
 
-__all__ = ["RECORD_NAME", "LoopRecord", "LoopFinding", "record_path", "write_record", "clear_record", "read_record",
+if TYPE_CHECKING:
+    from cns_core.memory.process_lock import ExclusiveLock
+
+__all__ = ["RECORD_NAME", "LOCK_NAME", "loop_lock", "LoopRecord", "LoopFinding", "record_path", "write_record", "clear_record", "read_record",
            "find_loop", "free_bus_ports", "port_holder", "process_started"]
 
 RECORD_NAME = "judge_loop.json"
+LOCK_NAME = "judge_loop.lock"
 
 
 @dataclass(frozen=True)
@@ -58,19 +69,13 @@ def _folder(folder: str | Path | None) -> Path:
     return Path(folder) if folder is not None else state_dir()
 
 
+def loop_lock(folder: str | Path | None = None) -> "ExclusiveLock":
+    """The lock a judge loop holds for its whole life: one loop per state folder (``cns agents`` takes it first)."""
+    from cns_core.memory.process_lock import ExclusiveLock
 
-def process_started(pid: int) -> float | None:
-    """When process ``pid`` started (psutil's create_time), None when it is gone or a zombie: with the pid,
-    it tells a live process from a later one that reuses the pid."""
-    import psutil
+    where = _folder(folder)
+    return ExclusiveLock(where / LOCK_NAME, f"the judge loop of {where}", "the judge loop (cns agents)")
 
-    try:
-        proc = psutil.Process(pid)
-        if proc.status() == psutil.STATUS_ZOMBIE:
-            return None
-        return proc.create_time()
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return None
 
 
 def write_record(bus: BusConfig, folder: str | Path | None = None) -> LoopRecord:
@@ -85,12 +90,7 @@ def write_record(bus: BusConfig, folder: str | Path | None = None) -> LoopRecord
 
 def clear_record(folder: str | Path | None = None) -> None:
     """Remove the record if it is this process's (a newer loop's record is left alone)."""
-    path = record_path(folder)
-    try:
-        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
-            path.unlink()
-    except (OSError, ValueError, AttributeError):
-        pass
+    remove_own_record(record_path(folder), "pid")
 
 
 def read_record(folder: str | Path | None = None) -> LoopRecord | None:

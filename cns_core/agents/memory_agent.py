@@ -34,7 +34,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -50,13 +49,13 @@ from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, re
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.agents.wire import BusError
-from cns_core.bounds import keep_damaged
+from cns_core.bounds import keep_damaged, logger
 from cns_core.config import replace_atomically, state_dir
 from cns_core.memory import OWNED_PREFIXES, MemoryService, memory_owned
 
 __all__ = ["MemoryAgent", "PreWriteHook"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 PreWriteHook = Callable[[str, str, str, dict[str, Any]], Any]
 _SEEN = 200_000          # message ids remembered to skip duplicates (replay overlapping live traffic)

@@ -20,6 +20,7 @@ from cns_core.agents.chat import (
     ChatResult,
     ChatTimeout,
     ChatUnreachable,
+    Reply,
     iter_lines,
     open_request,
     read_json,
@@ -65,7 +66,7 @@ class OllamaClient:
     def _call(self, path: str, body: Mapping[str, Any] | None, timeout: float | None,
               model: str | None = None) -> dict[str, Any]:
         wait = self.timeout if timeout is None else timeout
-        return read_json(self._open(path, body, wait, model), f"{self.url}{path}", wait)
+        return read_json(self._open(path, body, wait, model))
 
     def chat(self, model: str, messages: Sequence[Mapping[str, str]], *, temperature: float = 0.0,
              num_ctx: int | None = None, timeout: float | None = None, options: Mapping[str, Any] | None = None,
@@ -81,10 +82,8 @@ class OllamaClient:
             body.update({"logprobs": True, "top_logprobs": int(top_logprobs)})
         wait = self.timeout if timeout is None else timeout
         start = time.monotonic()
-        if stream:
-            out = self._read_stream(self._open("/api/chat", body, wait, model), start + wait, wait)
-        else:
-            out = read_json(self._open("/api/chat", body, wait, model), f"{self.url}/api/chat", wait)
+        reply = self._open("/api/chat", body, wait, model)
+        out = self._read_stream(reply) if stream else read_json(reply)
         message = out.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, str):
@@ -92,12 +91,12 @@ class OllamaClient:
         return ChatResult(content=content, model=str(out.get("model", model)), latency_s=time.monotonic() - start,
                           raw=out)
 
-    def _read_stream(self, resp: Any, deadline: float, wait: float) -> dict[str, Any]:
+    def _read_stream(self, reply: Reply) -> dict[str, Any]:
         """Join a streamed ``/api/chat`` reply into the shape of a non-streamed one."""
-        where = f"{self.url}/api/chat"
+        where = reply.where
         parts: list[str] = []
         last: dict[str, Any] = {}
-        for line in iter_lines(resp, where, deadline, wait):
+        for line in iter_lines(reply):
             chunk = stream_chunk(line, where, "line")
             if chunk.get("error"):
                 raise ChatHTTPError(f"{where} failed mid-stream: {chunk['error']}", 500, str(chunk["error"]))

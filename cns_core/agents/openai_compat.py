@@ -18,6 +18,7 @@ from cns_core.agents.chat import (
     ChatHTTPError,
     ChatModelMissing,
     ChatResult,
+    Reply,
     iter_lines,
     open_request,
     read_json,
@@ -64,20 +65,21 @@ class OpenAIClient:
         wait = self.timeout if timeout is None else timeout
         start = time.monotonic()
         where = f"{self.url}/chat/completions"
-        resp = self._open("/chat/completions", body, wait, model)
+        reply = self._open("/chat/completions", body, wait, model)
         if stream:
-            content, served = self._read_stream(resp, where, start + wait, wait)
+            content, served = self._read_stream(reply)
             raw: dict[str, Any] = {"model": served or model, "streamed": True}
         else:
-            raw = read_json(resp, where, wait)
+            raw = read_json(reply)
             content = _message_content(raw, where)
         return ChatResult(content=content, model=str(raw.get("model") or model), latency_s=time.monotonic() - start,
                           raw=raw)
 
-    def _read_stream(self, resp: Any, where: str, deadline: float, wait: float) -> tuple[str, str]:
+    def _read_stream(self, reply: Reply) -> tuple[str, str]:
+        where = reply.where
         parts: list[str] = []
         model = ""
-        for line in iter_lines(resp, where, deadline, wait):
+        for line in iter_lines(reply):
             if not line.startswith("data:"):
                 continue                      # comments (": keep-alive"), event names
             data = line[5:].strip()
@@ -99,7 +101,7 @@ class OpenAIClient:
     def list_models(self, timeout: float | None = None) -> list[str]:
         """Ids of the models the server serves (``GET /models``)."""
         wait = self.timeout if timeout is None else timeout
-        out = read_json(self._open("/models", None, wait), f"{self.url}/models", wait)
+        out = read_json(self._open("/models", None, wait))
         data = out.get("data")
         if not isinstance(data, list):
             raise ChatBadResponse(f"{self.url}/models answer has no data list: {str(out)[:160]}")

@@ -21,9 +21,9 @@ graded in the journal is never sent to the judge again. The schedule is written 
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,10 +33,11 @@ from cns_core.agents.bus import CRITIQUE, GRADE, BusConfig, BusError, Publisher,
 from cns_core.agents.messages import TurnMessage, describe_errors
 from cns_core.agents.retry_schedule import RetrySchedule
 from cns_core.config import replace_atomically, state_dir
+from cns_core.bounds import logger
 
-__all__ = ["pending_count", "pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
+__all__ = ["pending_count", "MemoryCounts", "memory_counts", "pending_turns", "request_grades", "PendingGrader", "SCHEDULE_NAME", "schedule_path", "read_schedule"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 _UNSENDABLE: set[str] = set()     # engrams already reported as too large to send
 
 
@@ -45,6 +46,25 @@ def pending_count(memory: Any) -> int:
     from cns_core.engrams import EngramFilters
 
     return memory.count(EngramFilters(ungraded_only=True))
+
+
+@dataclass(frozen=True)
+class MemoryCounts:
+    """What the memory holds, as every page states it: read from the memory each time, never cached, so two
+    pages (and two reruns) never disagree about a turn another process stored meanwhile."""
+
+    engrams: int
+    ungraded: int          # turns waiting for the judge's grade: the pending grades
+    quarantined: int       # turns the coherence hook held back
+
+    def words(self) -> str:
+        return (f"{self.engrams:,} engrams · {self.ungraded:,} ungraded (pending grades) · "
+                f"{self.quarantined:,} quarantined")
+
+
+def memory_counts(memory: Any) -> MemoryCounts:
+    """The memory's counts, read now (see :class:`MemoryCounts`)."""
+    return MemoryCounts(memory.count(), pending_count(memory), memory.count_quarantined())
 
 
 def pending_turns(memory: Any, limit: int = 1000) -> list[TurnMessage]:

@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import Sequence
 
+from cns_core.bounds import printable
 from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
@@ -39,8 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError, RuntimeError) as exc:
-        print(f"cns {args.command}: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError, RuntimeError) as exc:      # its words may quote a file name or a value
+        print(f"cns {args.command}: error: {printable(exc, keep=chr(10))}", file=sys.stderr)
         return 1
 
 

@@ -11,6 +11,9 @@
   is a JSON object with query and answer (or Prometheus' instruction and response)
   and optional reference (reference_answer), rubric, query_id and session_id. Bad
   lines are reported with their line numbers and the rest are still sent (exit 1).
+
+Both senders then ask the bus journal whether their turns are on disk: when it cannot write
+(a full disk) they say so and exit 1 (:func:`~cns_core.agents.journal.confirm_kept`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pydantic import ValidationError
+
+from cns_core.bounds import printable
 
 __all__ = ["register", "run_agents", "run_grade", "run_replay", "read_turns"]
 
@@ -71,6 +76,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 # ---------------------------------------------------------------- cns agents
 
 def run_agents(args: argparse.Namespace) -> int:
+    """One judge loop per state folder: the folder's loop lock is taken before anything is opened (the record
+    below is written only once the proxy listens, too late to keep a second loop started at the same instant
+    from sharing the store, the journal and the checkpoint)."""
+    from cns_core.agents.loop_record import loop_lock
+    from cns_core.memory.process_lock import LockHeld
+
+    lock = loop_lock()
+    try:
+        lock.acquire()
+    except LockHeld as exc:
+        _say(f"cns agents: not starting a second judge loop for the state folder {_state_folder()}: {exc}. One "
+             "loop serves a state folder: use it (`cns run` does), or stop it first.", err=True)
+        return 2
+    try:
+        return _run_judge_loop(args)
+    finally:
+        lock.release()
+
+
+def _run_judge_loop(args: argparse.Namespace) -> int:
     from cns_core.agents.bus import BusProxy, bus_settings
     from cns_core.agents.critic import CriticAgent
     from cns_core.agents.generator import GeneratorAgent
@@ -130,7 +155,9 @@ def run_agents(args: argparse.Namespace) -> int:
                  "each turn on its own back-off")
         if not stop.requested:
             _say("press Ctrl-C to stop")
+        journal = _JournalWatch(proxy.journal if proxy is not None else None)
         while not stop.event.wait(0.5):
+            journal.check()
             if args.exit_with_parent and os.getppid() != parent:
                 _say("cns agents: the process that started it is gone; stopping", err=True)
                 stop.request()
@@ -160,6 +187,23 @@ def run_agents(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _say("stopped", err=True)
+
+
+class _JournalWatch:
+    """Says on stderr when the bus journal starts and stops failing to write (its log says more)."""
+
+    def __init__(self, journal: Any):
+        self.journal = journal
+        self.failing = False
+
+    def check(self) -> None:
+        error = getattr(self.journal, "write_error", None)
+        if error and not self.failing:
+            _say(f"error: the bus journal cannot write ({error}): turns are held in memory only until the disk "
+                 "has room; senders that ask (cns replay, cns grade) are told", err=True)
+        elif self.failing and not error:
+            _say("bus journal: writing again; the turns held in memory are on disk", err=True)
+        self.failing = bool(error)
 
 
 def _state_folder() -> str:
@@ -328,58 +372,65 @@ def run_grade(args: argparse.Namespace) -> int:
         raise ValueError(describe_errors(exc)) from None
     with Publisher(bus, source="cns grade") as pub, Subscriber([CRITIQUE], bus) as sub:
         sub.wait_ready(pub)
-        pub.publish(RESPONSE, turn.model_dump(exclude_none=True))
+        envelope = pub.publish(RESPONSE, turn.model_dump(exclude_none=True))
+        kept = _journaled(bus, [envelope.message_id], "cns grade")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             envelope = sub.recv(timeout=max(0.0, deadline - time.monotonic()))
             if envelope is not None and envelope.payload.get("query_id") == turn.query_id:
-                return _print_critique(envelope.payload, args.json)
+                return max(_print_critique(envelope.payload, args.json), 0 if kept else 1)
     print(f"cns grade: error: no critique for {turn.query_id} within {timeout:g} s; is `cns agents` running "
           "with a CriticAgent?", file=sys.stderr)
     return 1
 
 
+def _journaled(bus: Any, message_ids: list[str], command: str) -> bool:
+    """Whether the journal holds the turns just sent on disk; when it cannot write (a full disk), says so on
+    stderr: the sender is told its turns are not kept (a loop without a journal is not asked)."""
+    from cns_core.agents.journal import JournalRefused, JournalUnavailable, confirm_kept
+
+    if not message_ids or not bus.journal_enabled:
+        return True
+    try:
+        confirm_kept(bus, message_ids, timeout=max(5.0, len(message_ids) / 200))
+    except JournalRefused as exc:
+        print(f"{command}: error: {exc}", file=sys.stderr)
+        return False
+    except JournalUnavailable as exc:
+        print(f"{command}: warning: cannot tell whether the turns are kept: {exc}", file=sys.stderr)
+    return True
+
+
 def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
+    """The critique on stdout; what the judge wrote is printed with its control characters escaped (JSON
+    escapes them itself)."""
+    from cns_core.bounds import printable, printable_json
+
     if as_json:
-        print(json.dumps(critique, indent=2, ensure_ascii=False))
+        print(printable_json(critique, indent=2))
     elif critique.get("score") is None:
-        print(f"score: none ({critique.get('error')})")
+        print(f"score: none ({printable(critique.get('error'))})")
     else:
         latency = critique.get("latency_s")
-        print(f"score: {critique['score']}/5   judge: {critique.get('judge_model')}"
+        print(f"score: {critique['score']}/5   judge: {printable(critique.get('judge_model'))}"
               + (f"   {latency:.1f} s" if isinstance(latency, (int, float)) else ""))
-        print(f"feedback: {critique.get('feedback', '')}")
+        print(f"feedback: {printable(critique.get('feedback', ''))}")
     return 0 if critique.get("score") is not None else 1
 
 
 # ---------------------------------------------------------------- cns replay
 
 def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int, dict[str, Any] | None, str]]:
-    """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file."""
+    """``(line number, turn payload or None, problem)`` for each non-blank line of a JSONL file (read by
+    :func:`~cns_core.bounds.jsonl_records`, as ``cns annotate`` reads its files: a byte-order mark is fine)."""
     from cns_core.agents.messages import TurnMessage, describe_errors
     from cns_core.agents.wire import MAX_JSON_DEPTH, MAX_MESSAGE_BYTES
-    from cns_core.bounds import json_depth_over
+    from cns_core.bounds import jsonl_records
 
     with open(path, "rb") as handle:
-        for number, data in enumerate(iter(lambda: handle.readline(MAX_MESSAGE_BYTES + 1), b""), 1):
-            if len(data) > MAX_MESSAGE_BYTES and not data.endswith(b"\n"):
-                yield number, None, (f"longer than {MAX_MESSAGE_BYTES:,} bytes (the bus limit); the rest of the "
-                                     "file is not read")
-                return
-            try:
-                line = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield number, None, f"not UTF-8 text (byte {exc.start})"
-                continue
-            if not line.strip():
-                continue
-            if json_depth_over(data, MAX_JSON_DEPTH):
-                yield number, None, f"JSON nested more than {MAX_JSON_DEPTH} levels deep"
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError as exc:
-                yield number, None, f"not JSON ({getattr(exc, 'msg', exc)})"
+        for number, raw, problem in jsonl_records(handle, MAX_JSON_DEPTH, MAX_MESSAGE_BYTES, "the bus limit"):
+            if problem:
+                yield number, None, problem
                 continue
             if not isinstance(raw, dict):
                 yield number, None, f"expected a JSON object, got {type(raw).__name__}"
@@ -391,6 +442,23 @@ def read_turns(path: str | Path, session: str = "replay") -> Iterator[tuple[int,
                 yield number, TurnMessage.model_validate(fields).model_dump(exclude_none=True), ""
             except ValidationError as exc:
                 yield number, None, describe_errors(exc)
+
+
+class _RepeatedIds:
+    """Lines that reuse a query id with another answer: the memory keeps one answer per id (the last one
+    stored), so each is worth a warning naming both lines."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.first: dict[str, tuple[int, str]] = {}
+        self.warnings: list[str] = []
+
+    def check(self, number: int, payload: dict[str, Any]) -> None:
+        qid, answer = payload["query_id"], payload.get("answer", "")
+        line, first_answer = self.first.setdefault(qid, (number, answer))
+        if line != number and answer != first_answer:
+            self.warnings.append(f"{self.path}:{number}: warning: query_id {printable(qid)!r} was sent on line {line} "
+                                 "with another answer; the memory keeps one answer per query id (the last stored)")
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -407,23 +475,31 @@ def run_replay(args: argparse.Namespace) -> int:
     bus = loop_bus()
     bad: list[str] = []
     sent: set[str] = set()
+    published = 0
+    envelopes: list[str] = []
+    repeats = _RepeatedIds(path)
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:
         if args.wait:
             sub.wait_ready(pub)
         with tqdm(desc="publishing", unit="turn", file=sys.stderr) as bar:
             for number, payload, problem in read_turns(path, args.session):
                 if payload is None:
-                    bad.append(f"{path}:{number}: {problem}")
+                    bad.append(f"{path}:{number}: {printable(problem)}")
                     continue
-                pub.publish(RESPONSE, payload)
+                repeats.check(number, payload)
+                envelopes.append(pub.publish(RESPONSE, payload).message_id)
                 sent.add(payload["query_id"])
+                published += 1
                 bar.update(1)
-        for line in bad:
+        for line in bad + repeats.warnings:
             print(line, file=sys.stderr)
-        print(f"sent {len(sent)} turn(s)" + (f", skipped {len(bad)} bad line(s)" if bad else ""))
+        print(f"sent {published} turn(s)" + (f" for {len(sent)} query id(s)" if len(sent) != published else "")
+              + (f", {len(repeats.warnings)} repeating a query id with another answer" if repeats.warnings else "")
+              + (f", skipped {len(bad)} bad line(s)" if bad else ""))
+        kept = _journaled(bus, envelopes, "cns replay")
         if args.wait and sent:
             _wait_for_critiques(sub, sent, args.timeout)
-    return 1 if bad else 0
+    return 1 if bad or not kept else 0
 
 
 def _wait_for_critiques(sub: Any, pending: set[str], timeout: float) -> None:

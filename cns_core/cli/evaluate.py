@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.bounds import excerpt
+from cns_core.bounds import excerpt, printable
 from cns_core.cli.extract import add_text_options, evaluate_text
 from cns_core.critics.base import CriticContext, in_critic_order
 from cns_core.critics.grounding_verdict import claim_verdicts
@@ -34,7 +34,7 @@ from cns_core.pipeline import CriticPipeline, Evaluation, resolve_weights
 from cns_core.scoring import incomplete_note, parse_weights
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
-__all__ = ["FileReport", "load_file", "load_files", "evaluate_snos", "evaluate_file",
+__all__ = ["FileReport", "load_file", "load_files", "files_to_judge", "judged_nothing", "evaluate_snos", "evaluate_file",
            "evaluation_to_dict", "format_table", "register", "run"]
 
 
@@ -63,20 +63,43 @@ def load_file(path: str | Path) -> FileReport:
         return FileReport(str(path), problems=[f"file: {excerpt(str(exc) or type(exc).__name__, 300)}"])
 
 
-def load_files(paths: Sequence[str | Path]) -> list[FileReport]:
-    """:func:`load_file` for each path, a folder standing for its SNO files (.json, .yaml, .yml, sorted)."""
-    from cns_core.engine.batch import collect_files
+def files_to_judge(paths: Sequence[str | Path]) -> list[Path]:
+    """The files named, a folder standing for its SNO files (.json, .yaml, .yml, sorted); ValueError
+    "nothing to judge" when there are none (an empty folder, or one holding only a pipe or a broken
+    link), said before any model loads: a quality gate that judged nothing must not pass."""
+    from cns_core.engine.batch import SNO_SUFFIXES, collect_files
 
-    return [load_file(path) for path in collect_files(paths)]
+    files = collect_files(paths)
+    if not files:
+        raise ValueError(f"nothing to judge: no SNO file ({', '.join(SNO_SUFFIXES)}) in "
+                         f"{', '.join(map(str, paths)) or 'the paths given'}")
+    return files
+
+
+def load_files(paths: Sequence[str | Path]) -> list[FileReport]:
+    """:func:`load_file` for each of :func:`files_to_judge`."""
+    return [load_file(path) for path in files_to_judge(paths)]
+
+
+def judged_nothing(reports: Sequence[FileReport], as_json: bool = False) -> bool:
+    """True, said on stderr, when no file held an SNO (each one's problems are printed already): the
+    command stops there, before the critics' models load (with ``as_json``, its JSON says the errors)."""
+    if any(report.snos for report in reports):
+        return False
+    if as_json:
+        print(json.dumps({"results": [], "errors": [{"file": r.path, "problems": r.problems} for r in reports]},
+                         indent=2))
+    print("nothing to judge: no SNO could be read from the files given", file=sys.stderr)
+    return True
 
 
 def print_problems(reports: Sequence[FileReport]) -> list[FileReport]:
     """Each bad file's problems on stderr, one per line under its path; returns the bad reports."""
     bad = [r for r in reports if not r.ok]
     for report in bad:
-        print(f"{report.path}: {len(report.problems)} problem(s)", file=sys.stderr)
+        print(f"{printable(report.path)}: {len(report.problems)} problem(s)", file=sys.stderr)
         for problem in report.problems:
-            print(f"  - {problem}", file=sys.stderr)
+            print(f"  - {printable(problem)}", file=sys.stderr)
     return bad
 
 
@@ -221,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
                              "profile; --weights and --json apply to single files")
         from cns_core.engine.batch import run_batch   # a corpus: Ray actors, a results table, resumable
 
+        files_to_judge(args.files)
         return run_batch(args)
     weights = _weights(args)
     if text:
@@ -230,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
             [FileReport(name, snos=[sno]) for sno, name in zip(snos, names)], args, weights))
     if not args.files:
         raise ValueError("give SNO files or folders, or --text FILE")
-    return _score_and_print([load_file(path) for path in args.files], args, weights)
+    return _score_and_print([load_file(path) for path in files_to_judge(args.files)], args, weights)
 
 
 def _weights(args: argparse.Namespace) -> str | dict[str, float]:
@@ -244,6 +268,8 @@ def _score_and_print(reports: list[FileReport], args: argparse.Namespace, weight
     from tqdm import tqdm
 
     bad = print_problems(reports)
+    if judged_nothing(reports, args.json):
+        return 1
     scoring = ScoringRun.of(reports, args)
     population = scoring.population
     with tqdm(total=len(scoring.snos), desc="evaluating", unit="SNO", file=sys.stderr,

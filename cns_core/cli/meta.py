@@ -9,8 +9,9 @@ pins another; each block names it). A folder stands for its SNO files. A file th
 (missing, a pipe, binary, too deep, a 6,000-digit number) is named on stderr and the others are
 still scored.
 
-Exit status: 0, or 1 when a file could not be read; with ``--gate`` 3 when any SNO fails the
-quality gate, so ``cns meta sno.yaml --gate && publish`` publishes only what passes.
+Exit status: 0, or 1 when a file could not be read or there is nothing to judge (an empty
+folder, only pipes or broken links: said before any model loads); with ``--gate`` 3 when any SNO
+fails the quality gate, so ``cns meta sno.yaml --gate && publish`` publishes only what passes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse
 import json
 from typing import Any
 
-from cns_core.cli.evaluate import FileReport, ScoringRun, load_files, print_problems
+from cns_core.cli.evaluate import FileReport, ScoringRun, judged_nothing, load_files, print_problems
 from cns_core.critics.base import in_critic_order
 from cns_core.engine.population import Population
 from cns_core.meta import MetaConfig, MetaEvaluation, assess
@@ -85,8 +86,10 @@ def run(args: argparse.Namespace) -> int:
     config = MetaConfig.load()
     threshold = config.gate_threshold if args.threshold is None else config.gate_threshold_of(args.threshold)
     weights, label = _weights(args)            # an unknown profile stops here, before any model loads
-    reports: list[FileReport] = load_files(args.files)
+    reports: list[FileReport] = load_files(args.files)       # nothing to judge: an error, before any model loads
     bad = print_problems(reports)
+    if judged_nothing(reports, args.json):
+        return 1
     scoring = ScoringRun.of(reports, args)
     population = scoring.population
     done: list[tuple[str, SNO, MetaEvaluation]] = []
@@ -117,7 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description="Run the five critics on SNO files and print the Meta-Critic's verdict per SNO: the Trust "
                     "Score, its quality band and the quality gate's decision with the action they call for, the "
                     "conflicts between critics, suggestions and the improvement plan.",
-        epilog=f"Exit status: 0; 1 when a file could not be read or validated; with --gate, {GATE_FAILED} when "
+        epilog=f"Exit status: 0; 1 when a file could not be read or validated, or there is nothing to judge (an "
+               f"empty folder); with --gate, {GATE_FAILED} when "
                "any SNO fails the quality gate (an incomplete score, where a critic failed, always fails).")
     parser.add_argument("files", nargs="+", metavar="FILE",
                         help="SNO files (.json, .yaml, .yml) or folders of them")

@@ -1,8 +1,12 @@
 """``cns run``: everything a demo needs, as one command (``make run`` calls it).
 
-Starts the judge loop (``cns agents``: bus proxy, CriticAgent, MemoryAgent and
-GeneratorAgent; restarted if it dies) and the dashboard (``streamlit run``) as
-supervised children; Ctrl-C stops both and leaves no process or port behind.
+Starts the memory's Chroma server (:mod:`cns_core.cli.memory_server`, on a free loopback
+port; restarted if it dies), the judge loop (``cns agents``: bus proxy, CriticAgent,
+MemoryAgent and GeneratorAgent; restarted if it dies) and the dashboard (``streamlit run``)
+as supervised children; Ctrl-C stops them all and leaves no process or port behind.
+The judge loop, the dashboard and any ``cns`` command run meanwhile reach the memory through
+that server (:mod:`cns_core.memory.access`); a folder another process holds embedded is
+refused, naming that process.
 A judge loop is used as it is only when it serves the same state folder (its record,
 ``<state dir>/judge_loop.json``, names a live process and its ports answer: see
 :mod:`cns_core.agents.loop_record`); when the bus ports are held by anything else (a
@@ -29,8 +33,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
-__all__ = ["register", "run_demo", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
-           "bus_env", "STREAMLIT_OPTIONS"]
+__all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
+           "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS"]
 
 
 # How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
@@ -42,17 +46,39 @@ STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("run", help="the dashboard and the judge loop together until Ctrl-C")
-    p.add_argument("--port", type=int, default=int(os.environ.get("CNS_DASHBOARD_PORT", 8501)),
-                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT); bus ports: config/bus.yaml")
+    p.add_argument("--port", type=port_number, default=os.environ.get("CNS_DASHBOARD_PORT", "8501"),
+                   help="dashboard port (default 8501, or CNS_DASHBOARD_PORT; 0 picks a free one); bus ports: "
+                        "config/bus.yaml")
     p.add_argument("--address", default=os.environ.get("CNS_DASHBOARD_ADDRESS") or "127.0.0.1",
                    help="dashboard address to listen on (default 127.0.0.1: this machine only; or "
                         "CNS_DASHBOARD_ADDRESS); any other address needs an access token")
     p.add_argument("--new-token", action="store_true",
                    help="write a new random access token to <state dir>/dashboard_token and print the link")
     p.add_argument("--no-agents", action="store_true", help="the dashboard only")
-    p.add_argument("--no-dashboard", action="store_true", help="the judge loop only")
+    p.add_argument("--no-dashboard", action="store_true",
+                   help="the judge loop only (with --no-agents: the memory's Chroma server only)")
     p.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before it is killed")
     p.set_defaults(func=run_demo)
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1-65535, or 0 for a free one (argparse says the error, not Streamlit's traceback)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535, or 0 for a free one)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535, or 0 for a free one)")
+    return port
+
+
+def free_port(address: str) -> int:
+    """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one."""
+    host = address.strip("[]") or "0.0.0.0"
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> bool:
@@ -117,6 +143,38 @@ def judge_loop_plan(bus: "BusConfig") -> tuple["BusConfig", list[str] | None]:
     return bus, [sys.executable, "-m", "cns_core.cli", "agents", "--exit-with-parent"]
 
 
+def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | None]":
+    """(the Chroma server child that serves this state folder's memory, the folder it serves), or (None, None)
+    when there is nothing to serve: a server named in the configuration, or a live ``cns run`` serving the folder
+    already. StoreBusyError when another process holds the folder embedded. Says which."""
+    from cns_core.cli.supervisor import ChildSpec
+    from cns_core.memory import memory_settings
+    from cns_core.memory.access import StoreBusyError, served_record, store_folder, store_lock, write_server_record
+
+    cfg = memory_settings()
+    if cfg.get("url"):
+        print(f"memory: the Chroma server at {cfg['url']} (memory.url or CNS_CHROMA_URL); nothing to serve")
+        return None, None
+    folder = store_folder(cfg.get("path"))
+    record = served_record(folder)
+    if record is not None:
+        print(f"memory: already served for this state folder by {record.describe()}; using it")
+        return None, None
+    holder = store_lock(folder).holder()
+    if holder is not None:
+        raise StoreBusyError(f"the memory at {folder} is open in {holder.describe()}, which `cns run` cannot share: "
+                             "stop that process, then run `cns run` again (it serves the memory to the judge loop, "
+                             "the dashboard and every `cns` command through one Chroma server)")
+    host = "127.0.0.1"
+    port = free_port(host)
+    argv = [sys.executable, "-m", "cns_core.cli.memory_server", "--path", str(folder), "--host", host,
+            "--port", str(port)]
+    print(f"memory: serving {folder} through a Chroma server on http://{host}:{port} ([chroma] below); the judge "
+          "loop, the dashboard and any `cns` command reach the memory there")
+    return ChildSpec("chroma", argv, env=env, restart=True, max_restarts=5, restart_pause_s=1.0,
+                     stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid)), folder
+
+
 def _replaced_orphan(port: int) -> bool:
     """True when ``port`` was held by this state folder's dashboard whose ``cns run`` is gone, and it is
     stopped now (so ours can start there); False when anything else holds the port."""
@@ -151,8 +209,15 @@ def run_demo(args: argparse.Namespace) -> int:
         except (AccessError, OSError) as exc:
             print(f"cns run: {exc}", file=sys.stderr)
             return 2
+    from cns_core.memory.access import MemoryStoreError, clear_server_record
+
     quiet_model_loading()   # the children inherit the switches
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    try:
+        memory_server, served_folder = memory_server_plan(env)
+    except MemoryStoreError as exc:
+        print(f"cns run: {exc}", file=sys.stderr)
+        return 2
     bus = bus_settings()
     children: list[ChildSpec] = []
     if not args.no_agents:
@@ -161,6 +226,8 @@ def run_demo(args: argparse.Namespace) -> int:
         if agents is not None:
             children.append(ChildSpec("agents", agents, env=env, restart=True))
     if not args.no_dashboard:
+        if args.port == 0:
+            args.port = free_port(args.address)
         if port_in_use(args.port) and not _replaced_orphan(args.port):
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")
@@ -176,8 +243,14 @@ def run_demo(args: argparse.Namespace) -> int:
             if token:
                 print("dashboard: visitors give the access token once per browser session (the link above "
                       "carries it); keep it private, and put a TLS reverse proxy in front beyond a trusted network")
+    if memory_server is not None:      # first: its record is written before the others open the memory
+        children.insert(0, memory_server)
     if not children:
         print("nothing to start: everything asked for is already running")
         return 0
     print("press Ctrl-C to stop everything")
-    return Supervisor(children, grace_s=args.grace).run()
+    try:
+        return Supervisor(children, grace_s=args.grace).run()
+    finally:
+        if served_folder is not None:
+            clear_server_record(served_folder)

@@ -1,12 +1,13 @@
 """Run several long-lived commands as one: start them, relay their output, stop them all together.
 
-``cns run`` (and so ``make run``) uses it for the judge loop (``cns agents``) and
-the dashboard (``streamlit run``). Each child runs in its own process group, so
-the supervisor alone decides when it stops: on SIGINT or SIGTERM every child gets
+``cns run`` (and so ``make run``) uses it for the memory's Chroma server, the judge loop
+(``cns agents``) and the dashboard (``streamlit run``). Each child runs in its own process
+group, so the supervisor alone decides when it stops: on SIGINT or SIGTERM every child gets
 SIGTERM (its whole group), and whatever is still alive after the grace period is
-killed. A child marked ``restart`` that dies is started again (a few times, with
-a pause); any other child that exits ends the whole run. Nothing is left behind:
-no process, and so no port.
+killed; a child marked ``stop_last`` (the memory's server) only once the others are gone.
+A child marked ``restart`` that dies is started again (a few times, with a pause); any
+other child that exits ends the whole run. Nothing is left behind: no process, and so no
+port.
 
 Not even when the supervisor itself is killed with SIGKILL, when it can stop nobody:
 each child is started with a parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG)``,
@@ -70,6 +71,7 @@ class ChildSpec:
     restart_pause_s: float = 2.0
     death_signal: int = signal.SIGTERM   # what the kernel sends it when the supervisor dies
     on_start: Callable[[int], None] | None = None   # told each new pid (the dashboard's record)
+    stop_last: bool = False         # stopped once the others have exited (the memory's server: they write to it)
 
 
 @dataclass
@@ -158,7 +160,7 @@ class Supervisor:
             spec = child.spec
             if spec.restart and child.restarts < spec.max_restarts:
                 child.restarts += 1
-                self.say(f"[{spec.name}] exited with status {code}; restarting "
+                self.say(f"[{spec.name}] {_ending(code)}; restarting "
                          f"({child.restarts}/{spec.max_restarts}) in {spec.restart_pause_s:g} s")
                 if self._stop.wait(spec.restart_pause_s):
                     return 0
@@ -170,11 +172,16 @@ class Supervisor:
         return 0
 
     def stop_all(self) -> None:
-        """SIGTERM every child's process group, wait up to the grace period, then SIGKILL what is left."""
-        for child in self.children:
+        """SIGTERM every child's process group, wait up to the grace period, then SIGKILL what is left; children
+        marked ``stop_last`` get the same once the others are gone."""
+        for last in (False, True):
+            self._stop_group([c for c in self.children if c.spec.stop_last == last])
+
+    def _stop_group(self, children: Sequence[_Child]) -> None:
+        for child in children:
             _signal_group(child.proc, signal.SIGTERM)
         deadline = time.monotonic() + self.grace_s
-        for child in self.children:
+        for child in children:
             try:
                 child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:

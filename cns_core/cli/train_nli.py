@@ -36,6 +36,8 @@ def register(subparsers) -> None:
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="model folder to write (default: output in the settings)")
+    parser.add_argument("--base-model", help="model folder to start from (default: base_model in the settings); "
+                        "a second round of mining starts from the first round's model")
     parser.add_argument("--data-dir", help="folder of the training TSV files (default: <CNS_DATA_DIR>/nli_train)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -58,7 +60,7 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     settings = load_train_settings({
-        "output": args.output, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
+        "output": args.output, "base_model": args.base_model, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
         "max_train_seconds": args.max_seconds,
         "threads": args.threads}, path=args.settings)

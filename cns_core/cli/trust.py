@@ -30,7 +30,7 @@ def run_trust_backfill(args: argparse.Namespace) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be at least 1 (got {args.limit})")
-    memory = MemoryService(path=args.path)
+    memory = MemoryService(path=args.path, create=False)     # scores go on stored answers: a typo is an error
     scorer = AnswerScorer(TrustSettings.from_config())
     with tqdm(desc="scoring answers", unit="answer", file=sys.stderr) as bar:
         def progress(done: int, todo: int) -> None:

@@ -45,9 +45,22 @@ from cns_core.models.textcues import (
     tokenize,
 )
 
-__all__ = ["HeuristicSettings", "TextFeatures", "HeuristicScore", "features", "score_pair", "score_features"]
+__all__ = ["HeuristicSettings", "TextFeatures", "HeuristicScore", "features", "score_pair", "score_features",
+           "read_with_question", "SHORT_ANSWER_TOKENS"]
 
 CUE_TYPES: tuple[str, ...] = ("negation", "antonym", "numeric", "temporal", "quantifier")
+SHORT_ANSWER_TOKENS = 3     # "17", "Paris", "It is 12." say nothing without the question they answer
+
+
+def read_with_question(text: str, question: str | None) -> str:
+    """What a text says, for comparing it with another: a short answer (at most
+    :data:`SHORT_ANSWER_TOKENS` words) is read as its question followed by the answer, so "17" and
+    "12" to "How many apples are left if you have 20 and eat 3?" differ in what they count, as
+    "You have 16 apples left." and "You have 11 apples left." do. Longer texts, and texts whose
+    question is unknown, are read as they are."""
+    if question and question.strip() and len(tokenize(text)) <= SHORT_ANSWER_TOKENS:
+        return f"{question.strip()} {text.strip()}"
+    return text
 
 
 @dataclass(frozen=True)

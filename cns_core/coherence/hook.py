@@ -22,7 +22,6 @@ the adapter the MemoryAgent calls before it writes an engram.
 from __future__ import annotations
 
 import hashlib
-import logging
 import threading
 import time
 import traceback
@@ -37,7 +36,7 @@ from cns_core.coherence.calibration import Calibrator
 from cns_core.coherence.decision import chain_metrics, is_blocking, tag_proposition
 from cns_core.coherence.extract import extract_propositions, make_proposition, subject_stems
 from cns_core.coherence.fusion import fuse, fuse_parts
-from cns_core.coherence.heuristics import HeuristicScore, features, score_features
+from cns_core.coherence.heuristics import HeuristicScore, features, read_with_question, score_features
 from cns_core.coherence.latency import LatencyGovernor, LatencyPlan
 from cns_core.coherence.log import CoherenceLog
 from cns_core.coherence.nli import ModelPass, ModelTimeout, select_top_m
@@ -56,13 +55,14 @@ from cns_core.coherence.schemas import (
 )
 from cns_core.coherence.settings import CoherenceSettings
 from cns_core.models.nli import NLI_LABELS
+from cns_core.bounds import logger
 
 __all__ = ["CoherenceHook", "PreWriteVerdict"]
 
 if TYPE_CHECKING:
     from cns_core.coherence.sno_check import SNOCoherence
 
-_log = logging.getLogger(__name__)
+_log = logger(__name__)
 _SNO_CHECKS_KEPT = 64   # SNO check results kept (by content hash and settings)
 # evidence whose similarity is known and must reach retrieval.min_similarity to count
 _FILTERED = frozenset({"semantic", "temporal", "self", "claim", "evidence", "narrative", "goal"})
@@ -315,6 +315,9 @@ class CoherenceHook:
         hook's own for this call. ``question`` is what the new text answers: evidence answering another
         question does not contradict it by its numbers alone ("The result is 5." / "The result is 8."
         answer "2+3?" and "4+4?"), so that cue, and the model's verdict on such a pair, are dropped.
+        A short answer, new or stored, is read with its question (:func:`read_with_question`): "17" and
+        "12" to the same question differ in what they count, as two sentences would; a stored short
+        answer to another question is no evidence at all (its words are that question's).
         """
         settings = settings or self.settings
         calibrator = calibrator or self.calibrator
@@ -325,14 +328,21 @@ class CoherenceHook:
         nodes: list[EvidenceNode] = []
         heur: list[HeuristicScore] = []
         numbers_only: list[int] = []      # pairs of different questions whose only conflict is their numbers
+        read: list[tuple[str, str]] = []  # each pair as compared (evidence, new); a short answer with its question
         for i, (prop, evs) in enumerate(zip(props, evidence)):
-            new = features(tokens=prop.tokens) if prop.tokens else features(prop.text)
+            said = read_with_question(prop.text, question)
+            new = features(said) if said != prop.text or not prop.tokens else features(tokens=prop.tokens)
             for ev in evs:
+                ev_said = read_with_question(ev.text, ev.question)
+                if ev_said != ev.text and not _same_question(question, ev.question):
+                    continue        # a short answer to another question ("12") says nothing about this one
                 owners.append(i)
                 nodes.append(ev)
-                h = score_features(new, features(ev.text), settings.heuristics)
+                read.append((ev_said, said))
+                old = features(ev_said)
+                h = score_features(new, old, settings.heuristics)
                 if "numeric" in h.types and not _same_question(question, ev.question):
-                    h = score_features(new, features(ev.text), settings.heuristics, numeric=False)
+                    h = score_features(new, old, settings.heuristics, numeric=False)
                     if not h.types:
                         numbers_only.append(len(heur))
                 heur.append(h)
@@ -354,7 +364,7 @@ class CoherenceHook:
                 sims = np.array([ev.similarity for ev in nodes], dtype=np.float64)
                 chosen = select_top_m(groups, sims, contr_h > 0, settings.retrieval.m,
                                       None if deadline is not None else settings.latency.max_model_pairs)
-                pairs = [(nodes[j].text, props[owners[j]].text) for j in chosen]
+                pairs = [read[j] for j in chosen]
                 try:
                     if deadline is not None:
                         by_owner: dict[int, list[int]] = {}

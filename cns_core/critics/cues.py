@@ -19,7 +19,7 @@ from typing import Iterable
 
 import yaml
 
-from cns_core.config import ConfigError, yaml_problem
+from cns_core.config import ConfigError, load_yaml_text, yaml_problem
 
 __all__ = ["CueLexicon", "load_cues"]
 
@@ -77,7 +77,7 @@ def load_cues(filename: str) -> CueLexicon:
     except (FileNotFoundError, OSError) as exc:
         raise ConfigError(f"{source}: cannot be read ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml_text(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
     return _compile(source, data)

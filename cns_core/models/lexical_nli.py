@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import yaml
 
-from cns_core.config import ConfigError, config_dir, yaml_problem
+from cns_core.config import config_dir, ConfigError, load_yaml_text, yaml_problem
 from cns_core.models import textcues as tc
 from cns_core.models.embeddings import EmbeddingBackend, get_embedder
 from cns_core.models.errors import ModelUnavailableError
@@ -176,10 +176,10 @@ def _number(data: Mapping, keys: tuple[str, ...], source: str) -> float:
 
 
 def load_params(path: str | Path) -> LexicalParams:
-    """Read the fitted parameters (``config/nli_lexical.yaml``) with ``yaml.safe_load``."""
+    """Read the fitted parameters (``config/nli_lexical.yaml``) (duplicate keys refused)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml_text(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read lexical NLI parameters ({exc.strerror}); "
                           "run scripts/calibrate_lexical_nli.py") from exc

@@ -15,7 +15,6 @@ The chat client is given, not built here (a model backend knows no agent): any o
 
 from __future__ import annotations
 
-import logging
 import math
 import threading
 from collections import OrderedDict
@@ -26,10 +25,11 @@ import numpy as np
 
 from cns_core.config import ConfigError, env_override
 from cns_core.models.errors import ModelUnavailableError
+from cns_core.bounds import logger
 
 __all__ = ["MiniCheckNLI", "from_config"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 _REMEDY = ("Start Ollama (or set CNS_OLLAMA_URL), `ollama pull {model}`, or choose another nli.backend "
            "in config/models.yaml.")
 

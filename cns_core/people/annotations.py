@@ -17,7 +17,7 @@ import io
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from cns_core.bounds import InputTooLarge, loads_json_bounded, read_bounded, regular_file_problem
+from cns_core.bounds import InputTooLarge, jsonl_records, read_bounded, regular_file_problem
 from cns_core.engrams import (AGREEMENTS, HUMAN_KEYS, HUMAN_PREFIX, HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS,
                               Annotation)
 
@@ -124,18 +124,16 @@ def _csv_rows(text: str, path: Path) -> tuple[list[tuple[str, dict[str, Any]]], 
     return rows, problems
 
 
-def _jsonl_rows(text: str, path: Path) -> tuple[list[tuple[str, Any]], list[str]]:
+def _jsonl_rows(data: bytes, path: Path) -> tuple[list[tuple[str, Any]], list[str]]:
     """``(line label, object)`` of each non-blank line; a line that is not JSON, nested too deep or holding
-    a number too long is a problem naming it (bounded before it is parsed)."""
+    a number too long is a problem naming it (:func:`~cns_core.bounds.jsonl_records`, as ``cns replay``)."""
     rows: list[tuple[str, Any]] = []
     problems: list[str] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((f"{path} line {n}", loads_json_bounded(line, _MAX_JSON_DEPTH)))
-        except ValueError as exc:
-            problems.append(f"{path} line {n}: {exc}")
+    for n, value, problem in jsonl_records(io.BytesIO(data), _MAX_JSON_DEPTH, MAX_FILE_BYTES):
+        if problem:
+            problems.append(f"{path} line {n}: {problem}")
+        else:
+            rows.append((f"{path} line {n}", value))
     return rows, problems
 
 
@@ -163,7 +161,7 @@ def read_annotation_file(path: str | Path, who: str = "",
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ValueError(f"--file {path}: not UTF-8 text (byte {exc.start})") from None
-    rows, problems = (_csv_rows if suffix == ".csv" else _jsonl_rows)(text, path)
+    rows, problems = _csv_rows(text, path) if suffix == ".csv" else _jsonl_rows(data, path)
     if len(rows) > MAX_FILE_ROWS:
         raise ValueError(f"--file {path}: {len(rows):,} annotations, at most {MAX_FILE_ROWS:,} at once")
     labelled, row_problems = _labelled(rows, who, "row")

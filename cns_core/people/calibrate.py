@@ -1,4 +1,5 @@
-"""Fitting the answer verdict to a person's verdicts from the memory, and undoing it, in words.
+"""Fitting the answer verdict to a person's verdicts from the memory, undoing it, and re-deciding the stored
+verdicts under it, in words.
 
 The command line (``cns calibrate``) and the Engrams page's buttons say the same thing the same way:
 both call these, which read the marked engrams, fit (:mod:`cns_core.agents.verdict_calibration`),
@@ -10,12 +11,13 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from cns_core.agents import verdict_calibration as vc
-from cns_core.agents.answer_trust import AnswerScorer, rejudge
-from cns_core.agents.answer_verdict import VerdictSettings
+from cns_core.agents.answer_trust import AnswerScorer, BackfillReport, RelabelReport, rejudge, relabel
+from cns_core.agents.answer_verdict import VerdictSettings, raw_scores
 from cns_core.engrams import HUMAN_VERDICTS, Engram
 from cns_core.memory import memory_settings
 
-__all__ = ["MAX_ANNOTATED", "annotated_engrams", "calibrate_message", "revert_message", "relabel_stored"]
+__all__ = ["MAX_ANNOTATED", "annotated_engrams", "calibrate_message", "revert_message", "relabel_stored",
+           "relabel_words", "threshold_words"]
 
 MAX_ANNOTATED = 50_000       # marked engrams read for agreement and calibration (a person marks far fewer)
 
@@ -28,32 +30,53 @@ def annotated_engrams(memory: Any) -> list[Engram]:
     return memory.get(ids) if ids else []
 
 
-def _configured_threshold() -> float:
-    """``verdict.correct_at`` as config/memory.yaml sets it (no calibration applied)."""
-    return VerdictSettings.from_config(dict(memory_settings().get("verdict") or {})).correct_at
+def _configured() -> VerdictSettings:
+    """The verdict settings as config/memory.yaml sets them (no calibration applied)."""
+    return VerdictSettings.from_config(dict(memory_settings().get("verdict") or {}))
 
 
 def calibrate_message(marked: Sequence[Any]) -> str:
-    """Fit the verdict's threshold to the marked engrams, store it as the active version, and say what
-    changed (before and after); ValueError when there is too little to fit."""
-    fitted = vc.save_calibration(vc.fit_to_engrams(marked, _configured_threshold()))
-    return (f"Calibration version {fitted.version} is active: {fitted.describe()}. The stored answers' verdicts "
-            "are judged again under it; revert to undo.")
+    """Fit the verdict to the marked engrams (a Platt map of p(right) and a threshold on that scale), store it
+    as the active version, and say what changed; ValueError when there is too little to fit."""
+    configured = _configured()
+    raw = raw_scores(marked, configured.verdict_head())
+    fitted = vc.save_calibration(vc.fit_to_engrams(marked, raw, configured.correct_at))
+    return f"Calibration version {fitted.version} is active: {fitted.describe()}."
 
 
 def revert_message() -> str:
     """Set the active calibration aside and say what is in use now."""
     before = vc.active_calibration()
     now = vc.revert_calibration()
-    where = f"version {now.version} (threshold {now.threshold:.3f})" if now else \
-        f"the configured threshold {_configured_threshold():.3f}"
-    return (f"Calibration version {before.version if before else '?'} set aside; the answer verdict now uses "
-            f"{where}. The stored answers' verdicts are judged again under it.")
+    where = f"version {now.version} ({threshold_words()})" if now else \
+        f"the configured threshold {_configured().correct_at:.3f}"
+    return f"Calibration version {before.version if before else '?'} set aside; the answer verdict now uses {where}."
+
+
+def threshold_words() -> str:
+    """The threshold of "correct" in force, and on which scale ("threshold 0.52 on p(right) recalibrated ...")."""
+    settings = VerdictSettings.from_config()
+    if settings.platt is not None:
+        return f"threshold {settings.correct_at:.2f} on p(right) recalibrated to your verdicts"
+    return f"threshold {settings.correct_at:.3f}"
+
+
+def relabel_words(report: RelabelReport, judged: BackfillReport | None = None) -> str:
+    """What a relabelling did, in words."""
+    said = (f"{report.relabelled:,} stored verdict(s) decided again from their readings under {threshold_words()} "
+            f"in {report.elapsed_s:.1f} s ({report.changed:,} changed)")
+    if judged is not None:
+        said += f"; {judged.scored:,} stored without readings judged again by the verifier in {judged.elapsed_s:.0f} s"
+    elif report.needs_model:
+        said += f"; {len(report.needs_model):,} stored without readings are being judged again by the verifier"
+    return said + f" ({report.unscored:,} answer(s) without a Trust Score left as they are)."
 
 
 def relabel_stored(memory: Any, on_progress: Callable[[int, int], None] | None = None) -> str:
-    """Judge the stored answers' verdicts again under the threshold now in force (after a calibration is
-    fitted or reverted), so badges, filters and the agreement table follow at once; says what it did."""
-    report = rejudge(memory, AnswerScorer(), on_progress=on_progress)
-    return (f"{report.scored:,} stored verdict(s) judged again under threshold {VerdictSettings.from_config().correct_at:.3f}"
-            f" in {report.elapsed_s:.0f} s ({report.skipped:,} answer(s) without a Trust Score left as they are).")
+    """Decide the stored verdicts again under the calibration in force (after one is fitted or reverted), so
+    badges, filters, the export, the review queue and the agreement table follow at once: from the readings
+    kept on each engram, and with the verifier for the few stored without them. Says what it did."""
+    report = relabel(memory)
+    judged = rejudge(memory, AnswerScorer(), ids=report.needs_model, on_progress=on_progress) \
+        if report.needs_model else None
+    return relabel_words(report, judged)

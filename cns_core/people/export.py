@@ -18,10 +18,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
+from cns_core.bounds import printable
 from cns_core.engrams import Engram
 
 __all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export", "clean_text",
@@ -35,14 +35,13 @@ EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference
                   "human_note", "human_who", "human_at")
 _CHUNK = 1000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")          # OWASP: cells a spreadsheet may evaluate
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")      # C0 but tab and line feed, DEL, C1
 _TIME_COLUMNS = ("timestamp", "human_at")
 
 
 def clean_text(value: str) -> str:
     """``value`` with each control character written as a visible escape (``\x1b``): a file that is
     ``cat`` to a terminal cannot clear its screen or ring it. Line feeds and tabs stay."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return printable(value, keep="\t\n")
 
 
 def iso_time(value: Any) -> Any:

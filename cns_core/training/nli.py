@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically,
                              settings_error)
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
+from cns_core.training.association_mining import MiningConfig
 from cns_core.training.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
 from cns_core.training.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
@@ -38,7 +39,7 @@ __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings",
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
-           "summedits", "bump", "negation_nli", "condaqa")
+           "summedits", "bump", "negation_nli", "condaqa", "associations")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -104,6 +105,7 @@ class TrainSettings(BaseModel):
     exclude_questions: list[str] = Field(default_factory=list)  # TSV files (CNS_DATA_DIR-relative) whose
                                                                 # questions never reach training (NQ301)
     max_train_seconds: float | None = Field(None, gt=0)  # stop the epochs at this time and write the model
+    mining: MiningConfig = Field(default_factory=MiningConfig)   # the ``associations`` reader (hard negatives)
 
     @field_validator("device")
     @classmethod
@@ -218,14 +220,15 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
     elif reader == "fever_symmetric":
         data = vd.read_fever_symmetric([path])
+    elif reader == "associations":
+        from cns_core.training.association_mining import mined_pairs
+
+        evouna = settings.source_path(TrainSource(file="evouna.jsonl", folder="answer_judgements"))
+        answers = judged_answers_of(settings, evouna)[0] if evouna.is_file() else []
+        data = mined_pairs(settings, path, _base_path(settings), answers)
     elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq"):
         if reader.startswith("evouna"):
-            excluded: set[str] = set()
-            for name in settings.exclude_questions:
-                excluded |= vd.nq301_questions(settings.source_path(TrainSource(file=Path(name).name,
-                                                                                folder=str(Path(name).parent))))
-            answers, problems = vd.read_evouna(path, exclude=excluded, folds=settings.question_folds,
-                                               held_folds=settings.question_held_folds)
+            answers, problems = judged_answers_of(settings, path)
             if reader == "evouna_sentences":
                 answers = vd.answers_against_a_good_answer(answers, settings.seed)
             elif reader == "evouna_swaps":
@@ -239,6 +242,19 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     if source.pairs is not None:
         data = sample_pairs(data, source.pairs, seed)
     return data
+
+
+def judged_answers_of(settings: TrainSettings, path: Path) -> tuple[list, list]:
+    """(answers, skipped rows) of EVOUNA that training may read: NQ301's questions (``exclude_questions``)
+    and the held-out question folds left out."""
+    from cns_core.training import verifier_data as vd
+
+    excluded: set[str] = set()
+    for name in settings.exclude_questions:
+        excluded |= vd.nq301_questions(settings.source_path(TrainSource(file=Path(name).name,
+                                                                        folder=str(Path(name).parent))))
+    return vd.read_evouna(path, exclude=excluded, folds=settings.question_folds,
+                          held_folds=settings.question_held_folds)
 
 
 def _encode(tokenizer, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
@@ -562,6 +578,6 @@ def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
     keys = ("base_model", "train_files", "dev_fraction", "seed", "epochs", "batch_size", "learning_rate",
             "warmup_ratio", "weight_decay", "max_length", "length_group_batches", "max_steps", "train_fraction",
             "augment_negation", "scifact_folds", "scifact_held_folds", "question_folds", "question_held_folds",
-            "exclude_questions")
+            "exclude_questions", "mining")
     dumped = settings.model_dump()
     return json.dumps({k: dumped[k] for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)

@@ -282,10 +282,13 @@ def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str =
     label = f"{mark} {verdict.replace('_', ' ')}"
     number = ""
     if isinstance(p_right, (int, float)) and not isinstance(p_right, bool):
-        label += f" · p(right) {float(p_right):.2f}"
-        number = (f"p(right) {float(p_right):.2f}: the verifier's probability that the answer is right, judged "
-                  "against the reference (else the sources) given the question; the export's trust_verdict_score "
-                  "and the review queue's order.")
+        from cns_core.critics.grounding_verdict import shown_probability
+
+        shown = shown_probability(float(p_right))     # cut, not rounded: 0.969 never reads as a threshold of 0.97
+        label += f" · p(right) {shown:.2f}"
+        number = (f"p(right) {shown:.2f}: the probability that the answer is right, judged by the verifier "
+                  "against the reference (else the sources) given the question, recalibrated to your verdicts "
+                  "when a calibration is active; the export's trust_verdict_score and the review queue's order.")
     tip = " ".join(part for part in (number, note, f"Claim: {claim}" if claim and claim != note else "",
                                      f"Evidence: {passage}" if passage else "") if part)
     return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,

@@ -512,20 +512,21 @@ def _legend(findings: GraphFindings, restates: bool = False) -> str:
 
 
 # After the layout, a graph too wide for the frame is not shrunk below MIN_SCALE (its labels would be a few pixels
-# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest. vis-network scales
-# the zoom with the canvas when the frame is resized (Streamlit sizes its iframe after the first drawing: the
-# drafted essay opened at 0.58), so until the reader zooms or drags, a resize applies the same rule again. In
-# Streamlit's srcdoc iframe the first drawing happens before this script runs, so it asks for one more.
-_READABLE_ZOOM = ("<script>(function(){if(typeof network==='undefined'||!network){return;}var moved=false;"
+# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest. It runs in pyvis's
+# own script, right after drawGraph(): the first drawing comes in an animation frame, which a later <script> could
+# miss (the parser may yield between scripts), leaving the graph at scale 1 until the reader moved the mouse.
+# vis-network scales the zoom with the canvas when the frame is resized (Streamlit sizes its iframe after the first
+# drawing: the drafted essay opened at 0.58), so until the reader zooms or drags, a resize applies the rule again.
+_READABLE_ZOOM = ("(function(){if(typeof network==='undefined'||!network){return;}var moved=false;"
                   "function readable(){network.fit({animation:false});var s=network.getScale();"
                   f"if(s<{MIN_SCALE}){{var top=network.body.nodeIndices.map(function(i){{return network.getPosition(i);}})"
                   ".reduce(function(a,b){return a.y<=b.y?a:b;});"
                   f"network.moveTo({{scale:{MIN_SCALE},position:{{x:top.x,y:top.y+network.canvas.frame.clientHeight"
                   f"/(2*{MIN_SCALE})-60}},animation:false}});}}window.cnsReady=true;}}"
-                  "network.once('afterDrawing',readable);network.redraw();"
+                  "network.once('afterDrawing',readable);"
                   "network.on('resize',function(){if(!moved){network.once('afterDrawing',readable);}});"
                   "network.on('zoom',function(){moved=true;});network.on('dragStart',function(){moved=true;});"
-                  "})();</script>")
+                  "})();")
 
 
 def graph_height(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> int:
@@ -537,7 +538,9 @@ def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> st
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
-    page = page.replace("</body>", _READABLE_ZOOM + "</body>", 1)
+    head, call, tail = page.rpartition("drawGraph();")
+    page = (head + call + _READABLE_ZOOM + tail if call
+            else page.replace("</body>", f"<script>{_READABLE_ZOOM}</script></body>", 1))
     style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
              "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
              ".card{border:none}</style>")

@@ -1,21 +1,23 @@
-"""The stored verdicts judged again in the background after a calibration, with progress for the page.
+"""The few stored verdicts without readings judged again in the background after a calibration, with progress.
 
-Fitting or reverting a calibration changes the threshold of "correct"; the badges, the filters and the
-agreement table read the stored verdicts, so those are judged again at once (the verifier only, not the
-critics: :func:`cns_core.people.calibrate.relabel_stored`). One job per memory runs at a time; a request
-while it runs makes it run once more when it ends, so the last threshold always wins.
+Fitting or reverting a calibration re-decides every stored verdict from the readings kept on its engram, at
+once (:func:`cns_core.agents.answer_trust.relabel`: the Engrams page does it before its next rerun). An
+answer stored before readings were kept has none: the verifier judges it again here, once (it carries its
+readings from then on). One job per memory runs at a time; a request while it runs makes it run once more
+when it ends, over the ids of both, so the last calibration always wins.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
-__all__ = ["RelabelJob", "start_relabel", "relabel_job"]
+from cns_core.bounds import logger
 
-log = logging.getLogger(__name__)
+__all__ = ["RelabelJob", "start_relabel", "relabel_job", "relabel_after_calibration"]
+
+log = logger(__name__)
 
 
 @dataclass
@@ -28,6 +30,7 @@ class RelabelJob:
     error: str = ""
     running: bool = True
     again: bool = False
+    ids: list[str] = field(default_factory=list)
 
     @property
     def fraction(self) -> float:
@@ -51,21 +54,26 @@ def relabel_job(memory: Any) -> RelabelJob | None:
         return _jobs.get(_key(memory))
 
 
-def start_relabel(memory: Any) -> RelabelJob:
-    """Start judging the stored verdicts again (or ask the running job to run once more)."""
-    from cns_core.people.calibrate import relabel_stored
+def start_relabel(memory: Any, ids: Sequence[str]) -> RelabelJob:
+    """Start judging the verdicts of ``ids`` again with the verifier (or ask the running job to run once more)."""
+    from cns_core.agents.answer_trust import AnswerScorer, rejudge
+    from cns_core.people.calibrate import threshold_words
 
     with _jobs_lock:
         job = _jobs.get(_key(memory))
         if job is not None and job.running:
             job.again = True
+            job.ids = list(dict.fromkeys([*job.ids, *ids]))
             return job
-        job = _jobs[_key(memory)] = RelabelJob()
+        job = _jobs[_key(memory)] = RelabelJob(ids=list(ids))
 
     def work() -> None:
         while True:
             try:
-                job.message, job.error = relabel_stored(memory, job.progress), ""
+                report = rejudge(memory, AnswerScorer(), ids=job.ids, on_progress=job.progress)
+                job.message = (f"{report.scored:,} verdict(s) stored without readings judged again by the verifier "
+                               f"under {threshold_words()} in {report.elapsed_s:.0f} s.")
+                job.error = ""
             except Exception as exc:  # noqa: BLE001 - a failing model or store must not kill the page's thread
                 log.warning("re-judging the stored verdicts failed: %s", exc)
                 job.error = f"{type(exc).__name__}: {exc}"
@@ -77,3 +85,16 @@ def start_relabel(memory: Any) -> RelabelJob:
 
     threading.Thread(target=work, name="cns-relabel", daemon=True).start()
     return job
+
+
+def relabel_after_calibration(memory: Any) -> str:
+    """Every stored verdict decided again under the calibration now in force, at once (from the readings kept
+    on each engram: no model); the few stored without readings go to the verifier in the background. Says
+    what it did."""
+    from cns_core.agents.answer_trust import relabel
+    from cns_core.people.calibrate import relabel_words
+
+    report = relabel(memory)
+    if report.needs_model:
+        start_relabel(memory, report.needs_model)
+    return relabel_words(report)

@@ -12,16 +12,16 @@ waits on the same lock. :func:`status` is what every page shows while the stages
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
+from cns_core.bounds import logger
 
 __all__ = ["WarmUp", "WarmUpStatus", "start", "status", "shared_pipeline", "reset_shared_pipeline", "default_stages",
            "WARM_UP"]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 Stage = tuple[str, Callable[[], Any]]
 
 

@@ -15,21 +15,20 @@ keeps its grade, and keeps its Trust Score when the text is unchanged.
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import time
 import uuid
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
-from urllib.parse import urlparse
 
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from cns_core.access import is_loopback
 from cns_core.config import ConfigError, env_override, load_config, state_dir
+from cns_core.memory.access import MemoryStoreError, StoreBusyError, open_store
 from cns_core.engrams import (
     HUMAN_KEYS,
     HUMAN_PREFIX,
@@ -53,6 +52,7 @@ from cns_core.engrams import (
 )
 from cns_core.models import get_embedder
 from cns_core.models.errors import ModelUnavailableError
+from cns_core.bounds import logger
 
 __all__ = [
     "CNSEmbeddingFunction",
@@ -60,6 +60,7 @@ __all__ = [
     "EngramFilters",
     "MemoryService",
     "MemoryStoreError",
+    "StoreBusyError",
     "UnknownEngramError",
     "ORDERS",
     "UNGRADED",
@@ -70,7 +71,7 @@ __all__ = [
     "validate_score",
 ]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
@@ -78,10 +79,6 @@ _RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start
 OWNED_PREFIXES = (CRITIC_PREFIX, TRUST_PREFIX, HUMAN_PREFIX)   # key families the memory writes (grade, Trust
                                                                # Score, people's verdicts), never a turn
 _NAME_RE = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,60}[a-zA-Z0-9]$")
-
-
-class MemoryStoreError(RuntimeError):
-    """The Chroma store cannot be opened or reached; the message says which and how to fix it."""
 
 
 class UnknownEngramError(ValueError):
@@ -194,33 +191,14 @@ def _critic_key(key: str) -> str:
 
 # --------------------------------------------------------------------------- the service
 
-def _client(path: str | Path | None, url: str | None, allow_non_loopback: bool = False):
-    import chromadb
-    from chromadb.config import Settings
-
-    settings = Settings(anonymized_telemetry=False)
-    if url:
-        parsed = urlparse(url if "://" in url else f"http://{url}")
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ConfigError(f"memory url {url!r}: expected http(s)://host:port")
-        if not is_loopback(parsed.hostname) and not allow_non_loopback:
-            raise ConfigError(f"memory url {url!r}: the Chroma server must be on loopback (127.0.0.1, ::1, "
-                              "localhost): the memory's turns and grades would cross the network to a server "
-                              "that, by default, has no authentication. To use it on purpose set "
-                              "allow_non_loopback: true in config/memory.yaml")
-        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        try:
-            return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
-                                       settings=settings)
-        except Exception as exc:  # connection refused, wrong server, version mismatch
-            raise MemoryStoreError(f"cannot reach the Chroma server at {url} ({type(exc).__name__}: {exc}). "
-                                   "Start it (chroma run) or unset CNS_CHROMA_URL / memory.url.") from exc
-    folder = Path(path) if path else state_dir() / "chroma"
+def _let_go(store: Any) -> None:
+    """Close a service's Chroma client and give up its hold on the embedded folder's lock."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        return chromadb.PersistentClient(path=str(folder), settings=settings)
-    except Exception as exc:
-        raise MemoryStoreError(f"cannot open the Chroma store at {folder} ({type(exc).__name__}: {exc})") from exc
+        store.client.close()
+    except Exception as exc:  # noqa: BLE001 - closing must not fail a caller that is done
+        log.debug("memory: closing the Chroma client: %s", exc)
+    if store.lock is not None:
+        store.lock.release()
 
 
 def _document(query: str, answer: str) -> str:
@@ -253,11 +231,30 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
-        self._client = _client(self.path, self.url, bool(cfg.get("allow_non_loopback", False)))
+        store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)))
+        self._closer = weakref.finalize(self, _let_go, store)
+        self._closer.atexit = False          # at exit the kernel releases the lock; Chroma stops on its own
+        self._client = store.client
+        self.served = store.served           # the `cns run` server this process reaches the folder through
         self._ef = CNSEmbeddingFunction()
-        self._engrams = self._open(name)
-        self._pending = self._open(f"{name}_pending")
-        self._quarantine = self._open(f"{name}_quarantine")
+        try:
+            self._engrams = self._open(name)
+            self._pending = self._open(f"{name}_pending")
+            self._quarantine = self._open(f"{name}_quarantine")
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Let go of the store: the embedded folder's lock is released once every service of this process on
+        it is closed or collected (a service kept open holds it while the process lives). Idempotent."""
+        self._closer()
+
+    def __enter__(self) -> "MemoryService":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def _open(self, name: str):
         try:
@@ -270,7 +267,7 @@ class MemoryService:
             raise MemoryStoreError(f"cannot open collection {name!r} ({type(exc).__name__}: {exc})") from exc
 
     def __repr__(self) -> str:
-        where = self.url or self.path
+        where = self.url or (f"{self.path} served at {self.served.url}" if self.served else self.path)
         return f"MemoryService({where}, collection={self.name!r})"
 
     # ---------------------------------------------------------------- low-level reads
@@ -426,10 +423,10 @@ class MemoryService:
         found = self._get(self._engrams, list(merged), include=("metadatas",))
         ids, metas = [], []
         for qid, meta in zip(found["ids"], found["metadatas"]):
-            meta = {**(meta or {}), **merged[qid]}
-            meta.update(time_keys(meta["critic_score"], float(meta.get("timestamp", 0.0))))
+            # Only the grade's own keys are written (Chroma merges them into the record): another process's
+            # concurrent write of other keys (a Trust Score, a person's verdict) is never overwritten.
             ids.append(qid)
-            metas.append(meta)
+            metas.append({**merged[qid], **time_keys(merged[qid]["critic_score"], float((meta or {}).get("timestamp", 0.0)))})
         if ids:
             self._engrams.update(ids=ids, metadatas=metas)
         applied = set(ids)
@@ -452,10 +449,9 @@ class MemoryService:
             clean[qid] = {**_no_trust(), "trust_verdict": NO_VERDICT, **flat, "trust_score": float(score)}
         if not clean:
             return []
-        found = self._get(self._engrams, list(clean), include=("metadatas",))
-        if found["ids"]:
-            merged = [{**(m or {}), **clean[i]} for i, m in zip(found["ids"], found["metadatas"])]
-            self._engrams.update(ids=found["ids"], metadatas=merged)
+        found = self._get(self._engrams, list(clean), include=())
+        if found["ids"]:     # the trust keys alone (None deletes one): nothing else of the record is rewritten
+            self._engrams.update(ids=found["ids"], metadatas=[clean[i] for i in found["ids"]])
         return list(found["ids"])
 
     def record_annotations(self, annotations: Sequence[Annotation], at: float | None = None) -> list[str]:
@@ -469,16 +465,14 @@ class MemoryService:
         by_id = {a.id: a for a in annotations}
         if not by_id:
             return []
-        found = self._get(self._engrams, list(by_id), include=("metadatas",))
+        found = self._get(self._engrams, list(by_id), include=())
         known = set(found["ids"])
         missing = [i for i in by_id if i not in known]
         if missing:
             shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
             raise UnknownEngramError(f"id: no engram has the id {shown}; nothing was written")
         stamp = time.time() if at is None else check_timestamp(at, "at")
-        metas = [{**(m or {}), **by_id[i].metadata(stamp)}
-                 for i, m in zip(found["ids"], found["metadatas"])]
-        self._engrams.update(ids=found["ids"], metadatas=metas)
+        self._engrams.update(ids=found["ids"], metadatas=[by_id[i].metadata(stamp) for i in found["ids"]])
         return list(found["ids"])
 
     def unknown_ids(self, ids: Sequence[str]) -> list[str]:
@@ -550,9 +544,8 @@ class MemoryService:
         metas = []
         by_id = {i["query_id"]: i for i in items}
         for qid, meta in zip(found["ids"], found["metadatas"]):
-            merged = {**(meta or {}), **{k: v for k, v in by_id[qid].items() if k != "query_id"}}
-            merged.update(time_keys(int(merged["critic_score"]), float(merged.get("timestamp", 0.0))))
-            metas.append(merged)
+            grade = {k: v for k, v in by_id[qid].items() if k != "query_id"}
+            metas.append({**grade, **time_keys(int(grade["critic_score"]), float((meta or {}).get("timestamp", 0.0)))})
         self._engrams.update(ids=found["ids"], metadatas=metas)
         self._pending.delete(ids=found["ids"])
         return len(found["ids"])

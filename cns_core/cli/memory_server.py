@@ -1,0 +1,109 @@
+"""``python -m cns_core.cli.memory_server --path FOLDER --port N``: the Chroma server ``cns run`` keeps.
+
+It takes the store folder's lock first (:func:`cns_core.memory.access.store_lock`), so no process opens the
+folder embedded while it is served, then runs Chroma's own server (what ``chroma run`` runs) in this process on
+loopback. The lock is released by the kernel when the process ends, however it ends.
+
+Chroma's banner and its log of every request are left out of ``cns run``'s output; its warnings and errors
+pass. SIGTERM or SIGINT ends the server at once: Chroma answers a write only once SQLite holds it, so
+nothing it acknowledged is lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Sequence
+
+__all__ = ["main", "NOTEWORTHY"]
+
+NOTEWORTHY = re.compile(r"\b(?:WARN|ERROR)\b|panicked|[Aa]ddress already in use|[Ff]ailed")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _say(out: IO[str], text: str) -> None:
+    try:
+        out.write(text + "\n")
+        out.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _filter_stdout(out: IO[str]) -> None:
+    """Send this process's fd 1 (where the Chroma server writes) through a pipe; pass only noteworthy lines."""
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 1)
+    os.close(write_end)
+
+    def pump() -> None:
+        with os.fdopen(read_end, "r", encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                plain = _ANSI.sub("", line).rstrip()
+                if plain.strip() and NOTEWORTHY.search(plain):
+                    _say(out, plain.strip())
+
+    threading.Thread(target=pump, name="cns-chroma-log", daemon=True).start()
+
+
+def _serve(folder: Path, host: str, port: int, failure: list[str]) -> None:
+    try:
+        import chromadb_rust_bindings
+
+        chromadb_rust_bindings.cli(["chroma", "run", "--path", str(folder), "--host", host, "--port", str(port)])
+        failure.append("the Chroma server returned")
+    except BaseException as exc:  # noqa: BLE001 - reported by the main thread, which exits non-zero
+        failure.append(f"{type(exc).__name__}: {exc}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from cns_core.cli.quiet import offline_and_quiet
+    from cns_core.memory.access import server_answers, store_lock
+    from cns_core.memory.process_lock import LockHeld
+
+    offline_and_quiet()
+    parser = argparse.ArgumentParser(prog="python -m cns_core.cli.memory_server",
+                                     description="Serve a memory folder through Chroma's server (cns run starts it).")
+    parser.add_argument("--path", required=True, help="the Chroma store folder")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args(argv)
+    folder = Path(args.path)
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        store_lock(folder, f"the Chroma server of `cns run` on port {args.port}").acquire()
+    except LockHeld as exc:
+        _say(sys.stderr, f"memory server: cannot serve: {exc}. Stop that process first: an embedded Chroma "
+                         "folder belongs to one process.")
+        return 3
+    os.environ.setdefault("RUST_LOG", "warn")         # no line per request
+    os.environ["ANONYMIZED_TELEMETRY"] = "False"
+    _filter_stdout(out)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    failure: list[str] = []
+    server = threading.Thread(target=_serve, args=(folder, args.host, args.port, failure), name="cns-chroma",
+                              daemon=True)
+    server.start()
+    announced = False
+    while not stop.wait(0.2):
+        if not server.is_alive():
+            _say(out, f"memory server: stopped: {failure[0] if failure else 'unknown reason'}")
+            os._exit(1)
+        if not announced and server_answers(args.host, args.port, timeout=0.5):
+            _say(out, f"serving the memory {folder.resolve()} on http://{args.host}:{args.port}")
+            announced = True
+    _say(out, "memory server: stopped")
+    time.sleep(0.05)          # let the log pump pass a last line
+    os._exit(0)               # the server thread holds no state to save: Chroma wrote each write as it answered
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,230 @@
+"""How a process reaches the memory: through the Chroma server that serves its folder, or embedded, alone.
+
+Chroma's embedded client (``PersistentClient``) belongs to one process: a second process opening the same
+folder sees a stale vector index ("Error finding id" on a search by meaning after another process wrote) and
+two writers may lose data (chroma-core/chroma#3792; Chroma's usage guide). So one place decides, every time a
+:class:`~cns_core.memory.MemoryService` opens the memory (:func:`open_store`):
+
+1. a server named in the configuration (``memory.url``, ``CNS_CHROMA_URL``): an ``HttpClient`` to it;
+2. else, when ``cns run`` serves the folder (a record in the folder, :data:`SERVER_RECORD_NAME`, naming the
+   server's port and the ``cns run`` that keeps it running, checked live): an ``HttpClient`` to that server,
+   waiting a little while it starts or is restarted;
+3. else the embedded client, under an exclusive lock on the folder (:data:`STORE_LOCK_NAME`, held while the
+   process has the memory open, normally its whole life). A second process is refused with a message that
+   names the process holding the folder and what to do: stop it, or run both under ``cns run``, which serves
+   the memory to every process.
+
+The Chroma server ``cns run`` starts (:mod:`cns_core.cli.memory_server`) takes the same lock, so nobody opens
+the folder embedded while it serves it. Either way the collections use our own embedding function: the
+client embeds, the server only stores. An embedded folder is served as it is: nothing to migrate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from cns_core.config import ConfigError, replace_atomically, state_dir
+from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_started, remove_own_record
+
+__all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBusyError", "ServerRecord",
+           "OpenedStore", "store_folder", "store_lock", "write_server_record", "clear_server_record", "served_record",
+           "open_store", "place_of", "server_answers"]
+
+STORE_LOCK_NAME = "cns-memory.lock"
+SERVER_RECORD_NAME = "cns-server.json"
+SERVE_WAIT_S = 30.0          # how long an opener waits for a served folder's server to answer (start, restart)
+_MAX_RECORD_BYTES = 4096
+
+
+class MemoryStoreError(RuntimeError):
+    """The Chroma store cannot be opened or reached; the message says which and how to fix it."""
+
+
+class StoreBusyError(MemoryStoreError):
+    """Another process holds the embedded store; the message names it and what to do."""
+
+
+@dataclass(frozen=True)
+class ServerRecord:
+    """``cns run`` serving a store folder: where its Chroma server listens and who keeps it running."""
+
+    path: str                   # the store folder served (resolved)
+    host: str
+    port: int
+    server_pid: int             # the Chroma server (a new one after a restart)
+    supervisor_pid: int         # the ``cns run`` that starts and restarts it
+    supervisor_started: float   # ... and its start time (a reused pid is not it)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def describe(self) -> str:
+        return f"the Chroma server at {self.url} (pid {self.server_pid}, kept by `cns run` pid {self.supervisor_pid})"
+
+
+@dataclass
+class OpenedStore:
+    """A Chroma client and how it was reached."""
+
+    client: Any
+    where: str                          # the server's URL or the embedded folder
+    served: ServerRecord | None = None  # the ``cns run`` server used, if any
+    lock: ExclusiveLock | None = None   # the embedded folder's lock, held by this process
+
+    @property
+    def embedded(self) -> bool:
+        return self.lock is not None
+
+
+def store_folder(path: str | Path | None = None, create: bool = True) -> Path:
+    """The embedded store folder: ``path``, else ``<state dir>/chroma``."""
+    return Path(path) if path else state_dir(create) / "chroma"
+
+
+def store_lock(folder: str | Path, role: str = "") -> ExclusiveLock:
+    """The lock that gives one process the embedded folder."""
+    return ExclusiveLock(Path(folder) / STORE_LOCK_NAME, f"the memory at {folder}", role)
+
+
+def _record_path(folder: str | Path) -> Path:
+    return Path(folder) / SERVER_RECORD_NAME
+
+
+def write_server_record(folder: str | Path, host: str, port: int, server_pid: int) -> ServerRecord:
+    """Say that this process (``cns run``) serves ``folder`` through the server ``server_pid`` on ``port``."""
+    me = os.getpid()
+    record = ServerRecord(str(Path(folder).resolve()), host, int(port), int(server_pid), me,
+                          process_started(me) or time.time())
+    with replace_atomically(_record_path(folder)) as tmp:
+        tmp.write_text(json.dumps(asdict(record)), encoding="utf-8")
+    return record
+
+
+def clear_server_record(folder: str | Path) -> None:
+    """Remove the record if this process wrote it (another ``cns run``'s record is left alone)."""
+    remove_own_record(_record_path(folder), "supervisor_pid")
+
+
+def served_record(folder: str | Path) -> ServerRecord | None:
+    """The record of the ``cns run`` serving ``folder`` when that ``cns run`` is alive, else None."""
+    try:
+        with open(_record_path(folder), "rb") as handle:     # a small file of ours: a damaged one is not read whole
+            raw = json.loads(handle.read(_MAX_RECORD_BYTES).decode("utf-8"))
+        record = ServerRecord(**{k: raw[k] for k in ServerRecord.__dataclass_fields__})
+        record = replace(record, port=int(record.port), server_pid=int(record.server_pid),
+                         supervisor_pid=int(record.supervisor_pid), supervisor_started=float(record.supervisor_started))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    started = process_started(int(record.supervisor_pid))
+    if started is None or abs(started - float(record.supervisor_started)) > 1.0:
+        return None
+    return record
+
+
+def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether a Chroma server answers its heartbeat at ``host:port``."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/api/v2/heartbeat", timeout=timeout) as reply:
+            return reply.status == 200
+    except (OSError, ValueError):
+        return False
+
+
+def _wait_for_server(record: ServerRecord, folder: Path, wait_s: float) -> ServerRecord:
+    """The live record once its server answers (it may be starting or restarting: a restarted server has a new
+    pid, so the record is read again); MemoryStoreError when it does not within ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        if server_answers(record.host, record.port):
+            return record
+        if time.monotonic() >= deadline:
+            raise MemoryStoreError(f"the memory at {folder} is served by {record.describe()}, which does not answer "
+                                   f"after {wait_s:g} s; see `cns run`'s output (its [chroma] lines), or stop that "
+                                   "`cns run`")
+        time.sleep(0.1)
+        fresh = served_record(folder)
+        if fresh is None:
+            raise MemoryStoreError(f"the `cns run` serving the memory at {folder} stopped while this process waited "
+                                   "for its Chroma server; open the memory again")
+        record = fresh
+
+
+def _settings() -> Any:
+    from chromadb.config import Settings
+
+    return Settings(anonymized_telemetry=False)
+
+
+def _http_client(url: str, allow_non_loopback: bool) -> Any:
+    import chromadb
+
+    from cns_core.access import is_loopback
+
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ConfigError(f"memory url {url!r}: expected http(s)://host:port")
+    if not is_loopback(parsed.hostname) and not allow_non_loopback:
+        raise ConfigError(f"memory url {url!r}: the Chroma server must be on loopback (127.0.0.1, ::1, "
+                          "localhost): the memory's turns and grades would cross the network to a server "
+                          "that, by default, has no authentication. To use it on purpose set "
+                          "allow_non_loopback: true in config/memory.yaml")
+    port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+    try:
+        return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https", settings=_settings())
+    except Exception as exc:  # connection refused, wrong server, version mismatch
+        raise MemoryStoreError(f"cannot reach the Chroma server at {url} ({type(exc).__name__}: {exc}). "
+                               "Start it (chroma run) or unset CNS_CHROMA_URL / memory.url.") from exc
+
+
+def _embedded_client(folder: Path) -> OpenedStore:
+    import chromadb
+
+    lock = store_lock(folder, "the embedded memory")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except LockHeld as exc:
+        who = exc.holder.describe() if exc.holder else "another process"
+        raise StoreBusyError(
+            f"the memory at {folder} is open in {who}; an embedded Chroma folder belongs to one process (two "
+            "would corrupt its index). Stop that process, or run everything under `cns run` (`make run`), which "
+            "serves the memory to every process through a Chroma server") from None
+    except OSError as exc:
+        raise MemoryStoreError(f"cannot open the Chroma store at {folder} ({type(exc).__name__}: {exc})") from exc
+    try:
+        client = chromadb.PersistentClient(path=str(folder), settings=_settings())
+    except Exception as exc:
+        lock.release()
+        raise MemoryStoreError(f"cannot open the Chroma store at {folder} ({type(exc).__name__}: {exc})") from exc
+    return OpenedStore(client, str(folder), lock=lock)
+
+
+def open_store(path: str | Path | None = None, url: str | None = None, *, allow_non_loopback: bool = False,
+               wait_s: float = SERVE_WAIT_S) -> OpenedStore:
+    """Open the memory the one way this process may (see the module doc)."""
+    if url:
+        return OpenedStore(_http_client(url, allow_non_loopback), url)
+    folder = store_folder(path)
+    record = served_record(folder)
+    if record is not None:
+        record = _wait_for_server(record, folder, wait_s)
+        return OpenedStore(_http_client(record.url, False), record.url, served=record)
+    return _embedded_client(folder)
+
+
+def place_of(path: str | Path | None = None, url: str | None = None) -> str:
+    """Where :func:`open_store` would go now, as a key (a URL or a folder); opens nothing."""
+    if url:
+        return url
+    folder = store_folder(path, create=False)
+    record = served_record(folder)
+    return record.url if record is not None else str(folder.resolve())

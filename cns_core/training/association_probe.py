@@ -1,0 +1,78 @@
+"""The association probe: does the verifier follow the evidence, or what it believes (issue 49)?
+
+Each probe fact is one sentence form read three ways (``benchmarks/data/association_probe.yaml``): the
+truth against the answer people commonly give instead (``popular``), the truth against a little-known
+name of the same kind (``obscure``), and the popular answer stated as fact against the truth
+(``premise``). None of the three hypotheses may be entailed. A model that judges by association passes
+the popular name and the truth against a premise that denies it, and rejects only the obscure name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import yaml
+
+from cns_core.models.nli import ENTAILMENT
+
+__all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "PROBE_READINGS", "DEFAULT_PROBE"]
+
+DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "association_probe.yaml"
+PROBE_READINGS = ("popular", "obscure", "premise")
+_MAX_BYTES = 200_000
+_MAX_FACTS = 1000
+
+
+@dataclass(frozen=True)
+class ProbeFact:
+    subject: str
+    statement: str        # the sentence, with {value} in the slot
+    truth: str
+    popular: str
+    obscure: str
+
+    def say(self, value: str) -> str:
+        return self.statement.replace("{value}", value)
+
+
+def load_probe(path: str | Path = DEFAULT_PROBE) -> list[ProbeFact]:
+    """The probe's facts; a damaged file is a ValueError naming the fact and the field."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    if path.stat().st_size > _MAX_BYTES:
+        raise ValueError(f"{path}: over {_MAX_BYTES} bytes")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    facts = data.get("facts") if isinstance(data, dict) else None
+    if not isinstance(facts, list) or not facts or len(facts) > _MAX_FACTS:
+        raise ValueError(f"{path}: facts: expected a list of 1 to {_MAX_FACTS} facts")
+    out = []
+    for n, row in enumerate(facts, 1):
+        fields = {k: row.get(k) for k in ProbeFact.__dataclass_fields__} if isinstance(row, dict) else {}
+        bad = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()] if fields else ["all"]
+        if bad or "{value}" not in fields["statement"]:
+            raise ValueError(f"{path}: fact {n}: {', '.join(bad) or 'statement'}: missing, empty or without {{value}}")
+        out.append(ProbeFact(**{k: v.strip() for k, v in fields.items()}))
+    return out
+
+
+def probe_pairs(facts: Sequence[ProbeFact]) -> dict[str, list[tuple[str, str]]]:
+    """(premise, hypothesis) per reading, one per fact, in the facts' order."""
+    return {"popular": [(f.say(f.truth), f.say(f.popular)) for f in facts],
+            "obscure": [(f.say(f.truth), f.say(f.obscure)) for f in facts],
+            "premise": [(f.say(f.popular), f.say(f.truth)) for f in facts]}
+
+
+def probe_figures(score: Callable[[Sequence[tuple[str, str]]], np.ndarray], facts: Sequence[ProbeFact],
+                  at: float = 0.5) -> dict[str, dict[str, object]]:
+    """Per reading: how many hypotheses are entailed (p >= ``at``), the mean p(entailment), and which."""
+    out: dict[str, dict[str, object]] = {}
+    for reading, pairs in probe_pairs(facts).items():
+        entail = np.asarray(score(pairs))[:, ENTAILMENT]
+        out[reading] = {"facts": len(pairs), "entailed": int(np.sum(entail >= at)),
+                        "mean_entailment": round(float(np.mean(entail)), 3),
+                        "entailed_facts": [facts[i].subject for i in np.flatnonzero(entail >= at)]}
+    return out

@@ -1,0 +1,206 @@
+"""A full disk under the bus journal (issue 53, item 3): no turn lost without a word.
+
+State folder on a 1 MB filesystem, 600 turns: the journal logged "database or disk is full; going on" 155
+times, the publisher was told nothing, and 300 turns kept only in memory were lost at SIGTERM. Now the
+sender is told (``confirm_kept``, used by ``cns replay`` and ``cns grade``), the log says it loudly,
+held turns are written once the disk has room, and a stop writes the turns still held to a file that
+``cns replay`` sends again.
+
+The real case runs on a small tmpfs the test mounts (root only; skipped with the reason elsewhere); the
+simulated one, a journal whose writes raise SQLite's own error, runs everywhere.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import sqlite3
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+import cns_core.agents.journal as journal_module
+from cns_core.agents.bus import RESPONSE, BusProxy, Publisher, bus_settings
+from cns_core.agents.journal import Journal, JournalRefused, confirm_kept, replay
+from cns_core.agents.loop_record import clear_record, write_record
+from cns_core.cli import main
+from cns_core.cli.agents import read_turns
+from local_servers import free_port
+from loop_harness import turn_payload
+
+
+def bus_on(journal_path: Path):
+    return bus_settings(pub_port=free_port(), sub_port=free_port(), journal_port=free_port(), ready_timeout_s=5.0,
+                        journal_path=str(journal_path))
+
+
+@pytest.fixture
+def spill_here(tmp_path, monkeypatch) -> Path:
+    """The temporary folder a stopping journal writes held turns to, private to the test."""
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def journaled_ids(bus) -> list[str]:
+    return [e.message_id for _, e in replay(bus, after_seq=0, subjects=[RESPONSE])]
+
+
+def spilled_query_ids(journal: Journal) -> list[str]:
+    return [p["query_id"] for path in journal.spilled for _, p, _ in read_turns(path)]
+
+
+# ----- on a real, small, full filesystem -------------------------------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KB tmpfs mounted for the test (needs root and permission to mount)."""
+    folder = tmp_path / "small"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root; the simulated full disk below covers the same code")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(folder)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip() or done.returncode}); the simulated "
+                    "full disk below covers the same code")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def fill(folder: Path) -> Path:
+    """Write a file until the filesystem has no byte left; returns it (remove it to make room)."""
+    filler = folder / "filler"
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def test_on_a_full_filesystem_the_sender_is_told_and_no_turn_is_lost(small_disk, spill_here, caplog):
+    bus = bus_on(small_disk / "bus_journal.sqlite")
+    with caplog.at_level(logging.WARNING, logger="cns_core.agents.journal"):
+        with BusProxy(bus) as proxy, Publisher(bus) as pub:
+            filler = fill(small_disk)
+            sent = [pub.publish(RESPONSE, turn_payload(i, "full") | {"answer": "a" * 2000}).message_id
+                    for i in range(20)]
+            with pytest.raises(JournalRefused, match=r"database or disk is full\): 20 of 20 turn\(s\) are held in "
+                                                     "memory only"):
+                confirm_kept(bus, sent)
+            assert proxy.running
+            filler.unlink()                       # room again: the held turns are written, none twice
+            confirm_kept(bus, sent)
+            assert journaled_ids(bus) == sent
+            filler = fill(small_disk)
+            late = [pub.publish(RESPONSE, turn_payload(100 + i, "late") | {"answer": "b" * 2000}) for i in range(3)]
+            with pytest.raises(JournalRefused):
+                confirm_kept(bus, [e.message_id for e in late])
+        # stopped while the disk is full: the held turns are in a file for `cns replay`
+        assert spilled_query_ids(proxy.journal) == [e.payload["query_id"] for e in late]
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("CANNOT WRITE" in m for m in messages) == 2          # once each time it starts, not each retry
+    assert any("writing again" in m for m in messages)
+    assert any(str(proxy.journal.spilled[0]) in m for m in messages)
+
+
+# ----- simulated: a journal whose writes raise SQLite's "database or disk is full" -------------------------
+class _FullWhen:
+    """A SQLite connection whose inserts fail while ``full`` is set, as on a full disk."""
+
+    def __init__(self, db: sqlite3.Connection, full: threading.Event):
+        self._db, self._full = db, full
+
+    def __enter__(self):
+        return self._db.__enter__()
+
+    def __exit__(self, *exc):
+        return self._db.__exit__(*exc)
+
+    def executemany(self, sql: str, rows):
+        if self._full.is_set() and sql.lstrip().upper().startswith("INSERT"):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.executemany(sql, rows)
+
+    def __getattr__(self, name: str):
+        return getattr(self._db, name)
+
+
+@pytest.fixture
+def full_disk(monkeypatch) -> threading.Event:
+    """Set it and every journal started afterwards cannot write; clear it and they can."""
+    full = threading.Event()
+
+    class FullDiskJournal(Journal):
+        def _open(self, path):
+            return _FullWhen(super()._open(path), full)
+
+    monkeypatch.setattr(journal_module, "Journal", FullDiskJournal)
+    return full
+
+
+@pytest.fixture
+def loop(bus_config, state_dir, full_disk):
+    """A bus proxy whose journal writes fail on demand, recorded as this state folder's judge loop."""
+    with BusProxy(bus_config) as running:
+        write_record(bus_config)
+        yield running
+        clear_record()
+
+
+@pytest.fixture
+def bus_config(state_dir):
+    return bus_on(state_dir / "bus_journal.sqlite")
+
+
+def test_cns_replay_says_its_turns_are_not_kept_and_exits_1(tmp_path, loop, full_disk, bus_config, spill_here,
+                                                           capsys):
+    path = tmp_path / "turns.jsonl"
+    path.write_text("".join(f'{{"query": "Q{i}?", "answer": "A{i}", "query_id": "r{i}"}}\n' for i in range(3)))
+    full_disk.set()
+    assert main(["replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert ("cns replay: error: the bus journal cannot write (OperationalError: database or disk is full): 3 of 3 "
+            "turn(s) are held in memory only, not on disk") in err
+    full_disk.clear()
+    assert main(["replay", str(path)]) == 0          # room again: the first three were written, then these
+    assert len(journaled_ids(bus_config)) == 6 and loop.journal.spilled == []
+
+
+def test_a_stop_while_writes_fail_writes_the_held_turns_for_cns_replay(loop, full_disk, bus_config, spill_here,
+                                                                      caplog):
+    full_disk.set()
+    with Publisher(bus_config) as pub:
+        sent = [pub.publish(RESPONSE, turn_payload(i, "held")) for i in range(4)]
+        with pytest.raises(JournalRefused):
+            confirm_kept(bus_config, [e.message_id for e in sent])
+    loop.stop()
+    assert spilled_query_ids(loop.journal) == [e.payload["query_id"] for e in sent]
+    (path,) = loop.journal.spilled
+    assert path.parent == spill_here
+    assert any(f"`cns replay {path}`" in r.getMessage() for r in caplog.records)
+
+
+def test_cns_agents_says_when_the_journal_stops_and_starts_writing(capsys):
+    from types import SimpleNamespace
+
+    from cns_core.cli.agents import _JournalWatch
+
+    journal = SimpleNamespace(write_error=None)
+    watch = _JournalWatch(journal)
+    for error in (None, "OperationalError: database or disk is full", "OperationalError: database or disk is full",
+                  None, None):
+        journal.write_error = error
+        watch.check()
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: the bus journal cannot write (OperationalError: database or disk is full): turns are "
+                   "held in memory only until the disk has room; senders that ask (cns replay, cns grade) are told",
+                   "bus journal: writing again; the turns held in memory are on disk"]
