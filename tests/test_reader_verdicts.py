@@ -1,6 +1,6 @@
 """Every claim of every bundled example, judged as a careful reader judges it (issue 51 item 3).
 
-``examples/reader_verdicts.yaml`` holds, per claim, the verdict a person gives from the SNO's own evidence and
+``examples/reader_verdicts.tsv`` holds, per claim, the verdict a person gives from the SNO's own evidence and
 one line why. The Grounding critic (the shipped verifier and fusion, with the shipped thresholds: the verdict
 every page shows) is held to it, example by example; each failure lists every claim it judges otherwise, with
 its numbers and the passage it read. A miss is a defect of the model to fix, never a threshold to tune for an
@@ -11,15 +11,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import csv
+
 import pytest
-import yaml
 
 from cns_core.critics.grounding_verdict import VERDICT_WORDS, VERDICTS, claim_verdicts, shown_probability
 from cns_core.sno import load_snos
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-READER = yaml.safe_load((EXAMPLES / "reader_verdicts.yaml").read_text(encoding="utf-8"))
-FILES = sorted(p.name for p in EXAMPLES.glob("*.yaml") if p.name != "reader_verdicts.yaml")
+FILES = sorted(p.name for p in EXAMPLES.glob("*.yaml"))
+
+
+def _reader() -> dict[str, dict[str, dict[str, str]]]:
+    """example file -> claim -> {verdict, why}, from the tab-separated table (lines opening with # are notes)."""
+    lines = [line for line in (EXAMPLES / "reader_verdicts.tsv").read_text(encoding="utf-8").splitlines()
+             if line and not line.startswith("#")]
+    table: dict[str, dict[str, dict[str, str]]] = {}
+    for row in csv.DictReader(lines, delimiter="\t"):
+        assert row["claim"] not in table.setdefault(row["example"], {}), row     # one verdict per claim
+        table[row["example"]][row["claim"]] = {"verdict": row["verdict"], "why": row["why"]}
+    return table
+
+
+READER = _reader()
 
 
 def test_every_claim_of_every_example_has_a_reader_verdict_and_a_reason():

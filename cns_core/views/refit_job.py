@@ -29,6 +29,7 @@ __all__ = ["RefitStatus", "refit_status", "start_refit", "status_path", "TYPICAL
 # demo); the panel quotes the last refit's own duration once there is one.
 TYPICAL_REFIT_S = 600.0
 _lock = threading.Lock()
+_waiting: set[int] = set()        # children a thread of this process waits on (it writes how they ended)
 
 
 def status_path(root: Path | None = None) -> Path:
@@ -124,7 +125,7 @@ def refit_status(root: Path | None = None) -> RefitStatus:
         status = RefitStatus(**{k: data[k] for k in RefitStatus.__dataclass_fields__ if k in data})
     except (OSError, ValueError, TypeError):
         return RefitStatus()
-    if status.running and not _alive(status.pid):
+    if status.running and status.pid not in _waiting and not _alive(status.pid):
         status = RefitStatus(**{**asdict(status), "state": "interrupted"})
     return status
 
@@ -144,6 +145,7 @@ def start_refit(command: list[str], root: Path | None = None,
             process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
         status = RefitStatus("running", time.time(), None, None, process.pid, str(log), current.last_seconds)
         _write(path, status)
+        _waiting.add(process.pid)
 
     def wait() -> None:
         code = process.wait()                     # reaps the child
@@ -151,6 +153,7 @@ def start_refit(command: list[str], root: Path | None = None,
         done = RefitStatus("done" if code == 0 else "failed", status.started, ended, code, None, status.log,
                            ended - status.started if code == 0 else status.last_seconds)
         _write(path, done)
+        _waiting.discard(process.pid)
         if on_end is not None:
             on_end(done)
 
