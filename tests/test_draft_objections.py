@@ -82,3 +82,15 @@ def test_a_text_the_person_corrected_drafts_as_corrected(state_dir, drafted):
     assert [e.text for e in again.sno.evidence][:len(first.sno.evidence)] == [e.text for e in first.sno.evidence]
     assert {(r.source, r.target): r.kind for r in draft_sno(ESSAY + " ").sno.relations}[(shops, drafted.hypothesis)] \
         == "attack"                                                   # another text drafts as the miner reads it
+
+
+def test_a_conclusion_that_shares_words_with_a_claim_but_says_something_else_stays_the_main_claim():
+    """'But people who take vitamin C every day feel healthier.' does not restate 'So everyone should take vitamin
+    C every day.' (cosine above the bar, but no stance of its own): the conclusion stays the main claim."""
+    sno = draft_sno("Does vitamin C prevent colds?\n\nVitamin C prevents the common cold. Large randomized trials "
+                    "have confirmed a preventive effect of vitamin C on colds.\n\nSome say the evidence is weak. But "
+                    "people who take vitamin C every day feel healthier.\n\nSo everyone should take vitamin C every "
+                    "day.\n").sno
+    assert sno.claims_by_id[sno.hypothesis].text == "So everyone should take vitamin C every day."
+    assert not [x for x in sno.metadata.get("left_out", []) if x["why"].startswith("restates")]
+    assert any(c.text.startswith("But people who take vitamin C") for c in sno.claims)

@@ -306,10 +306,22 @@ def restated_main(tu: TextUnits, main: int, relations: list[MinedRelation],
     (``left_out``, with why) and what argued about it argues about the main claim. Where the miner took the
     conclusion itself for the main claim, the earlier statement it restates is the main claim. Returns the main
     claim and the relations."""
+    from cns_core.text.cues import stance_cues
+
     concluding = {i for i, cue in enumerate(tu.cues) if cue is not None and cue.kind in ("conclusion", "summary")}
     in_graph = {main} | {r.source for r in relations}
-    candidates = [(float(tu.vectors[i] @ tu.vectors[main]), i) for i in sorted(in_graph - {main})
-                  if (i in concluding) != (main in concluding) and float(tu.vectors[i] @ tu.vectors[main]) >= RESTATES_COSINE]
+
+    def restates(i: int) -> bool:
+        """A conclusion and a plain statement, both taking the author's stance ("should", "must", "I believe"),
+        this similar: "But people who take vitamin C feel healthier." does not restate "So everyone should take
+        vitamin C every day.", however many words they share."""
+        plain = main if i in concluding else i
+        cue = tu.cues[plain]
+        return ((i in concluding) != (main in concluding) and bool(stance_cues(tu.texts[i]))
+                and bool(stance_cues(tu.texts[main])) and (cue is None or cue.kind in ("addition",))
+                and float(tu.vectors[i] @ tu.vectors[main]) >= RESTATES_COSINE)
+
+    candidates = [(float(tu.vectors[i] @ tu.vectors[main]), i) for i in sorted(in_graph - {main}) if restates(i)]
     if not candidates:
         return main, relations
     similarity, other = max(candidates)
