@@ -28,9 +28,8 @@ def _zombie(pid: int) -> bool:
 
 
 def test_a_refit_runs_in_the_background_is_reaped_and_says_how_long_it_took(tmp_path):
-    ended = []
     started = refit_job.start_refit([sys.executable, "-c", "import time; print('fitting'); time.sleep(0.3)"],
-                                    tmp_path, on_end=ended.append)
+                                    tmp_path)
     assert started.running and refit_job.refit_status(tmp_path).running
     assert refit_job.start_refit([sys.executable, "-c", "pass"], tmp_path).pid == started.pid   # one at a time
     assert "about 10 min 0 s (about ten minutes on two CPU cores)" in refit_job.refit_status(tmp_path).words()

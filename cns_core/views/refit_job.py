@@ -18,7 +18,6 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 from cns_core.config import replace_atomically
 from cns_core.text.corrections import corrections_dir
@@ -130,8 +129,7 @@ def refit_status(root: Path | None = None) -> RefitStatus:
     return status
 
 
-def start_refit(command: list[str], root: Path | None = None,
-                on_end: Callable[[RefitStatus], None] | None = None) -> RefitStatus:
+def start_refit(command: list[str], root: Path | None = None) -> RefitStatus:
     """Run ``command`` (the refit) in the background unless one is running; its output goes to
     ``<state>/drafter/refit.log``. A thread waits on the child (reaping it) and records how it ended."""
     path = status_path(root)
@@ -154,8 +152,6 @@ def start_refit(command: list[str], root: Path | None = None,
                            ended - status.started if code == 0 else status.last_seconds)
         _write(path, done)
         _waiting.discard(process.pid)
-        if on_end is not None:
-            on_end(done)
 
     threading.Thread(target=wait, name="cns-drafter-refit", daemon=True).start()
     return status
