@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from cns_core.views import display, ui_state, warm_up
+from cns_core.views import ui_state, warm_up
 from pages import _frame as frame
 
 if TYPE_CHECKING:
@@ -174,8 +174,7 @@ def _show_loading(slot: DeltaGenerator) -> bool:
     if warming.finished:
         slot.empty()
         return False
-    slot.markdown(f'<div data-testid="cns-warm-up" style="color:rgba(49,51,63,0.6)">'
-                  f'{display.escape(warming.line())}</div>', unsafe_allow_html=True)
+    slot.html(warming.line_html(), unsafe_allow_javascript=True)     # our own words and numbers, no user text
     return True
 
 

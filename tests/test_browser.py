@@ -17,7 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from graph_geometry import graph_scales
 from local_servers import serve_dashboard
+
+from cns_core.views.graph_html import MIN_SCALE
 
 pytestmark = pytest.mark.browser
 
@@ -260,6 +263,7 @@ def test_author_drafts_from_text_and_evaluates(app_url, page):
     assert_clean(page, "Author after drafting from text")
     wait_for_graph(page)
     shoot(page, "author-from-text-draft")
+    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
 
     page.get_by_role("button", name="Evaluate").click()
     page.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
@@ -299,6 +303,7 @@ def test_reasoning_graph_draws_a_canvas(app_url, page):
     assert_clean(page, "Reasoning graph")
     wait_for_graph(page)
     shoot(page, "graph-canvas")
+    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
 
 
 def test_author_drafts_the_issue_42_essay_with_its_source(app_url, page):
@@ -324,5 +329,6 @@ def test_author_drafts_the_issue_42_essay_with_its_source(app_url, page):
     assert_clean(page, "Author after drafting the essay")
     wait_for_graph(page)
     shoot(page, "author-from-text-essay42")
+    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
     page.get_by_role("button", name="Keep my corrections (the drafter learns from them)").click()
     page.get_by_text("Nothing to keep").first.wait_for(timeout=FIRST_RENDER_MS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from graph_geometry import graph_scales
 from local_servers import serve_dashboard, wait_for
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     ARTIFACTS,
@@ -24,6 +25,8 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     shoot,
     wait_for_graph,
 )
+
+from cns_core.views.graph_html import MIN_SCALE
 
 pytestmark = pytest.mark.browser
 
@@ -154,6 +157,7 @@ def test_reasoning_graph_of_a_drafted_text_shows_the_contradicted_claim(fresh, p
     wait_for_graph(page)             # vis-network lays the graph out after the page settles
     assert_clean(page, "Reasoning graph (drafted text)")
     shoot(page, "demo35-graph-drafted-contradicted")
+    assert min(graph_scales(page)) >= MIN_SCALE      # the drafted graph opened at 0.58 (issue 51 item 2)
 
 
 def test_judge_ask_mode_says_up_front_it_cannot_work(fresh, page):
@@ -183,7 +187,7 @@ def test_a_first_visit_to_engrams_shows_the_models_loading_then_the_page(browser
         try:
             pg = context.new_page()
             pg.goto(f"{base}/engrams")
-            line = pg.locator('[data-testid="stMarkdownContainer"]', has_text="Loading the models in the background")
+            line = pg.locator('[data-testid="cns-warm-up"]', has_text="Loading the models in the background")
             line.first.wait_for(timeout=FIRST_RENDER_MS)
             pg.locator("h1", has_text="Engrams").first.wait_for(timeout=FIRST_RENDER_MS)
             pg.get_by_text("engrams match").first.wait_for(timeout=WARM_UP_MS)

@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 
 from cns_core.coherence import CoherenceHook, CoherenceSettings, FileQuarantine, MatrixRetriever, MemoryAPI
-from cns_core.critics.grounding_verdict import shown_probability
 from cns_core.coherence.log import LOG_FIELDS, CoherenceLog, read_log
 from cns_core.coherence.nli import ModelPass
 from cns_core.coherence.retrieval import FunctionRetriever
@@ -472,7 +471,7 @@ def test_check_sno_on_an_example(tmp_path):
     assert report.claims["c1"].status == "contradicted"
     verdict = report.claims["c1"].verdict            # the pair's score is the verdict's, weighed by e2's validity
     e2 = next(e for e in sno.evidence if e.id == "e2")
-    assert verdict.p_contradicted > 0.5 and c1_e2.score == pytest.approx(shown_probability(verdict.p_contradicted) * e2.validity)
+    assert verdict.p_contradicted > 0.5 and c1_e2.score == pytest.approx(verdict.p_contradicted * e2.validity)
     assert report.metrics.n_props == len(sno.claims)
     assert not (tmp_path / "coherence.jsonl").exists() or not any(
         "p_id" in r for r in read_log(tmp_path / "coherence.jsonl"))
@@ -491,7 +490,7 @@ def test_check_sno_reads_claims_against_evidence_through_the_grounding_verdict(t
     for p in evidence_pairs:
         assert verdicts[p.a]["verdict"] == "contradicted" and verdicts[p.a]["contradicted_by"] == p.b
         validity = next(e.validity for e in sno.evidence if e.id == p.b)
-        assert p.score == pytest.approx(shown_probability(verdicts[p.a]["p_contradicted"]) * validity)
+        assert p.score == pytest.approx(verdicts[p.a]["p_contradicted"] * validity)
     # each claim's status is its verdict; every "contradicted" verdict is one listed pair; claims that
     # contradict each other are the claims' conflicts, not their status
     listed = {p.a for p in evidence_pairs}
