@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Mapping
 
-__all__ = ["free_port", "wait_until_serving", "stop_process", "serve_dashboard"]
+__all__ = ["free_port", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,6 +39,26 @@ def wait_until_serving(url: str, proc: subprocess.Popen, what: str, timeout_s: f
         if time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not answer {url} within {timeout_s:.0f} s")
         time.sleep(0.2)
+
+
+def wait_for_demo_data(state: Path, proc: subprocess.Popen | None = None, timeout_s: float = 1200.0):
+    """The demo data record of ``state`` (``cns run --demo-data``: ``demo_data.json``) once its filler is no longer
+    at work (done, failed, or its process gone), polled. Without ``proc`` (a ``make run`` started elsewhere) a
+    folder with no record gives None at once; with it, RuntimeError when ``proc`` dies first or time runs out."""
+    from cns_core.cli.demo_progress import read_progress
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        progress = read_progress(state)
+        if progress is not None and not progress.running:
+            return progress
+        if progress is None and proc is None:
+            return None
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"cns run exited with status {proc.returncode} before its demo data was written")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the demo data in {state} was not written within {timeout_s:.0f} s: {progress}")
+        time.sleep(0.5)
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = 10.0) -> None:

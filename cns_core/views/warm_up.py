@@ -44,11 +44,12 @@ class WarmUpStatus:
     def fraction(self) -> float:
         return self.done / self.total if self.total else 1.0
 
-    def line(self) -> str:
-        """The progress line a page shows while the models load."""
+    def line(self, seconds: str | None = None) -> str:
+        """The progress line a page shows while the models load; ``seconds`` in place of the seconds so far
+        (a page puts a counter there: :mod:`cns_core.views.progress_line`)."""
         now = f": {self.stage}" if self.stage else ""
         return (f"Loading the models in the background ({self.done} of {self.total} done{now}, "
-                f"{self.elapsed_s:.0f} s). This page fills in as soon as what it needs is loaded.")
+                f"{seconds or f'{self.elapsed_s:.0f} s'}). This page fills in as soon as what it needs is loaded.")
 
 
 class WarmUp:

@@ -1,0 +1,54 @@
+"""Progress lines whose seconds keep counting in the browser, even while the page's script is busy.
+
+Why: Streamlit draws a line when a script run reaches it, and a page that waits on a model blocks its run
+for many seconds. The warm-up line said "20 s" at 12.4 s and "26 s" at 24.2 s on a cold Engrams page. So a
+line carries the seconds as of its drawing (``data-cns-seconds``), and a small script in the page adds, every
+second, the time since the browser first showed it; the next drawing brings the server's figure again. The
+line is HTML built here from our own words, escaped; nothing a visitor typed reaches the script.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+from cns_core.views.display import escape
+
+__all__ = ["ticking_line", "lines_html", "TICKER_SCRIPT"]
+
+_MARK = "\x00cns-seconds\x00"     # where the counter goes; never in the words of a line
+_STYLE = "color:rgba(49,51,63,0.6);font-size:0.95rem;margin:0 0 0.25rem 0"
+
+# One interval for the whole page, however many lines and redraws. Each counter starts from its own figure,
+# again whenever a redraw brings a new one (the browser may keep the element and change only the attribute).
+TICKER_SCRIPT = """<script>
+(() => {
+  const tick = () => {
+    const now = performance.now();
+    document.querySelectorAll("[data-cns-seconds]").forEach((el) => {
+      if (el.dataset.cnsFrom !== el.dataset.cnsSeconds) {
+        el.dataset.cnsFrom = el.dataset.cnsSeconds;
+        el.dataset.cnsShownAt = String(now);
+      }
+      const s = Number(el.dataset.cnsSeconds) + (now - Number(el.dataset.cnsShownAt)) / 1000;
+      el.textContent = `${Math.round(s)} s`;
+    });
+  };
+  tick();
+  if (!window.cnsSecondsTicker) window.cnsSecondsTicker = setInterval(tick, 250);
+})();
+</script>"""
+_CODE = re.compile(r"`([^`<>]+)`")
+
+
+def ticking_line(line: Callable[[str], str], seconds: float, testid: str) -> str:
+    """``line(counter)`` as an HTML block, the counter starting at ``seconds`` (one decimal kept for the script);
+    a command in backticks is set as code, as the pages' markdown sets it."""
+    counter = f'<span data-cns-seconds="{max(0.0, seconds):.1f}">{max(0.0, seconds):.0f} s</span>'
+    text = _CODE.sub(r"<code>\1</code>", escape(line(_MARK))).replace(_MARK, counter)
+    return f'<div data-testid="{escape(testid)}" style="{_STYLE}">{text}</div>'
+
+
+def lines_html(lines: Sequence[str]) -> str:
+    """The lines with the one script that makes their counters tick (for ``st.html(..., unsafe_allow_javascript=True)``)."""
+    return "".join(lines) + TICKER_SCRIPT
