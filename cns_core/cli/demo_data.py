@@ -59,6 +59,7 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
     from cns_core.cli.demo_corpus import build_demo_corpus
     from cns_core.cli.demo_memory import plan_demo, write_demo_memory
     from cns_core.cli.demo_progress import DemoProgress, write_progress
+    from cns_core.engine.corpus import latest_run
     from cns_core.memory import MemoryService, MemoryStoreError
 
     progress = write_progress(DemoProgress.begin(turns, "waiting" if after else "checking"))
@@ -91,14 +92,16 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
             progress = write_progress(progress.step("corpus", snos_done=done, snos_total=total))
 
         out = build_demo_corpus(folder, on_progress=snos_done)
+        run = latest_run()
+        rows = run.rows if run is not None else progress.snos_total
         print(f"demo corpus: {folder} evaluated into {out}", flush=True)
     except (MemoryStoreError, ValueError, OSError) as exc:
         write_progress(progress.step("failed", error=str(exc)))
         print(f"demo data: error: {exc}", file=sys.stderr)
         return 1
-    progress = write_progress(progress.step("done"))
-    print(f"demo data: complete ({progress.turns_written} of {turns} turns, {progress.snos_total} examples evaluated) "
-          f"in {progress.elapsed():.0f} s", flush=True)
+    progress = write_progress(progress.step("done", snos_done=rows, snos_total=rows))
+    print(f"demo data: complete ({progress.turns_written} of {turns} turns in the memory, {rows} examples in the corpus "
+          f"run) in {progress.elapsed():.0f} s", flush=True)
     return 0
 
 

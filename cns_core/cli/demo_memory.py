@@ -225,40 +225,46 @@ def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None =
     """Write the demo turns that are missing (neither engrams nor quarantined), a session at a time
     through ``hook`` (a :class:`CoherenceHook`; None writes without one) and with the critics' Trust
     Score of each answer (``trust``, an :class:`AnswerScorer`; None: without), and grade each session as it is
-    written (so a run stopped half-way keeps its grades; a stored turn missing its grade gets it).
-    Demo engrams stored earlier without a Trust Score under ``trust``'s settings get one.
-    ``on_progress(present, total)`` follows the demo turns the memory holds, session by session.
-    Returns how many turns were written."""
+    written (so a run stopped half-way keeps its grades). Then every stored demo turn gets what it lacks
+    (:func:`_complete_stored`). ``on_progress(present, total)`` follows the demo turns the memory holds, session
+    by session. Returns how many turns were written."""
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.agents.messages import TurnMessage
 
     plan = plan_demo(memory, count, seed, now)
+    done = len(plan.present)
+    if on_progress is not None:
+        on_progress(done, count)
+    if plan.missing:
+        writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
+                             replay_on_start=False, trust=trust)
+        sessions: dict[str, list[dict[str, Any]]] = {}
+        for t in plan.missing:
+            sessions.setdefault(t["session_id"], []).append(t)
+        for batch in sessions.values():   # a session is one batch, as the agent would see it
+            writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
+                                            query_id=t["query_id"], metadata=t["metadata"], reference=t["reference"])
+                                for t in batch],
+                               {t["query_id"]: t["timestamp"] for t in batch})
+            memory.apply_scores(_grades(batch))
+            done += len(batch)
+            if on_progress is not None:
+                on_progress(done, count)
+    _complete_stored(memory, count, seed, now, trust)
+    return len(plan.missing)
+
+
+def _complete_stored(memory: Any, count: int, seed: int, now: float | None, trust: Any) -> None:
+    """The grade and (with ``trust``) the Trust Score under ``trust``'s settings of every stored demo turn that
+    lacks one: a turn the hook quarantined and later released (it was not stored when its session was graded
+    and scored), a run stopped between a write and its grade, an older demo memory without Trust Scores."""
+    plan = plan_demo(memory, count, seed, now)
+    if plan.ungraded:
+        memory.apply_scores(_grades(plan.ungraded))
     if trust is not None and plan.present:
         from cns_core.agents.answer_trust import backfill
 
         backfill(memory, trust, ids=plan.present)
-    if plan.ungraded:
-        memory.apply_scores(_grades(plan.ungraded))
-    done = len(plan.present)
-    if on_progress is not None:
-        on_progress(done, count)
-    if not plan.missing:
-        return 0
-    writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
-                         replay_on_start=False, trust=trust)
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for t in plan.missing:
-        sessions.setdefault(t["session_id"], []).append(t)
-    for batch in sessions.values():   # a session is one batch, as the agent would see it
-        writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
-                                        query_id=t["query_id"], metadata=t["metadata"], reference=t["reference"])
-                            for t in batch],
-                           {t["query_id"]: t["timestamp"] for t in batch})
-        memory.apply_scores(_grades(batch))
-        done += len(batch)
-        if on_progress is not None:
-            on_progress(done, count)
-    return len(plan.missing)
 
 
 def demo_hook(memory: Any) -> Any:
