@@ -5,12 +5,15 @@ STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 ADDRESS ?=
 RUN_ARGS ?=
+STRESS_COUNT ?= 5
+STRESS_BUSY ?= 2
+STRESS_TESTS ?=
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test install demo-memory browser clean docs docs-build docs-screens
+.PHONY: run test test-stress install demo-memory browser clean docs docs-build docs-screens
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -48,8 +51,17 @@ demo-memory: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/cns run --port $(PORT) --demo-data $(if $(ADDRESS),--address $(ADDRESS)) $(RUN_ARGS)
 
+# Ends with the 15 slowest tests (pytest's --durations) and the wall time pytest took.
 test: $(STAMP) browser
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q --durations=15
+	@start=$$(date +%s); \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -q --durations=15; status=$$?; \
+	echo "make test: pytest took $$(( $$(date +%s) - start )) s of wall time"; exit $$status
+
+# The browser, process and Ray tests STRESS_COUNT times (5), each round a fresh session run as `make test` runs
+# it, with STRESS_BUSY (2) processes spinning on the CPU (scripts/stress_tests.py; docs/development.md).
+# STRESS_TESTS narrows it to files, patterns or node ids: make test-stress STRESS_COUNT=2 STRESS_TESTS=tests/test_bus.py
+test-stress: $(STAMP) browser
+	$(PY) scripts/stress_tests.py --count $(STRESS_COUNT) --busy $(STRESS_BUSY) $(STRESS_TESTS)
 
 # The documentation site (docs/, mkdocs.yml). The CLI and configuration references are generated from the
 # code at build time (scripts/docs_hooks.py); make test builds the site with --strict (tests/test_docs.py).

@@ -11,8 +11,11 @@ verdict per claim. An SNO mostly contradicted by its evidence stays below 0.5 wh
 other critics say or how the weights are set, as long as grounding counts at all.
 
 One rounding rule (:data:`TRUST_DIGITS`, :data:`SCORE_DIGITS`): the Trust Score and what moves it
-(contributions, gains) are shown with 3 decimals, critic scores and their gaps with 2; a number
-derived from shown numbers (a gap, a gate comparison) is computed from them as shown.
+(contributions, gains) are shown with 3 decimals, critic scores with 2. A gap between two critic scores is
+computed from the unrounded scores and only rounded to be shown (Logic 0.155 and Novelty 0.905 are 0.750
+apart, not the 0.76 between 0.15 and 0.91); where a gap is quoted beside its two scores, all three are shown
+with :data:`GAP_DIGITS` decimals so the numbers add up. The gate compares the Trust Score as shown, so a
+score shown as 0.700 never fails a 0.70 threshold.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
 
 __all__ = ["WeightedScore", "ContradictionCap", "contradiction_cap", "weigh", "normalise", "load_profiles", "blend",
            "parse_weights", "incomplete_note", "TRUST_DIGITS", "SCORE_DIGITS", "trust_shown", "score_shown",
-           "score_gap", "SCORING_VERSION"]
+           "score_gap", "GAP_DIGITS", "SCORING_VERSION"]
 
 TRUST_DIGITS = 3      # the Trust Score, contributions and gains: 0.554
-SCORE_DIGITS = 2      # a critic's score and the gap between two: 0.91 vs 0.15 (gap 0.76)
+SCORE_DIGITS = 2      # a critic's score: 0.91
+GAP_DIGITS = 3        # a gap quoted beside its two scores: Novelty 0.905 vs Logic 0.155 (gap 0.750)
 SCORING_VERSION = 2   # 2: contradicted claims cap the Trust Score (a results table made before is re-scored)
 
 
@@ -43,8 +47,8 @@ def score_shown(value: float) -> float:
 
 
 def score_gap(a: float, b: float) -> float:
-    """The gap between two critic scores, from the scores as shown, so 0.91 vs 0.15 is 0.76 everywhere."""
-    return round(abs(score_shown(a) - score_shown(b)), SCORE_DIGITS)
+    """The gap between two critic scores, from the unrounded scores (0.905 and 0.155: 0.750)."""
+    return abs(float(a) - float(b))
 
 
 @dataclass(frozen=True)

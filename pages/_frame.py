@@ -288,8 +288,8 @@ def results(sno: SNO) -> dict[str, CriticResult]:
     showed nothing for seconds.
     """
     progress = st.empty()
-    progress.markdown('<div data-testid="cns-progress" style="color:rgba(49,51,63,0.6)">⏳ Running the five '
-                      'critics… (the first run loads the models)</div>', unsafe_allow_html=True)
+    progress.markdown(display.progress_html("Running the five critics… (the first run loads the models)"),
+                      unsafe_allow_html=True)
     try:
         return pipeline().run_critics(sno, population=population())
     finally:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import _frame as frame
-from cns_core.views import text_draft, ui_state
+from cns_core.views import display, refit_job, text_draft, ui_state
 from cns_core.views.graph_html import sno_graph_html
 from cns_core.sno import serialize_snos
 from cns_core.text import TextInputError
@@ -17,6 +17,8 @@ frame.page("Author / Load", "Upload an SNO as JSON or YAML, build one in a form,
 
 KEY_DRAFT = "cns_author_draft"        # text_draft.DraftTables of the latest draft
 KEY_DRAFTS = "cns_author_drafts"      # how many drafts this session made (new editors for each)
+KEY_KEPT = "cns_author_kept"          # what the last "Keep my corrections" did, shown after the rerun it asks for
+TEXT_PX, WHY_PX = 340, 300            # the editors' text and reason columns: wrapped in tall rows, never cut
 
 
 def _problems(problems: list[str], where: str) -> None:
@@ -37,15 +39,27 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
              default_h: str | None, h_key: str, why: bool = False):
     """The claims, hypothesis, relations and evidence editors (the form's and the draft's); ``why``
     adds each draft row's read-only reason. Returns the edited tables and the chosen hypothesis."""
-    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width="large")} if why else {}
+    extra = {"why": st.column_config.TextColumn("why (as drafted)", disabled=True, width=WHY_PX)} if why else {}
+
+    def rows_px(table: pd.DataFrame) -> int:
+        """A row height that wraps the table's longest text and reason uncut."""
+        texts = table["text"].tolist() if "text" in table else []
+        reasons = table["why"].tolist() if why and "why" in table else []
+        return max(display.wrapped_row_height(texts, TEXT_PX, most_lines=4),
+                   display.wrapped_row_height(reasons, WHY_PX, most_lines=4))
+
     drafted_as = {"drafted_as": st.column_config.TextColumn(
         "drafted as", disabled=True, help="The role the argument miner read and its confidence")} if why else {}
     st.markdown("**Claims** (the hypothesis is one of them"
                 + ("; each with the reason it was drafted)" if why else ")"))
-    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch",
+    # Text columns of a fixed width, in rows tall enough to wrap the longest text uncut; an empty cell (an
+    # attack_type of a support) reads as empty, not "None".
+    claims = st.data_editor(claims_df, num_rows="dynamic", key=f"{keys}claims", width="stretch", placeholder="",
+                            row_height=rows_px(claims_df),
+                            height=display.table_height(len(claims_df) + 1, rows_px(claims_df), most_rows=15),
                             column_config={
                                 "id": st.column_config.TextColumn("id", required=True),
-                                "text": st.column_config.TextColumn("text", width="large"),
+                                "text": st.column_config.TextColumn("text", width=TEXT_PX),
                                 "role": st.column_config.SelectboxColumn(
                                     "role", options=["proponent", "opponent", "none"], default="none"),
                                 **drafted_as, **extra})
@@ -55,6 +69,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                               index=claim_ids.index(default_h) if default_h in claim_ids else 0, key=h_key)
     st.markdown("**Relations**: *source* supports or attacks *target* (a claim; an undercut targets a relation id)")
     relations = st.data_editor(relations_df, num_rows="dynamic", key=f"{keys}relations", width="stretch",
+                               placeholder="", row_height=rows_px(relations_df),
+                               height=display.table_height(len(relations_df) + 1, rows_px(relations_df), most_rows=15),
                                column_config={
                                    "kind": st.column_config.SelectboxColumn("kind", options=["support", "attack"]),
                                    "attack_type": st.column_config.SelectboxColumn(
@@ -63,8 +79,8 @@ def _editors(claims_df: pd.DataFrame, relations_df: pd.DataFrame, evidence_df: p
                                    **extra})
     st.markdown("**Evidence**" + (" (passages of the sources)" if why else ""))
     evidence = st.data_editor(evidence_df.astype({"validity": float}), num_rows="dynamic", key=f"{keys}evidence",
-                              width="stretch", column_config={
-                                  "text": st.column_config.TextColumn("text", width="large"),
+                              width="stretch", placeholder="", row_height=rows_px(evidence_df), column_config={
+                                  "text": st.column_config.TextColumn("text", width=TEXT_PX),
                                   "validity": st.column_config.NumberColumn(
                                       "validity", min_value=0.0, max_value=1.0, step=0.05, default=1.0), **extra})
     return claims, (hypothesis if claim_ids else ""), relations, evidence
@@ -140,24 +156,42 @@ with form_tab:
             _downloads(sno, b2, b3, "cns_author")
 
 def _drafter_panel() -> None:
-    """Which drafter drafts, a refit on the kept corrections (in the background), and the way back."""
-    status = text_draft.drafter_status()
-    with st.expander(f"Drafter: {status.active} ({status.identity}); {status.corrections} corrected text(s) kept"):
-        st.caption("Corrections you keep (roles, relations, the main claim) stay in the state folder. A refit "
-                   "learns from them and the three shipped genres (a few minutes), into the state folder: the "
-                   "shipped model is never overwritten, and you can go back to it.")
+    """Which drafter drafts, a refit on the kept corrections (in the background, followed on the page), and the
+    way back."""
+    status, refit = text_draft.drafter_status(), text_draft.refit_state()
+    with st.expander(f"Drafter: {status.active} ({status.identity}); {status.corrections} corrected text(s) kept",
+                     expanded=refit.running):
+        st.caption("Corrections you keep (roles, relations, the main claim) stay in the state folder, and a text "
+                   "you corrected drafts as you corrected it from then on. A refit learns from them and the three "
+                   "shipped genres, so other texts draft better too; it takes about "
+                   f"{refit_job.duration_words(refit.expected_seconds)} "
+                   f"({'the last refit here' if refit.last_seconds else 'on two CPU cores'}), into the state folder: "
+                   "the shipped model is never overwritten, and you can go back to it.")
         r1, r2 = st.columns(2)
-        running = st.session_state.get("cns_author_refit")
-        if running is not None and running[0].poll() is None:
-            r1.info("Refitting … (reload the page to see when it is done)")
-        elif r1.button("Refit the drafter on my corrections", key="cns_author_refit_button",
-                       disabled=status.corrections == 0):
-            st.session_state["cns_author_refit"] = text_draft.start_refit()
+        if r1.button("Refit the drafter on my corrections", key="cns_author_refit_button",
+                     disabled=status.corrections == 0 or refit.running):
+            text_draft.start_refit()
             st.rerun()
-        elif running is not None:
-            st.code(running[1].read_text(encoding="utf-8")[-2000:] or "(no output)")
         if r2.button("Use the shipped drafter", key="cns_author_revert", disabled=status.active == "shipped"):
             st.info(text_draft.revert_drafter())
+        _refit_progress(refit.running)
+
+
+def _refit_progress(running: bool) -> None:
+    """The refit as it goes (read from its status file every two seconds), then the whole page again."""
+    def show() -> None:
+        refit = text_draft.refit_state()
+        if refit.running:
+            st.progress(refit.fraction(), text=refit.words())
+            st.code(refit.log_tail(600) or "(no output yet)")
+        elif running:
+            st.rerun()             # it ended: the panel's drafter and buttons change
+        elif refit.state != "none":
+            (st.error if refit.state in ("failed", "interrupted") else st.caption)(refit.words())
+            if refit.state == "failed":
+                st.code(refit.log_tail() or "(no output)")
+
+    st.fragment(show, run_every=2.0 if running else None)()
 
 
 with text_tab:
@@ -187,6 +221,7 @@ with text_tab:
                 with st.spinner("Drafting (the models load on the first draft) …"):
                     st.session_state[KEY_DRAFT] = text_draft.draft_tables(text, sources, question)
                 st.session_state[KEY_DRAFTS] = st.session_state.get(KEY_DRAFTS, 0) + 1
+                st.session_state.pop(KEY_KEPT, None)
             except TextInputError as exc:
                 st.error(f"Nothing was drafted: {exc}")
 
@@ -199,10 +234,12 @@ with text_tab:
         if drafted.left_out:
             st.markdown(f"**Left out of the graph** ({len(drafted.left_out)}: context, not argumentative, "
                         "or a question)")
+            left_px = display.wrapped_row_height([x["why"] for x in drafted.left_out], 500)
             st.dataframe(pd.DataFrame(drafted.left_out, columns=["text", "why"]), hide_index=True, width="stretch",
-                         key=f"cns_author_left_out_{n}",
-                         column_config={"text": st.column_config.TextColumn("sentence", width="large"),
-                                        "why": st.column_config.TextColumn("why", width="medium")})
+                         key=f"cns_author_left_out_{n}", row_height=max(left_px, display.wrapped_row_height(
+                             [x["text"] for x in drafted.left_out], 400)),
+                         column_config={"text": st.column_config.TextColumn("sentence", width=400),
+                                        "why": st.column_config.TextColumn("why", width=500)})
         d_ident = st.text_input("SNO id", value=drafted.sno_id, key=f"cns_author_draft_id_{n}")
         d_title = st.text_input("Title", value=drafted.title, key=f"cns_author_draft_title_{n}")
         d_claims, d_hypothesis, d_relations, d_evidence = _editors(
@@ -225,7 +262,10 @@ with text_tab:
                     st.rerun()   # so the sidebar shows the new current SNO
                 _downloads(sno, e2, e3, "cns_author_draft")
                 if st.button("Keep my corrections (the drafter learns from them)", key="cns_author_keep"):
-                    st.info(text_draft.keep_correction(drafted, sno))
+                    st.session_state[KEY_KEPT] = text_draft.keep_correction(drafted, sno)
+                    st.rerun()         # so the drafter panel above counts it and the refit can start
+                if st.session_state.get(KEY_KEPT):
+                    st.info(st.session_state[KEY_KEPT])
                 label = st.session_state.get("cns_author_evaluated")
                 library = st.session_state.get(ui_state.KEY_LIBRARY, {})
                 if label in library and library[label].content_hash() == sno.content_hash():

@@ -25,15 +25,15 @@ def _columns(table) -> dict:
         numeric = name.startswith(("trust_", "score_"))
         values = ["0.000"] if numeric else [str(v) for v in table[name].tolist()]
         width = display.fit_width(label, values) if display.column_width(name) != "large" else "large"
-        if name.startswith("trust_"):
-            out[name] = st.column_config.NumberColumn(label, format="%.3f", width=width)
+        if name.startswith("trust_"):     # left-aligned: a number at the page's edge shows its first digits
+            out[name] = st.column_config.NumberColumn(label, format="%.3f", width=width, alignment="left")
         elif name.startswith("score_"):
-            out[name] = st.column_config.NumberColumn(label, format="%.2f", width=width)
+            out[name] = st.column_config.NumberColumn(label, format="%.2f", width=width, alignment="left")
         elif name == "complete":
             out[name] = st.column_config.CheckboxColumn(label, width=width,
                                                         help="False where a critic failed: the Trust Score leaves it out.")
-        else:
-            out[name] = st.column_config.Column(label, width=width)
+        else:            # the SNO id stays in view while the table scrolls sideways
+            out[name] = st.column_config.Column(label, width=width, pinned=name == "sno_id" or None)
     return out
 
 KEY_ORIGIN = "cns_corpus_origin"   # where it came from (shown above the charts)
@@ -136,13 +136,13 @@ else:
                              "mean_delta": st.column_config.NumberColumn("Mean gap", format="%.2f")})
 
         st.markdown("**SNOs**")
-        columns = list(corpus.corpus_table(data).columns)
+        columns = list(corpus.corpus_table(data, profiles=shown).columns)   # Trust Scores of the profiles shown above
         c1, c2 = st.columns([3, 1])
         sort_by = c1.selectbox("Sort by", columns, index=columns.index(f"trust_{shown[0]}")
                                if shown and f"trust_{shown[0]}" in columns else 0, key="cns_corpus_sort",
                                format_func=display.column_label)
         ascending = c2.toggle("Ascending", value=False, key="cns_corpus_ascending")
-        table = corpus.corpus_table(data, sort_by=sort_by, ascending=ascending)
+        table = corpus.corpus_table(data, sort_by=sort_by, ascending=ascending, profiles=shown)
         event = st.dataframe(table, hide_index=True, width="stretch", on_select="rerun",
                              selection_mode="single-row", key="cns_corpus_table", column_config=_columns(table))
         rows = {f"{r.file}::{r.sno_id}": i for i, r in enumerate(table.itertuples()) if r.sno_id}

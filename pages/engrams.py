@@ -15,7 +15,7 @@ from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_
 from cns_core.agents.agreement import agreement
 from cns_core.agents.verdict_calibration import active_calibration
 from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
-from cns_core.views.people_view import agreement_rows, agreement_summary, export_bytes
+from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
@@ -154,9 +154,9 @@ with frame.guard("Could not open the engram memory"):
         marked = annotated_engrams(memory)
         results = agreement(marked)
         st.markdown(agreement_summary(results))
-        rows = agreement_rows(results)
-        st.dataframe(rows, hide_index=True, key="cns_engrams_agreement",     # every label and value uncut
-                     column_config={k: st.column_config.Column(k, width=w) for k, w in display.fit_widths(rows).items()})
+        for k, rows in enumerate(agreement_tables(results)):     # every label and value uncut, on the page
+            st.dataframe(rows, hide_index=True, key=f"cns_engrams_agreement{k or ''}", column_config={
+                c: st.column_config.Column(c, width=w) for c, w in display.fit_widths(rows).items()})
         st.caption("On the answers a person marked correct or incorrect: the judge's grade (4-5 right, 1-2 wrong), "
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")

@@ -32,7 +32,7 @@ with frame.guard("Could not draw the reasoning graph"):
     if grounding_result is not None and not grounding_result.ok:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
     heights = [420, 560, 720, 900, 1100]
-    fitting = next((h for h in heights if h >= graph_height(sno)), heights[-1])    # every layer at a readable size
+    fitting = next((h for h in heights if h >= graph_height(sno, grounding)), heights[-1])    # every layer at a readable size
     height = st.select_slider("Height", options=heights, value=fitting, key=f"cns_graph_height_{sno.content_hash()}",
                               help="Set from the graph's layers; a graph wider than the page opens at a readable "
                                    "zoom on its hypothesis: drag to pan, scroll to zoom out.")
@@ -60,8 +60,9 @@ with frame.guard("Could not draw the reasoning graph"):
 
     st.markdown("**Claims: grounding verdict and the passages behind it**")
     claim_rows = claim_verdict_rows(sno, grounding)
-    text_px, best_px = 250, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
-    row_px = display.wrapped_row_height([r["Text"] for r in claim_rows], text_px)
+    text_px, best_px = 200, 170        # with the numbers and headers whole, the page's 940 px; text wraps uncut
+    row_px = max(display.wrapped_row_height([r["Text"] for r in claim_rows], text_px),
+                 display.wrapped_row_height([r["Verdict reads"] for r in claim_rows], best_px))
     st.dataframe(pd.DataFrame(claim_rows), hide_index=True, width="stretch", key="cns_graph_claims", row_height=row_px,
                  height=display.table_height(len(claim_rows), row_px, most_rows=20), column_config={
         "Claim": st.column_config.TextColumn("Claim", width=display.fit_width("Claim", [r["Claim"] for r in claim_rows],
@@ -73,21 +74,33 @@ with frame.guard("Could not draw the reasoning graph"):
                                                         width=display.fit_width("p(supported)")),
         "p(contradicted)": st.column_config.NumberColumn("p(contradicted)", format="%.2f",
                                                          width=display.fit_width("p(contradicted)")),
-        "Best passage": st.column_config.TextColumn("Best passage", width=best_px,
-                                                    help="The evidence item and the part of it that entails the claim "
-                                                         "most; the passages table below quotes it in full.")})
+        "Verdict reads": st.column_config.TextColumn("Verdict reads", width=best_px,
+                                                     help="The passage the verdict rests on (for a contradicted claim "
+                                                          "the one contradicting it most, for a supported claim the "
+                                                          "one entailing it most, else the most similar), its item and "
+                                                          "part, and what it shows; the passages table below quotes "
+                                                          "it in full. The Coherence page names the same item.")})
     scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
     if scored:
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
         st.caption(PASSAGES_NOTE)
         passage_rows = claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})
+        # Every column whole within the page's 940 px: the numbers under short headers (explained on hover),
+        # the passage in the width left, wrapped in rows tall enough.
+        numbers = {"Similarity": ("Sim.", "How similar the passage is to the claim (cosine of the embeddings)."),
+                   "Entailment": ("Entail.", "p(entailment) of the NLI model, on this passage alone."),
+                   "Contradiction": ("Contra.", "p(contradiction) of the NLI model, on this passage alone.")}
+        widths = {c: display.fit_width(c, [r[c] for r in passage_rows])
+                  for c in ("Evidence", "Part", "Shows", "Verdict reads")}
+        widths.update({c: display.fit_width(short, ["0.00"]) for c, (short, _) in numbers.items()})
+        passage_px = max(240, 930 - sum(widths.values()))
         st.dataframe(pd.DataFrame(passage_rows), hide_index=True, width="stretch", key="cns_graph_passages",
-                     row_height=(row_px := display.wrapped_row_height([r["Passage"] for r in passage_rows], 400,
-                                                                      most_lines=8)),
+                     row_height=(row_px := display.wrapped_row_height([r["Passage"] for r in passage_rows],
+                                                                      passage_px, most_lines=8)),
                      height=display.table_height(len(passage_rows), row_px, most_rows=20),
-                     column_config={"Passage": st.column_config.TextColumn("Passage", width=400),
-                                    **{c: st.column_config.TextColumn(c, width=display.fit_width(
-                                        c, [r[c] for r in passage_rows])) for c in ("Evidence", "Part")},
-                                    "Verdict reads": st.column_config.TextColumn("Verdict reads", width="medium"),
-                                    **{c: st.column_config.NumberColumn(c, format="%.2f")
-                                       for c in ("Similarity", "Entailment", "Contradiction")}})
+                     column_config={"Passage": st.column_config.TextColumn("Passage", width=passage_px),
+                                    **{c: st.column_config.TextColumn(c, width=widths[c])
+                                       for c in ("Evidence", "Part", "Shows", "Verdict reads")},
+                                    **{c: st.column_config.NumberColumn(short, format="%.2f", width=widths[c],
+                                                                        help=why)
+                                       for c, (short, why) in numbers.items()}})

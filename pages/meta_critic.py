@@ -23,7 +23,7 @@ def _on_gate() -> None:
 
 with frame.guard("Could not run the Meta-Critic"):
     from cns_core.meta import interpret_conflict
-    from cns_core.scoring import score_gap
+    from cns_core.scoring import GAP_DIGITS, score_gap
 
     config = frame.meta_config()
     label, sno = frame.current()
@@ -36,11 +36,17 @@ with frame.guard("Could not run the Meta-Critic"):
     frame.incomplete_badge(ev.failed)
     frame.cap_note(ev)
     m1, m2, m3 = st.columns(3)
-    m1.metric("Dominant critic", display.critic_label(ev.dominant_critic) if ev.dominant_critic else "–",
-              help="The critic contributing most to the Trust Score (weight × score).")
-    m2.metric("Weakest dimension", display.critic_label(ev.weakest_dimension) if ev.weakest_dimension else "–",
-              help="The lowest-scoring critic that carries weight.")
+    m1.metric("Largest share of the Trust Score", display.critic_label(ev.dominant_critic) if ev.dominant_critic
+              else "–", help="The critic contributing most to the Trust Score: weight × score, so a heavy weight can "
+                             "win it with a low score (the spec's dominant critic).")
+    m1.caption(ev.share_note(ev.dominant_critic))
+    m2.metric("Lowest score (with weight)", display.critic_label(ev.weakest_dimension) if ev.weakest_dimension
+              else "–", help="The lowest-scoring critic that carries weight (the spec's weakest dimension).")
+    if ev.weakest_dimension in ev.critic_scores:
+        m2.caption(f"score {ev.critic_scores[ev.weakest_dimension]:.3f}")
     m3.metric("Conflicts", len(ev.conflicts), help=f"Pairs whose scores differ by more than {config.conflict_threshold:.2f}.")
+    if ev.roles_note(display.critic_label):
+        st.caption(ev.roles_note(display.critic_label))
 
     # ----- conflict matrix -------------------------------------------------------
     names = [n for n in CRITIC_NAMES if n in ev.critic_scores]
@@ -58,8 +64,9 @@ with frame.guard("Could not run the Meta-Critic"):
                 continue
             hi, lo = (a, b) if ev.critic_scores[a] >= ev.critic_scores[b] else (b, a)
             verdict = "conflict" if conflict else "within the threshold"
-            hr.append(f"{display.critic_label(hi)} {ev.critic_scores[hi]:.2f} over {display.critic_label(lo)} "
-                      f"{ev.critic_scores[lo]:.2f}<br>gap {gap:.2f}: {verdict} ({thr:.2f})<br>"
+            d = GAP_DIGITS
+            hr.append(f"{display.critic_label(hi)} {ev.critic_scores[hi]:.{d}f} over {display.critic_label(lo)} "
+                      f"{ev.critic_scores[lo]:.{d}f}<br>gap {gap:.{d}f}: {verdict} ({thr:.2f})<br>"
                       f"<i>{interpret_conflict(hi, lo, config)}</i>")
         z.append(zr)
         text.append(tr)
@@ -82,8 +89,10 @@ with frame.guard("Could not run the Meta-Critic"):
         if not ev.conflicts:
             st.info(f"No pair of critics differs by more than {thr:.2f}.")
         for c in sorted(ev.conflicts, key=lambda c: -c.delta):
-            st.markdown(f"- {display.critic_label(c.higher)} over {display.critic_label(c.lower)} "
-                        f"by {c.delta:.2f}: *{c.interpretation}*")
+            note = c.weight_note(weights, display.critic_label)
+            st.markdown(f"- {c.describe(display.critic_label)}: *{c.interpretation}*")
+            if note:
+                st.caption(f"{note}.")
 
         st.markdown("**Quality gate**")
         gate_force = frame.gate_in_force()

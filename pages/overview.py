@@ -17,7 +17,8 @@ with frame.guard("Could not show the examples"):
     examples = ui_state.load_examples()
     if examples:
         st.markdown("**Examples**")
-        cols = st.columns(min(len(examples), 3))
+        st.html(display.WRAPPED_BUTTONS_CSS.format(key="cns_examples"))     # whole titles, on two lines if need be
+        cols = st.container(key="cns_examples").columns(min(len(examples), 3))
         for i, (label, sno) in enumerate(examples.items()):
             profile = sno.metadata.get("profile", "") if isinstance(sno.metadata, dict) else ""
             if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=str(profile) or None,
@@ -102,9 +103,9 @@ with frame.guard("Could not evaluate the current SNO"):
         if not ev.conflicts:
             st.info("No two critics disagree by more than the conflict threshold.")
         for c in sorted(ev.conflicts, key=lambda c: -c.delta)[:3]:
-            st.markdown(f"- **{display.critic_label(c.higher)}** {c.high_score:.2f} vs "
-                        f"**{display.critic_label(c.lower)}** {c.low_score:.2f} (gap {c.delta:.2f}): "
-                        f"{c.interpretation}")
+            note = c.weight_note(weights, display.critic_label)
+            st.markdown(f"- {c.describe(display.critic_label)}: {c.interpretation}"
+                        + (f" *({note}.)*" if note else ""))
     with c2:
         st.markdown("**Suggestions**")
         if not ev.suggestions:

@@ -2,7 +2,8 @@
 
 ``GEOMETRY_JS`` runs in the graph's page: every edge is sampled along its drawn curve, and a sample inside
 another node's box (its own two ends excepted) is a crossing, the edge reading as a link it is not. It also
-returns the zoom, so a test can say how high a 13 px label is drawn.
+returns the zoom, so a test can say how high a 13 px label is drawn, each node's box and position, and each
+edge's points at t = k/20, to compare with what ``cns_core.views.graph_layout`` computed in Python.
 """
 
 GEOMETRY_JS = """() => {
@@ -12,6 +13,7 @@ GEOMETRY_JS = """() => {
   const boxes = {};
   for (const id of ids) boxes[id] = net.getBoundingBox(id);
   const crossings = [];
+  const curves = [];
   for (const eid of net.body.edgeIndices) {
     const e = net.body.edges[eid];
     if (!e.connected) continue;
@@ -27,6 +29,26 @@ GEOMETRY_JS = """() => {
       }
     }
     if (hit) crossings.push([e.fromId, e.toId, hit]);
+    const points = [];
+    for (let k = 0; k <= 20; k++) { const pt = e.edgeType.getPoint(k / 20); points.push([pt.x, pt.y]); }
+    curves.push({from: e.fromId, to: e.toId, points: points});
   }
-  return {crossings: crossings, scale: net.getScale(), nodes: ids.length};
+  const sizes = {};
+  for (const id of ids) { const b = boxes[id]; sizes[id] = [b.right - b.left, b.bottom - b.top]; }
+  return {crossings: crossings, scale: net.getScale(), nodes: ids.length, sizes: sizes,
+          positions: net.getPositions(), curves: curves};
 }"""
+
+
+def graph_frames(page) -> list:
+    """The frames of the page that draw a reasoning graph (the dashboard shows each in an iframe), once each has
+    applied its opening zoom (``window.cnsReady``)."""
+    frames = [f for f in page.frames if f.evaluate("() => typeof window.network !== 'undefined' && !!window.network")]
+    for frame in frames:
+        frame.wait_for_function("() => window.cnsReady === true", timeout=30_000)
+    return frames
+
+
+def graph_scales(page) -> list[float]:
+    """The zoom of every reasoning graph drawn in the page."""
+    return [frame.evaluate("() => window.network.getScale()") for frame in graph_frames(page)]

@@ -1,4 +1,5 @@
-"""Shared pieces of the judge-loop tests: free ports, a real ``chroma run`` server, lean torch.
+"""Shared pieces of the judge-loop tests: free ports, a real ``chroma run`` server, lean torch, and
+:func:`local_servers.wait_for` (the suite's one wait, re-exported here where these tests have always found it).
 
 The Chroma server is started once per test process; ``lean_torch`` keeps MiniLM on
 one thread during these tests (two threads on a shared 2-core machine spin and
@@ -11,11 +12,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_until_serving
+from local_servers import free_port, stop_process, wait_for, wait_until_serving
 
 __all__ = ["free_port", "chroma_server_url", "lean_torch", "bus_config", "proxy", "fake_ollama", "ollama",
            "judge_settings", "warm_embedder", "wait_for"]
@@ -117,15 +117,3 @@ def warm_embedder(lean_torch):
     from cns_core.models import get_embedder
 
     get_embedder().encode(["warm up"])
-
-
-def wait_for(predicate, timeout: float = 30.0, interval: float = 0.05, what: str = "condition"):
-    """Poll ``predicate`` until it returns something truthy; fail the test with ``what`` on timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(interval)

@@ -1,4 +1,11 @@
-"""Starting and stopping real servers on 127.0.0.1 in tests (chroma run, streamlit run)."""
+"""Starting and stopping real servers on 127.0.0.1 in tests (chroma run, streamlit run), and waiting for state.
+
+:func:`wait_for` is the suite's one way to wait: it polls for the state a test needs (a value, a port
+answering, a file written, a log line) up to a generous bound, and fails at once, with the process's log,
+when the process that should bring that state has exited. No test sleeps for a fixed time instead: on a
+busy machine a fixed sleep is too short, on an idle one too long. Playwright's own ``locator.wait_for`` /
+``page.wait_for_function`` are the same kind of wait inside the browser.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +17,12 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["free_port", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
+__all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
+
+T = TypeVar("T")
+LOG_TAIL = 4000         # characters of a log quoted in a failed wait
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,41 +34,75 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_until_serving(url: str, proc: subprocess.Popen, what: str, timeout_s: float = 60.0) -> None:
-    """Poll ``url`` until it answers 200; raise naming ``what`` if the process dies or time runs out."""
-    deadline = time.monotonic() + timeout_s
+class WaitFailed(AssertionError, RuntimeError):
+    """The state waited for did not come: the bound ran out, or the process that should bring it exited.
+
+    An ``AssertionError`` (a test that meets it fails with its message) and a ``RuntimeError`` (what
+    :func:`wait_until_serving` raised before it waited through :func:`wait_for`; its callers catch that)."""
+
+
+def _tail(log: Path | Callable[[], str] | None) -> str:
+    if log is None:
+        return ""
+    try:
+        text = log() if callable(log) else log.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        text = f"(unreadable: {exc})"
+    return f"; output:\n{text[-LOG_TAIL:]}"
+
+
+def wait_for(predicate: Callable[[], T], timeout: float = 60.0, interval: float = 0.05, what: str = "condition",
+             *, proc: subprocess.Popen | None = None, log: Path | Callable[[], str] | None = None) -> T:
+    """Poll ``predicate`` until it returns something truthy, and return that.
+
+    ``timeout`` is a bound, not a duration: a wait ends as soon as the state is there, so make it generous
+    (the default is a minute; a suite under load runs 2-3 times slower than on idle cores). Raises
+    :class:`WaitFailed` naming ``what`` when the bound runs out, or at once when ``proc`` has exited;
+    ``log`` (a file, or a callable returning text) is quoted at the end of the message."""
+    deadline = time.monotonic() + timeout
     while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError:
-            pass
-        if proc.poll() is not None:
-            raise RuntimeError(f"{what} exited with status {proc.returncode} before answering {url}")
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise WaitFailed(f"the process exited with status {proc.returncode} before {what}{_tail(log)}")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not answer {url} within {timeout_s:.0f} s")
-        time.sleep(0.2)
+            raise WaitFailed(f"timed out after {timeout:g} s waiting for {what}{_tail(log)}")
+        time.sleep(interval)
 
 
-def wait_for_demo_data(state: Path, proc: subprocess.Popen | None = None, timeout_s: float = 1200.0):
+def answers_200(url: str) -> bool:
+    """Whether ``url`` answers HTTP 200 right now."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen, what: str, timeout_s: float = 120.0,
+                       log: Path | None = None) -> None:
+    """Wait until ``url`` answers 200; :class:`WaitFailed` (a ``RuntimeError``) naming ``what`` if the process
+    exits first or the bound runs out."""
+    wait_for(lambda: answers_200(url), timeout_s, 0.2, f"{what} to answer {url}", proc=proc, log=log)
+
+
+def wait_for_demo_data(state: Path, proc: subprocess.Popen | None = None, timeout_s: float = 1200.0,
+                       log: Path | None = None):
     """The demo data record of ``state`` (``cns run --demo-data``: ``demo_data.json``) once its filler is no longer
-    at work (done, failed, or its process gone), polled. Without ``proc`` (a ``make run`` started elsewhere) a
-    folder with no record gives None at once; with it, RuntimeError when ``proc`` dies first or time runs out."""
+    at work (done, failed, or its process gone), through :func:`wait_for`. Without ``proc`` (a ``make run``
+    started elsewhere) a folder with no record gives None at once; with it, :class:`WaitFailed` when ``proc``
+    exits first or the bound runs out."""
     from cns_core.cli.demo_progress import read_progress
 
-    deadline = time.monotonic() + timeout_s
-    while True:
+    if proc is None and read_progress(state) is None:
+        return None
+
+    def finished():
         progress = read_progress(state)
-        if progress is not None and not progress.running:
-            return progress
-        if progress is None and proc is None:
-            return None
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"cns run exited with status {proc.returncode} before its demo data was written")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the demo data in {state} was not written within {timeout_s:.0f} s: {progress}")
-        time.sleep(0.5)
+        return progress if progress is not None and not progress.running else None
+
+    return wait_for(finished, timeout_s, 0.5, f"the demo data in {state} to be written", proc=proc, log=log)
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
@@ -72,7 +116,7 @@ def stop_process(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 
 @contextmanager
-def serve_dashboard(state: Path, env: Mapping[str, str] | None = None, timeout_s: float = 60.0) -> Iterator[str]:
+def serve_dashboard(state: Path, env: Mapping[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[str]:
     """``streamlit run dashboard.py`` on 127.0.0.1 with ``state`` as CNS_STATE_DIR; yields its base URL.
 
     The server is fresh: nothing has visited it yet (Streamlit's page strategy is still undecided).
@@ -89,10 +133,7 @@ def serve_dashboard(state: Path, env: Mapping[str, str] | None = None, timeout_s
                                 cwd=ROOT, env=full, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        try:
-            wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run", timeout_s)
-        except RuntimeError as exc:
-            raise RuntimeError(f"{exc}; log:\n{log_path.read_text()}") from None
+        wait_until_serving(f"{base}/_stcore/health", proc, "streamlit run", timeout_s, log=log_path)
         yield base
     finally:
         stop_process(proc)

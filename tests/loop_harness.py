@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from local_servers import ROOT, free_port
+from local_servers import ROOT, free_port, wait_for
 
 __all__ = ["LoopUnderTest", "loop_config_dir", "turn_payload"]
 
@@ -78,7 +78,7 @@ class LoopUnderTest:
     def log(self) -> str:
         return "".join(p.read_text(encoding="utf-8", errors="replace") for p in self.logs if p.exists())
 
-    def start(self, timeout: float = 90.0, on_bus: Any = None) -> "LoopUnderTest":
+    def start(self, timeout: float = 120.0, on_bus: Any = None) -> "LoopUnderTest":
         """Start ``cns agents`` and return once it says "press Ctrl-C"; ``on_bus()`` is called as soon as
         the bus proxy is up (its "bus:" line), while the agents are still starting."""
         log = self.folder / f"agents-{len(self.logs)}.log"
@@ -87,16 +87,16 @@ class LoopUnderTest:
             self.proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "agents", "--no-generator",
                                           "--no-coherence", "--no-trust"], cwd=ROOT, env=self.env, stdout=out,
                                          stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while "press Ctrl-C" not in (text := log.read_text(encoding="utf-8", errors="replace")):
+
+        def started() -> bool:
+            nonlocal on_bus
+            text = log.read_text(encoding="utf-8", errors="replace")
             if on_bus is not None and "bus: publishers" in text:
                 on_bus()
                 on_bus = None
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"cns agents exited with {self.proc.returncode}:\n{self.log}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"cns agents did not start within {timeout:g} s:\n{self.log}")
-            time.sleep(0.1)
+            return "press Ctrl-C" in text
+
+        wait_for(started, timeout, 0.1, "cns agents to say 'press Ctrl-C'", proc=self.proc, log=lambda: self.log)
         return self
 
     @property
@@ -121,7 +121,7 @@ class LoopUnderTest:
                 self.kill()
         return self.proc.returncode
 
-    def wait_for_sweeps(self, count: int = 3, timeout: float = 30.0) -> None:
+    def wait_for_sweeps(self, count: int = 3, timeout: float = 60.0) -> None:
         """Wait until the pending grader has finished ``count`` more sweeps (each rewrites
         ``pending_grades.json`` with the time it ended): from the second on they began after this call,
         so a turn one of them asked the judge for again has had a sweep's time to come back graded."""
@@ -129,20 +129,18 @@ class LoopUnderTest:
 
         path = self.state / "pending_grades.json"
         last, seen = time.time(), 0
-        deadline = time.monotonic() + timeout
-        while seen < count:
+
+        def swept() -> bool:
+            nonlocal last, seen
             try:
                 updated = float(json.loads(path.read_text(encoding="utf-8"))["updated"])
             except (OSError, ValueError, KeyError, TypeError):
                 updated = 0.0
             if updated > last:
                 last, seen = updated, seen + 1
-            elif not self.alive:
-                raise RuntimeError(f"cns agents exited while waiting for {count} sweeps:\n{self.log}")
-            elif time.monotonic() > deadline:
-                raise RuntimeError(f"{seen} of {count} pending-grade sweeps within {timeout:g} s:\n{self.log}")
-            else:
-                time.sleep(0.05)
+            return seen >= count
+
+        wait_for(swept, timeout, what=f"{count} pending-grade sweeps", proc=self.proc, log=lambda: self.log)
 
     # ------------------------------------------------------------------ what happened
 

@@ -7,14 +7,15 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from cns_core.agents.critic import CriticAgent
 from cns_core.cli import main
 from fake_ollama import fake_grade
-from judge_loop_helpers import bus_config, fake_ollama, free_port, judge_settings, ollama, proxy  # noqa: F401
+from judge_loop_helpers import (  # noqa: F401  (fixtures)
+    bus_config, fake_ollama, free_port, judge_settings, ollama, proxy, wait_for,
+)
 
 
 @pytest.fixture
@@ -86,26 +87,27 @@ def test_replay_of_a_missing_file(bus_env, capsys):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_cns_agents_runs_until_a_signal_and_stops_cleanly(bus_env, ollama, state_dir, sig):
+def test_cns_agents_runs_until_a_signal_and_stops_cleanly(bus_env, ollama, state_dir, tmp_path, sig):
     env = {**os.environ, "CNS_STATE_DIR": str(state_dir), "CNS_OLLAMA_URL": ollama.url,
            "CNS_BUS_PUB_PORT": str(bus_env.pub_port), "CNS_BUS_SUB_PORT": str(bus_env.sub_port),
-           "CNS_BUS_JOURNAL_PORT": str(bus_env.journal_port), "ANONYMIZED_TELEMETRY": "False"}
+           "CNS_BUS_JOURNAL_PORT": str(bus_env.journal_port), "ANONYMIZED_TELEMETRY": "False",
+           "PYTHONUNBUFFERED": "1"}
     launcher = [sys.executable, "-c", "import sys; from cns_core.cli import main; sys.exit(main())"]
-    proc = subprocess.Popen([*launcher, "agents", "--no-memory", "--no-generator"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    out, err = tmp_path / "agents.out", tmp_path / "agents.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        # a generous grace: on a loaded machine a stop may outlast the default (then the watchdog exits 1,
+        # which is right for the product and not what this test is about)
+        proc = subprocess.Popen([*launcher, "agents", "--no-memory", "--no-generator", "--grace", "45"],
+                                stdout=stdout, stderr=stderr, text=True, env=env)
     try:
-        lines = []
-        deadline = time.monotonic() + 60
-        while not any("press Ctrl-C" in line for line in lines):
-            line = proc.stdout.readline()
-            assert line or proc.poll() is None, f"cns agents exited early: {proc.stderr.read()}"
-            lines.append(line)
-            assert time.monotonic() < deadline
-        assert any("critic: running" in line for line in lines)
-        assert main(["grade", "--query", "Q?", "--answer", "Yes.", "--timeout", "10"]) == 0
+        wait_for(lambda: "press Ctrl-C" in out.read_text(), 120, what="cns agents to say 'press Ctrl-C'", proc=proc,
+                 log=lambda: out.read_text() + err.read_text())
+        assert "critic: running" in out.read_text()
+        assert main(["grade", "--query", "Q?", "--answer", "Yes.", "--timeout", "30"]) == 0
         proc.send_signal(sig)
-        assert proc.wait(timeout=20) == 0
-        assert "stopped" in proc.stderr.read()
+        code = proc.wait(timeout=60)
+        assert code == 0, f"exit {code}; stdout:\n{out.read_text()}\nstderr:\n{err.read_text()}"
+        assert "stopped" in err.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()

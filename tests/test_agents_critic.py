@@ -116,7 +116,7 @@ def test_the_agent_survives_every_failure_on_the_bus(bus_config, proxy, judge_se
             envelope = sub.recv(10)
             assert envelope is not None, f"only {sorted(got)} arrived"
             got[envelope.payload["query_id"]] = envelope.payload
-        wait_for(lambda: critic.machine.state is CriticState.IDLE, timeout=5, what="the critic back in IDLE")
+        wait_for(lambda: critic.machine.state is CriticState.IDLE, timeout=60, what="the critic back in IDLE")
         assert critic.running
     assert got["a"]["score"] is None and got["a"]["error"].startswith("timeout")
     assert got["b"]["score"] is None and got["b"]["error"].startswith("http_error")

@@ -60,7 +60,7 @@ def test_a_thousand_turns_with_early_critiques_and_a_restart(bus_config, proxy, 
         try:
             wait_for(lambda: memory.count(EngramFilters(min_score=1)) == N, timeout=120,
                      what="all 1,000 engrams to carry a score")
-            wait_for(lambda: critic.graded + critic.failed == N, timeout=30, what="the critic to finish")
+            wait_for(lambda: critic.graded + critic.failed == N, timeout=60, what="the critic to finish")
         finally:
             second.stop()
             critic.stop()

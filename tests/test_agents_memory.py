@@ -102,7 +102,7 @@ def test_a_restarted_agent_catches_up_on_what_it_missed(bus_config, proxy, memor
         wait_for(lambda: memory.count() == 1 and len(json.loads(checkpoint.read_text())) == 1,
                  what="a checkpoint")
         with MemoryAgent(bus_config, MemoryService(path=memory.path)) as second:
-            wait_for(lambda: [e.critic_score for e in memory.get(["r1", "r2"])] == [3, 5], timeout=20,
+            wait_for(lambda: [e.critic_score for e in memory.get(["r1", "r2"])] == [3, 5], timeout=60,
                      what="both engrams scored after the restart")
             assert second.replayed == 3
             pub.publish(RESPONSE, turn("r3"))                              # live again

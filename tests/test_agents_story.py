@@ -39,7 +39,7 @@ def run_story(bus_config, memory: MemoryService, critic: CriticAgent, timeout: f
                                "session_id": "story-s6", "query_id": query_id})
         envelope = sub.recv(timeout)
         assert envelope is not None, "no critique.result arrived"
-        engram = wait_for(lambda: next((e for e in memory.get([query_id]) if e.graded), None), timeout=30,
+        engram = wait_for(lambda: next((e for e in memory.get([query_id]) if e.graded), None), timeout=60,
                           what="the score on the engram")
     return envelope.payload, engram
 

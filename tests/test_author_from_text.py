@@ -37,6 +37,7 @@ def test_a_draft_becomes_tables_with_a_reason_on_every_row(drafted):
     assert main["drafted_as"].startswith("main claim")
     assert all(re.match(r"(support|attack) p \d\.\d\d \(none \d\.\d\d\)", r["why"]) for r in drafted.relations)
     assert drafted.evidence[0]["why"].startswith("notes.md, characters 0-")             # provenance
+    assert drafted.evidence[0]["validity"] == 0.5 and "nobody stated how far" in drafted.evidence[0]["why"]
     assert set(drafted.claims[0]) == set(text_draft.CLAIM_COLUMNS)
 
 

@@ -16,6 +16,10 @@ from cns_core.engine.ray_actors import RayUnavailableError
 from cns_core.critics.logic import LogicCritic
 
 CRASH_ON = "debate"
+# Each actor is a new process that imports torch and loads the models: on a busy machine a Ray test takes minutes
+# (make test-stress at load 13: 147 s, 241 s, and past pytest's 300 s for the one that starts an actor after two
+# in-process runs). A bound, not a duration: the tests end as soon as their rows are back.
+pytestmark = pytest.mark.timeout(900)
 
 
 @pytest.fixture(autouse=True)

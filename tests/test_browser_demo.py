@@ -13,11 +13,10 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_for_demo_data, wait_until_serving
+from local_servers import free_port, stop_process, wait_for, wait_for_demo_data, wait_until_serving
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     FIRST_RENDER_MS,
     WARM_UP_MS,
@@ -61,12 +60,10 @@ def demo(tmp_path_factory):
                                  "127.0.0.1", "--demo-data", str(DEMO_TURNS)], cwd=ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT)
     try:
-        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 300)
-        deadline = time.monotonic() + 300
-        while "memory: running" not in log_path.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
-            time.sleep(1)
-        written = wait_for_demo_data(state, proc)
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 300, log_path)
+        wait_for(lambda: "memory: running" in log_path.read_text(), 300, 0.2, "cns run's MemoryAgent to start",
+                 proc=proc, log=log_path)
+        written = wait_for_demo_data(state, proc, log=log_path)
         assert written.stage == "done" and written.turns_written == DEMO_TURNS, log_path.read_text()
         yield f"http://127.0.0.1:{web}", state
     finally:

@@ -1,5 +1,7 @@
-"""The reasoning graph as Chromium draws it (issue 43 item 3): no edge runs through a node that is not one of
-its ends, and a wide graph opens at a zoom where its labels can be read.
+"""The reasoning graph as Chromium draws it (issue 43 item 3, issue 51 items 1-2): no edge runs through a node
+that is not one of its ends, a graph opens at a zoom where its labels can be read and keeps it when its frame
+is resized, and what Chromium draws is what ``cns_core.views.graph_layout`` computed (the Python geometry test,
+``tests/test_graph_layout.py``, measures the clearances on those numbers).
 
 The graph page is self-contained (``sno_graph_html``), so it is loaded straight into Chromium, no server; the
 geometry comes from vis-network itself (``graph_geometry.GEOMETRY_JS``).
@@ -15,7 +17,8 @@ from test_browser import ARTIFACTS, browser  # noqa: F401  (browser is a fixture
 
 from cns_core.formats import import_file
 from cns_core.sno import SNO, load_snos
-from cns_core.views.graph_html import MIN_SCALE, sno_graph_html
+from cns_core.views.graph_html import MIN_SCALE, graph_layout, sno_graph_html
+from cns_core.views.graph_layout import edge_points
 
 pytestmark = pytest.mark.browser
 
@@ -37,17 +40,25 @@ def _wide() -> SNO:
                                "relations": relations})
 
 
+def _drafted() -> SNO:
+    from cns_core.text import draft_sno
+    from cns_core.text.sources import read_source_bytes
+
+    text = Path(__file__).parent / "fixtures" / "text"
+    return draft_sno((text / "diesel_essay.md").read_text(encoding="utf-8"), sources=[
+        read_source_bytes((text / "diesel_source.txt").read_bytes(), "pasted source")]).sno
+
+
 GRAPHS = {
-    "homework": lambda: load_snos(ROOT / "examples" / "loaded_homework.yaml")[0],     # c1 -> h ran through c2
+    **{p.stem: (lambda p=p: load_snos(p)[0]) for p in sorted((ROOT / "examples").glob("*.yaml"))},
     "essay": lambda: import_file("brat", FIXTURES / "essays" / "essay_homework.ann").sno,
+    "drafted": _drafted,
     "wide": _wide,
 }
 
 
-@pytest.mark.parametrize("name", list(GRAPHS))
-def test_no_edge_crosses_a_node_and_labels_stay_readable(browser, name):  # noqa: F811
-    sno = GRAPHS[name]()
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+def _draw(browser, sno: SNO, name: str, width: int = 1100) -> dict:  # noqa: F811
+    page = browser.new_page(viewport={"width": width, "height": 900})
     try:
         page.set_content(sno_graph_html(sno))
         page.wait_for_function("() => window.cnsReady === true", timeout=30_000)
@@ -55,6 +66,51 @@ def test_no_edge_crosses_a_node_and_labels_stay_readable(browser, name):  # noqa
         page.screenshot(path=str(ARTIFACTS / f"graph-{name}.png"))
     finally:
         page.close()
+    return drawn
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_no_edge_crosses_a_node_and_labels_stay_readable(browser, name):  # noqa: F811
+    sno = GRAPHS[name]()
+    drawn = _draw(browser, sno, name)
     assert drawn["nodes"] == len(sno.claims)
     assert drawn["crossings"] == [], f"edges (from, to, through): {drawn['crossings']}"
     assert drawn["scale"] >= MIN_SCALE - 1e-6      # a 13 px label at least about 10 px high
+    # Chromium draws what the layout computed: the claims where it put them, each inside the box it allowed
+    # for, and each edge along the curve it chose (so the Python geometry test measures the drawing)
+    layout = graph_layout(sno)
+    for claim, (x, y) in layout.positions.items():
+        assert drawn["positions"][claim]["x"] == pytest.approx(x, abs=0.1)
+        assert drawn["positions"][claim]["y"] == pytest.approx(y, abs=0.1)
+        width, height = drawn["sizes"][claim]
+        assert width <= layout.boxes[claim].width and height <= layout.boxes[claim].height, claim
+    shapes = {}
+    for edge, shape in zip(layout.edges, layout.shapes):
+        shapes.setdefault(edge, []).append(shape)
+    for curve in drawn["curves"]:
+        ends = (curve["from"], curve["to"])
+        ours = [edge_points(layout.positions[ends[0]], layout.positions[ends[1]], s, spacing=1e6) for s in shapes[ends]]
+        # spacing 1e6: 9 points at t = k/8; Chromium's at t = k/20 include t = 0, 0.5, 1 (k = 0, 10, 20)
+        assert any(all(abs(ours_pt[i] - curve["points"][k][i]) < 0.5 for i in (0, 1))
+                   for ours_pts in ours for ours_pt, k in ((ours_pts[0], 0), (ours_pts[4], 10), (ours_pts[8], 20))), \
+            ends
+
+
+@pytest.mark.parametrize("name", ["drafted", "loaded_homework"])
+def test_a_resized_frame_keeps_the_readable_zoom(browser, name):  # noqa: F811
+    """Streamlit sizes its iframe after the graph's first drawing, and vis-network scales the zoom with the
+    canvas: the drafted essay opened at 0.58, homework at 0.70. The frame here narrows from 1100 to 600 px."""
+    sno = GRAPHS[name]()
+    page = browser.new_page(viewport={"width": 1100, "height": 700})
+    try:
+        page.set_content(sno_graph_html(sno))
+        page.wait_for_function("() => window.cnsReady === true", timeout=30_000)
+        page.evaluate("() => { window.cnsReady = false; }")
+        page.set_viewport_size({"width": 600, "height": 700})
+        page.wait_for_function("() => window.cnsReady === true && network.canvas.frame.clientWidth <= 600",
+                               timeout=30_000)
+        scale = page.evaluate("() => network.getScale()")
+        page.screenshot(path=str(ARTIFACTS / f"graph-{name}-resized.png"))
+    finally:
+        page.close()
+    assert scale >= MIN_SCALE - 1e-6

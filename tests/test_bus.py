@@ -113,7 +113,7 @@ def test_the_journal_replays_what_was_published(bus_config, proxy):
     with Publisher(bus_config) as pub:
         first = [pub.publish(RESPONSE, {"i": i}) for i in range(5)]
         crit = [pub.publish(CRITIQUE, {"i": i}) for i in range(3)]
-    wait_for(lambda: journal_tail(bus_config) >= 8, timeout=5, what="8 journaled messages")
+    wait_for(lambda: journal_tail(bus_config) >= 8, timeout=60, what="8 journaled messages")
     everything = [env for _, env in replay(bus_config, after_seq=0)]
     assert [e.message_id for e in everything] == [e.message_id for e in first + crit]
     after = [env.message_id for _, env in replay(bus_config, after_message_id=first[2].message_id,
@@ -128,7 +128,7 @@ def test_replay_pages_through_long_journals(state_dir):
     config = bus_settings(pub_port=free_port(), sub_port=free_port(), journal_port=free_port(), replay_batch=7)
     with BusProxy(config), Publisher(config) as pub:
         sent = [pub.publish(RESPONSE, {"i": i}).message_id for i in range(30)]
-        wait_for(lambda: journal_tail(config) >= 30, timeout=5, what="30 journaled messages")
+        wait_for(lambda: journal_tail(config) >= 30, timeout=60, what="30 journaled messages")
         assert [env.message_id for _, env in replay(config, after_seq=0)] == sent
     assert (state_dir / "bus_journal.sqlite").is_file()
 

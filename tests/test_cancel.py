@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from critic_doubles import build_sno
+from local_servers import wait_for
 
 from cns_core.critics.grounding import GroundingCritic
 from cns_core.models.cancel import Cancelled, cancellable, raise_if_cancelled
@@ -102,13 +103,11 @@ def test_a_shared_model_call_is_given_up_only_when_every_caller_gave_up(tiny_nli
 
     first = threading.Thread(target=call, args=("first",))
     first.start()
-    while gated.first:                              # the first call is at the gate
-        threading.Event().wait(0.01)
+    wait_for(lambda: not gated.first, what="the first call at the gate")
     callers = [threading.Thread(target=call, args=("abandoned", gone)), threading.Thread(target=call, args=("kept",))]
     for t in callers:
         t.start()
-    while len(shared._pending) < 2:                 # both queued behind the first call
-        threading.Event().wait(0.01)
+    wait_for(lambda: len(shared._pending) == 2, what="both callers queued behind the first call")
     gated.gate.set()
     for t in [first, *callers]:
         t.join(60)
@@ -134,17 +133,20 @@ def test_work_in_flight_at_exit_is_stopped_before_the_process_tears_down(tmp_pat
         import threading, time
         from cns_core.models.cancel import Cancelled, cancellable, raise_if_cancelled
 
+        inside = threading.Event()
+
         def work():
             with cancellable(threading.Event()):           # nobody ever abandons it: only the exit does
+                inside.set()
                 try:
                     while True:
                         raise_if_cancelled()
-                        time.sleep(0.02)
+                        time.sleep(0.02)                   # a step of work
                 except Cancelled:
                     open({str(marker)!r}, "w").write("stopped")
 
         threading.Thread(target=work, daemon=True).start()
-        time.sleep(0.2)
+        assert inside.wait(120)                            # the work is in its scope: now exit
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

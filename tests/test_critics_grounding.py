@@ -73,6 +73,10 @@ def test_score_is_mean_p_supported_of_each_claims_fused_verdict(critic):
     passages = {p["evidence"]: p for p in claims["h"]["passages"]}
     assert set(passages) == {"e1", "e2"} and passages["e1"]["entailment"] == pytest.approx(0.9)
     assert passages["e1"]["text"] == E1 and passages["e1"]["sentences"] == [0, 1]
+    # the passage each verdict reads (issue 51 item 3): h (supported) the one entailing it most, c1 (contradicted)
+    # the one contradicting it most, though e2 entails c1 more; c2 (no label) its most similar
+    reads = {c: claims[c]["passages"][claims[c]["reads"]]["evidence"] for c in CLAIMS}
+    assert reads == {"h": "e1", "c1": "e1", "c2": claims["c2"]["passages"][0]["evidence"]}
 
 
 def test_a_label_never_sits_below_the_probability_that_defines_it():

@@ -304,7 +304,7 @@ def test_meta_critic_heatmap_gate_and_plan():
     assert len(z) == len(z[0]) == len(CRITIC_NAMES)
     for i, a in enumerate(CRITIC_NAMES):
         for j, b in enumerate(CRITIC_NAMES):
-            assert z[i][j] == score_gap(results[a].score, results[b].score)     # the gap of the scores shown
+            assert z[i][j] == score_gap(results[a].score, results[b].score)     # the gap of the unrounded scores
     assert any("threshold" in t for t in heatmap["colorbar"]["ticktext"])
     assert at.select_slider(key="cns_meta_gate").value == pytest.approx(0.7)
     verdicts = [e.value for e in (*at.success, *at.error) if e.value.startswith(("Passes", "Fails"))]

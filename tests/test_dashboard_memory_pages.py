@@ -20,7 +20,7 @@ from cns_core.views import display
 from cns_core.agents.bus import CRITIQUE, Publisher
 from fake_ollama import fake_grade
 from judge_loop_helpers import (  # noqa: F401  (fixtures)
-    bus_config, fake_ollama, free_port, judge_settings, lean_torch, ollama, proxy,
+    bus_config, fake_ollama, free_port, judge_settings, lean_torch, ollama, proxy, wait_for,
 )
 
 pytestmark = pytest.mark.usefixtures("lean_torch")
@@ -207,10 +207,7 @@ def test_judge_with_the_loop_up_on_an_openai_compatible_judge(bus_config, proxy,
         at.text_area(key="cns_judge_query").input("What is the capital of Australia?")
         at.text_area(key="cns_judge_answer").input("Canberra is the capital.")
         at.button[0].click().run()
-        deadline = time.monotonic() + 15
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     assert [g for g, _ in _badges(at)] == [str(fake_grade("Canberra is the capital."))]
     assert ollama.requests and ollama.requests[-1]["model"] == "prometheus:7b"
@@ -237,10 +234,8 @@ def test_judge_shows_the_answer_then_the_badge(bus_config, proxy, monkeypatch):
         assert pub.wait_ready(5)
         pub.publish(CRITIQUE, {"query_id": turn["query_id"], "score": 3, "feedback": "Partly <right>.",
                                "session_id": "dashboard"})
-        deadline = time.monotonic() + 10
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()                              # what the fragment's tick does in a browser
+        # at.run() is what the fragment's tick does in a browser
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     assert _badges(at) == [("3", "#f59e0b")]
     assert 'title="Partly &lt;right&gt;."' in "".join(m.value for m in at.markdown)
@@ -269,10 +264,7 @@ def test_judge_asks_generator_agent_and_shows_the_graded_answer(bus_config, prox
         assert "Name a prime number." in "".join(m.value for m in at.markdown)
         assert (any(c.value.startswith(("Waiting for GeneratorAgent", "Waiting for the judge")) for c in at.caption)
                 or _badges(at))
-        deadline = time.monotonic() + 15
-        while not _badges(at) and time.monotonic() < deadline:
-            time.sleep(0.1)
-            at.run()
+        wait_for(lambda: _badges(at.run()), 60, 0.1, "the judge's badge on the page")
     assert not at.exception
     answer = "Answer: Name a prime number."
     assert answer in "".join(m.value for m in at.markdown)

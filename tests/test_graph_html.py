@@ -50,7 +50,10 @@ def _sno() -> SNO:
 def page() -> str:
     sno = _sno()
     grounding = claim_grounding({"h": {"best_evidence": "e1", "entailment": 0.9, "contradiction": 0.05,
-                                       "verdict": "supported", "p_supported": 0.9, "p_contradicted": 0.05},
+                                       "verdict": "supported", "p_supported": 0.9, "p_contradicted": 0.05,
+                                       "reads": 0, "passages": [{"evidence": "e1", "entailment": 0.9,
+                                                                 "contradiction": 0.05,
+                                                                 "text": "</script><img src=x onerror=alert(2)>"}]},
                                  "a": {"best_evidence": None, "entailment": 0.1, "contradiction": 0.7,
                                        "verdict": "not_enough_info", "p_supported": 0.1, "p_not_enough_info": 0.6}})
     return sno_graph_html(sno, grounding)
@@ -93,7 +96,7 @@ def test_nodes_coloured_by_grounding_and_tooltips_explain(page):
     h_bg, o_bg = nodes["h"]["color"]["background"], nodes["o"]["color"]["background"]
     assert int(h_bg[3:5], 16) > int(h_bg[1:3], 16)      # more green than red
     assert o_bg != h_bg
-    assert "Best evidence e1 (lab)" in nodes["h"]["title"]
+    assert "The verdict reads e1 (lab), validity 1.00; it entails the claim (entails 0.90):" in nodes["h"]["title"]
     assert "entailment 0.90" in nodes["h"]["title"] and "contradiction 0.05" in nodes["h"]["title"]
     assert "No evidence supports this claim." in nodes["a"]["title"]
     assert "Not scored by the Grounding critic yet." in nodes["o"]["title"]
@@ -110,8 +113,8 @@ def test_support_rebut_undercut_drawn_differently(page):
     assert (undercut["from"], undercut["to"]) == ("u", "h")  # drawn into the claim r1 argues for
     assert undercut["arrows"]["to"]["type"] == "bar" and rebut["arrows"]["to"]["type"] == "arrow"
     assert "u undercuts r1" in undercut["title"] and "b rebuts h" in rebut["title"]
-    # c -> a and a -> c join the same two nodes: the second is bent so it does not hide the first
-    assert [edges[r].get("smooth", {}).get("roundness", 0) > 0 for r in ("r3", "r4")] == [False, True]
+    # c -> a and a -> c join the same two nodes: they are drawn apart (tests/test_graph_layout.py measures how far)
+    assert edges["r3"]["smooth"] != edges["r4"]["smooth"]
 
 
 def test_cycles_and_orphans_highlighted(page):
@@ -169,12 +172,14 @@ def test_an_imported_essay_is_layered_major_claim_claims_premises():
     page = sno_graph_html(sno)
     nodes = {n["id"]: n for n in _dataset(page, "nodes")}
     assert {c: n["level"] for c, n in nodes.items()} == levels
+    tops = {lv: {n["y"] for n in nodes.values() if n["level"] == lv} for lv in set(levels.values())}
+    assert all(len(ys) == 1 for ys in tops.values()) and sorted(tops, key=lambda lv: tops[lv].pop()) == sorted(tops)
     edges = _dataset(page, "edges")
     (restates,) = [e for e in edges if e.get("restates")]
     assert (restates["from"], restates["to"], restates["arrows"]["to"]["enabled"]) == ("T9", "T1", False)
     assert len(edges) == len(sno.relations) + 1 and "restates the hypothesis" in page
-    assert json.loads(re.search(r"var options = (\{.*?\});\n", page, re.S).group(1))["layout"]["hierarchical"][
-        "direction"] == "UD"
+    options = json.loads(re.search(r"var options = (\{.*?\});\n", page, re.S).group(1))
+    assert options["physics"]["enabled"] is False      # the layout's positions stay as computed
 
 
 def test_levels_for_cycles_and_claims_with_no_path_to_the_hypothesis():
@@ -189,7 +194,7 @@ def test_levels_for_cycles_and_claims_with_no_path_to_the_hypothesis():
 
 VERDICT_ROWS = {
     "h": {"verdict": "contradicted", "p_supported": 0.1, "p_contradicted": 0.8, "p_not_enough_info": 0.1,
-          "best_evidence": "e1", "entailment": 0.2, "contradiction": 0.7,
+          "best_evidence": "e1", "entailment": 0.2, "contradiction": 0.7, "reads": 0,
           "passages": [{"evidence": "e1", "text": "Lab result <b>one</b>.", "similarity": 0.7, "entailment": 0.2,
                         "contradiction": 0.7},
                        {"evidence": "e1", "text": "Other sentence.", "similarity": 0.4, "entailment": 0.05,
@@ -209,10 +214,11 @@ def test_the_verdict_colours_the_node_and_its_passages_are_listed():
     h_bg = nodes["h"]["color"]["background"]
     assert int(h_bg[1:3], 16) > int(h_bg[3:5], 16)          # p(supported) 0.1: more red than green
     assert "Verdict: contradicted · p(supported) 0.10 · p(contradicted) 0.80" in nodes["h"]["title"]
-    assert "Its best passage:" in nodes["h"]["title"] and "Lab result <b>one</b>." in nodes["h"]["title"]
+    assert "The verdict reads e1 (lab), validity 1.00, this passage of it; it contradicts the claim " \
+           "(contradicts 0.70):" in nodes["h"]["title"] and "Lab result <b>one</b>." in nodes["h"]["title"]
     rows = {r["Claim"]: r for r in claim_verdict_rows(sno, grounding)}
     assert rows["h"]["Verdict"] == "contradicted" and rows["h"]["p(supported)"] == 0.1
-    assert rows["h"]["Best passage"] == "e1 · part"          # which part of e1; the passages table quotes it
+    assert rows["h"]["Verdict reads"] == "e1 · part · contradicts 0.70"   # which part of e1, what it shows
     assert rows["o"]["Verdict"] == "not scored" and rows["o"]["p(supported)"] is None
     assert [r["Similarity"] for r in claim_passage_rows(h)] == [0.7, 0.4]
 
@@ -258,11 +264,35 @@ def test_passages_of_one_item_say_which_part_they_are_and_which_the_verdict_read
     from cns_core.views.graph_html import passage_part
 
     text = "Trials found no effect. A review agreed. Doses were high."
-    g = claim_grounding({"h": {"verdict": "contradicted", "passages": [
+    g = claim_grounding({"h": {"verdict": "contradicted", "reads": 1, "passages": [
         {"evidence": "e1", "text": text, "entailment": 0.1, "contradiction": 0.6},
         {"evidence": "e1", "text": "Trials found no effect.", "entailment": 0.05, "contradiction": 0.8},
         {"evidence": "e1", "text": "A review agreed. Doses were high.", "entailment": 0.3, "contradiction": 0.1}]}})
     rows = claim_passage_rows(g["h"], {"e1": text})
     assert [r["Part"] for r in rows] == ["whole item", "sentence 1 of 3", "sentences 2-3 of 3"]
-    assert [r["Verdict reads"] for r in rows] == ["", "contradicts most", "entails most"]
+    assert [r["Verdict reads"] for r in rows] == ["", "this passage", ""]
+    # issue 51 item 3: a passage at entailment 0.30 (neutral 0.60) is not one that "entails"
+    assert [r["Shows"] for r in rows] == ["contradicts", "contradicts", "neither"]
     assert passage_part(text, "something else") == "part"
+
+
+def test_the_graph_and_the_coherence_page_name_the_passage_the_verdict_reads():
+    """Issue 51 item 3: Vitamin C's h was shown with e2 "entails most" (entailment 0.21) on the Graph while
+    Coherence said it conflicts with e1. Both read the critic's one choice (``reads``)."""
+    from cns_core.coherence import CoherenceHook
+    from cns_core.critics.grounding_verdict import claim_verdicts
+    from cns_core.pipeline import CriticPipeline
+    from cns_core.sno import load_snos
+
+    (sno,) = load_snos(Path(__file__).resolve().parent.parent / "examples" / "contradicted_vitamin_c.yaml")
+    grounding = claim_verdicts(CriticPipeline().run_critics(sno))
+    rows = {r["Claim"]: r for r in claim_verdict_rows(sno, grounding)}
+    report = CoherenceHook(log=False).check_sno(sno, grounding=grounding)
+    for claim_id, g in grounding.items():
+        read = g.read_passage
+        assert read is not None and rows[claim_id]["Verdict reads"].startswith(f"{read.evidence} · ")
+        if g.verdict == "contradicted":     # the item it conflicts with on Coherence is the one the graph names
+            assert read.evidence in report.partners(claim_id), claim_id
+            assert read.contradiction == g.max_contradiction
+        if g.verdict == "supported":
+            assert read.entailment == g.entailment

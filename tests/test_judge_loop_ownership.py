@@ -13,12 +13,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import psutil
 import pytest
-from judge_loop_helpers import fake_ollama, free_port, ollama, proxy  # noqa: F401  (fixtures)
+from judge_loop_helpers import fake_ollama, free_port, ollama, proxy, wait_for  # noqa: F401  (fixtures)
 
 from cns_core.agents.bus import BusProxy, Publisher, RESPONSE, bus_settings
 from cns_core.agents.loop_record import RECORD_NAME, find_loop, read_record, write_record
@@ -35,17 +34,6 @@ def _env(state: Path, bus, **extra: str) -> dict[str, str]:
             "CNS_BUS_SUB_PORT": str(bus.sub_port), "CNS_BUS_JOURNAL_PORT": str(bus.journal_port),
             "CNS_OLLAMA_URL": f"http://127.0.0.1:{free_port()}", "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False", "PYTHONUNBUFFERED": "1", **extra}
-
-
-def _wait(predicate, what: str, timeout_s: float = 120.0):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s:g} s waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_find_loop_tells_this_folders_loop_from_a_stranger(tmp_path, monkeypatch):
@@ -76,8 +64,8 @@ def _stranger(tmp_path: Path, bus) -> subprocess.Popen:
     log = (tmp_path / "stranger.log").open("w")
     proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "agents", "--no-memory", "--no-critic",
                              "--no-generator"], cwd=ROOT, env=_env(state, bus), stdout=log, stderr=subprocess.STDOUT)
-    _wait(lambda: (state / RECORD_NAME).is_file() or proc.poll() is not None, "the stranger's record", 60)
-    assert proc.poll() is None, (tmp_path / "stranger.log").read_text()
+    wait_for(lambda: (state / RECORD_NAME).is_file(), 120, 0.2, "the stranger's record", proc=proc,
+             log=tmp_path / "stranger.log")
     return proc
 
 
@@ -107,7 +95,7 @@ def test_cns_run_starts_its_own_loop_on_free_ports_beside_a_stranger(tmp_path):
             run = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "run", "--no-dashboard"], cwd=ROOT,
                                    env=_env(ours, bus), stdout=out, stderr=subprocess.STDOUT)
         try:
-            record = _wait(lambda: read_record(ours), "our own judge loop's record")
+            record = wait_for(lambda: read_record(ours), 120, 0.2, "our own judge loop's record", proc=run, log=log)
             text = log.read_text()
             assert "using it" not in text
             assert f"not a judge loop of this state folder ({ours.resolve()}); starting ours on free ports " \
@@ -157,8 +145,8 @@ def test_an_orphaned_judge_loop_stops_within_its_grace_period_on_sigterm(tmp_pat
             lines.append(line)
         with Publisher(bus, source="test") as pub:
             pub.publish(RESPONSE, {"query": "Q?", "answer": "A.", "query_id": "slow-1", "session_id": "t"})
-        _wait(lambda: any("/api/chat" in str(r) or r.get("messages") for r in ollama.requests),
-              "the judge call", 30)
+        wait_for(lambda: any("/api/chat" in str(r) or r.get("messages") for r in ollama.requests), 60, 0.2,
+                 "the judge call")
         parent.kill()
         parent.wait(timeout=10)
         child.send_signal(signal.SIGTERM)
@@ -230,7 +218,7 @@ def test_two_judge_loops_started_at_the_same_instant_on_one_folder_one_refuses(t
     both = [subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             for _ in range(2)]
     try:
-        refused = _wait(lambda: [p for p in both if p.poll() is not None], "one of the two loops to refuse", 120)
+        refused = wait_for(lambda: [p for p in both if p.poll() is not None], 120, 0.2, "one of the two loops to refuse")
         assert len(refused) == 1
         [running] = [p for p in both if p is not refused[0]]
         out = refused[0].stdout.read()

@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,7 +131,7 @@ def test_a_turn_written_by_the_agents_process_is_found_by_the_dashboards_search_
         assert not at.error, [e.value for e in at.error]
         return any("id canberra-1" in m.value for m in at.markdown)
 
-    wait_for(found, 20, interval=0.2, what="the other process's turn in the Engrams page's search by meaning")
+    wait_for(found, 60, interval=0.2, what="the other process's turn in the Engrams page's search by meaning")
 
 
 def write_and_read(me: str, other: str, n: int, go: Path) -> dict:
@@ -143,8 +142,7 @@ def write_and_read(me: str, other: str, n: int, go: Path) -> dict:
     memory = MemoryService()
     assert memory.served is not None, "the memory is not reached through cns run's server"
     print("ready", flush=True)
-    while not go.exists():
-        time.sleep(0.01)
+    wait_for(go.exists, 120, interval=0.01, what="the go file (both processes start at once)")
     misses, trusted = [], set()
     for i in range(n):
         qid = f"{me}-{i:03d}"

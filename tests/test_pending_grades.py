@@ -17,10 +17,10 @@ def test_a_pending_request_is_graded_once_even_when_requested_again(bus_config, 
             Subscriber([CRITIQUE], bus_config) as sub, Publisher(bus_config, source="test") as pub:
         sub.wait_ready(pub)
         pub.publish(GRADE, turn.model_dump(exclude_none=True))
-        first = wait_for(lambda: sub.recv(timeout=0.5), 15, what="the critique of the pending turn")
+        first = wait_for(lambda: sub.recv(timeout=0.5), 60, what="the critique of the pending turn")
         assert first.payload["query_id"] == "p1" and first.payload["score"] == fake_grade("Six.")
         pub.publish(GRADE, turn.model_dump(exclude_none=True))          # a second click, or a restart
-        wait_for(lambda: critic.skipped == 1, 15, what="the second request to be skipped")
+        wait_for(lambda: critic.skipped == 1, 60, what="the second request to be skipped")
         assert critic.graded == 1 and len(ollama.requests) == 1
         assert sub.recv(timeout=0.5) is None
 
@@ -33,12 +33,12 @@ def test_a_failed_grade_stays_pending_and_is_retried(bus_config, proxy, judge_se
         sub.wait_ready(pub)
         ollama.mode = "error"
         pub.publish(GRADE, turn.model_dump(exclude_none=True))
-        assert wait_for(lambda: sub.recv(timeout=0.5), 15).payload["score"] is None
+        assert wait_for(lambda: sub.recv(timeout=0.5), 60).payload["score"] is None
         ollama.mode = "good"
         pub.publish(GRADE, turn.model_dump(exclude_none=True))
-        assert wait_for(lambda: sub.recv(timeout=0.5), 15).payload["score"] == fake_grade("The cell.")
+        assert wait_for(lambda: sub.recv(timeout=0.5), 60).payload["score"] == fake_grade("The cell.")
         # the agent counts a grade once its critique is published: the critique may arrive first
-        wait_for(lambda: critic.graded == 1, 15, what="the grade to be counted")
+        wait_for(lambda: critic.graded == 1, 60, what="the grade to be counted")
         assert critic.graded == 1 and critic.failed == 1 and critic.skipped == 0
 
 
@@ -76,10 +76,10 @@ def test_the_sweep_waits_for_the_replay_then_repeats_while_the_judge_answers(bus
                 asked.extend(e.payload["query_id"] for e in sub.recv_batch(10, 1.0))
                 return asked
 
-            wait_for(lambda: len(receive()) >= 2, 10, what="the first requests")
+            wait_for(lambda: len(receive()) >= 2, 60, what="the first requests")
             pub.publish(CRITIQUE, {"query_id": "w0", "score": None, "error": "http_error: HTTP 500"})
             pub.publish(CRITIQUE, {"query_id": "w1", "score": None, "error": "timeout: 1 s"})
-            wait_for(lambda: len(receive()) >= 3, 10, what="a retry after the back-off")
+            wait_for(lambda: len(receive()) >= 3, 60, what="a retry after the back-off")
         finally:
             grader.stop()
     assert sorted(asked[:2]) == ["w0", "w1"] and asked[2] in ("w0", "w1")

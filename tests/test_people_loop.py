@@ -170,7 +170,8 @@ def test_export_has_every_column_and_the_settings_in_every_row(tmp_path, state_d
         rows = list(csv.DictReader(f))
     assert len(rows) == 60 and rows[0]["id"] == "m00"                       # oldest first
     assert rows[0]["answer"] == "'=SUM(A0)"                                   # not run as a formula
-    assert rows[0]["critic_score"] == "4" and rows[0]["critic_feedback"] == "fine"
+    assert rows[0]["judge_grade"] == "4" and rows[0]["judge_feedback"] == "fine"      # named what they hold
+    assert "critic_score" not in rows[0]
     assert rows[0]["reference"] == "the reference" and rows[0]["human_who"] == "ana"
     assert {r["trust_settings"] for r in rows[:50]} == {"fp1"} and {r["trust_settings"] for r in rows[50:]} == {""}
     assert cns(["export", "-o", str(tmp_path / "out.jsonl"), "--path", path]) == 0

@@ -13,19 +13,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from local_servers import free_port, stop_process, wait_until_serving
+from local_servers import free_port, stop_process, wait_for, wait_until_serving
 
 from cns_core.cli.run import port_in_use
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _wait_for(predicate, what: str, timeout_s: float, log: Path) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} within {timeout_s:.0f} s; output:\n{log.read_text()}")
-        time.sleep(0.3)
 
 
 def _alive(pid: int) -> bool:
@@ -46,9 +38,9 @@ def test_cns_run_starts_and_stops_the_judge_loop_and_the_dashboard(tmp_path):
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 120)
-        _wait_for(lambda: "memory: running" in log.read_text() and "critic: running" in log.read_text(),
-                  "the MemoryAgent and the CriticAgent did not start", 120, log)
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 180, log)
+        wait_for(lambda: "memory: running" in log.read_text() and "critic: running" in log.read_text(), 180, 0.2,
+                 "the MemoryAgent and the CriticAgent to start", proc=proc, log=log)
         assert all(port_in_use(p) for p in ports.values())
         pids = {name: int(pid) for name, pid in re.findall(r"\[(\w+)\] started \(pid (\d+)\)", log.read_text())}
         assert set(pids) == {"chroma", "agents", "dashboard"} and all(_alive(p) for p in pids.values())
@@ -109,10 +101,10 @@ def test_a_child_that_says_stopped_is_not_echoed_on_ctrl_c(tmp_path):
     out = io.StringIO()
     sup = Supervisor([polite], grace_s=5, out=out, poll_s=0.1)
     def ctrl_c_once_running() -> None:
-        deadline = time.monotonic() + 30
-        while "[agents] running" not in out.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        sup._on_signal(signal.SIGINT, None)
+        try:
+            wait_for(lambda: "[agents] running" in out.getvalue(), 120, what="the child's 'running' line")
+        finally:                  # Ctrl-C all the same: the assertions below then say what was missing
+            sup._on_signal(signal.SIGINT, None)
 
     threading.Thread(target=ctrl_c_once_running, daemon=True).start()
     assert sup.run() == 0
@@ -144,7 +136,7 @@ def _serve_and_read_sockets(tmp_path: Path, *extra: str) -> tuple[set[str], str]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 120)
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 180, log)
         addresses = _listening(web)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=60) == 0, log.read_text()
@@ -206,7 +198,7 @@ def test_cns_run_starts_the_dashboard_without_a_file_watcher(tmp_path):
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 120)
+        wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 180, log)
         pid = int(re.search(r"\[dashboard\] started \(pid (\d+)\)", log.read_text()).group(1))
         argv = psutil.Process(pid).cmdline()
         options = dict(zip(argv[::1], argv[1::1]))
@@ -232,10 +224,10 @@ def test_an_idle_judge_loop_uses_little_cpu(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "agents", "--no-memory"], cwd=ROOT, env=env,
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
-        _wait_for(lambda: "press Ctrl-C" in log.read_text(), "cns agents did not start", 120, log)
+        wait_for(lambda: "press Ctrl-C" in log.read_text(), 180, 0.2, "cns agents to start", proc=proc, log=log)
         # start-up work over: the first pending-grade check has written its schedule
-        _wait_for(lambda: (tmp_path / "state" / "pending_grades.json").exists(),
-                  "the first pending-grade check did not finish", 60, log)
+        wait_for(lambda: (tmp_path / "state" / "pending_grades.json").exists(), 120, 0.2,
+                 "the first pending-grade check", proc=proc, log=log)
         agents = psutil.Process(proc.pid)
         before = agents.cpu_times()
         time.sleep(5.0)

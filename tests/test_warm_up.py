@@ -60,6 +60,7 @@ def test_every_page_shows_the_models_loading_until_they_are_done(loading, page):
     assert not at.exception
     shown = _progress(at)
     assert shown and "Loading the models in the background (0 of 1 done: the NLI model" in shown[0]
+    assert "data-cns-elapsed=" in shown[0] and "setInterval" in shown[0]    # its seconds count on in the browser
     release.set()
     assert stuck.join(5)
     at.run()

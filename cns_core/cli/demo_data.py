@@ -58,11 +58,13 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
     from cns_core.agents.answer_trust import TrustSettings
     from cns_core.cli.demo_corpus import build_demo_corpus
     from cns_core.cli.demo_memory import plan_demo, write_demo_memory
-    from cns_core.cli.demo_progress import DemoProgress, write_progress
+    from cns_core.cli.demo_progress import DemoProgress, read_progress, write_progress
     from cns_core.engine.corpus import latest_run
     from cns_core.memory import MemoryService, MemoryStoreError
 
-    progress = write_progress(DemoProgress.begin(turns, "waiting" if after else "checking"))
+    started = read_progress()         # `cns run` wrote this process's first record as it started it
+    progress = started if started is not None and started.pid == os.getpid() else DemoProgress.begin(turns)
+    progress = write_progress(progress.step("waiting" if after else "checking"))
     try:
         os.nice(BACKGROUND_NICENESS)
     except OSError:

@@ -46,9 +46,10 @@ class DemoProgress:
     error: str = ""
 
     @classmethod
-    def begin(cls, turns_total: int, stage: str = "checking") -> "DemoProgress":
-        me, now = os.getpid(), time.time()
-        return cls(stage, 0, turns_total, 0, 0, now, now, me, process_started(me) or now)
+    def begin(cls, turns_total: int, stage: str = "checking", pid: int | None = None) -> "DemoProgress":
+        """A filler's first record: ``pid`` (default this process) starts now."""
+        pid, now = pid or os.getpid(), time.time()
+        return cls(stage, 0, turns_total, 0, 0, now, now, pid, process_started(pid) or now)
 
     def step(self, stage: str | None = None, **changes: object) -> "DemoProgress":
         """This record moved on: another stage or counts, stamped now (and finished when done or failed)."""

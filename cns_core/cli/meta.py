@@ -61,8 +61,9 @@ def format_meta(ev: MetaEvaluation, sno: SNO, path: str, weights_label: str,
         else:
             out.append(f"  {name:<10} {ev.critic_scores[name]:>5.2f} {weight:>6.2f} "
                        f"{ev.weighted.contributions.get(name, 0.0):>7.3f}")
-    out += _lines("conflicts", [f"{c.higher} {c.high_score:.2f} over {c.lower} {c.low_score:.2f} "
-                                f"(gap {c.delta:.2f}): {c.interpretation}" for c in ev.conflicts])
+    out += _lines("conflicts", [f"{c.describe(str)}: {c.interpretation}"
+                                + (f" ({note})" if (note := c.weight_note(ev.weights, str)) else "")
+                                for c in ev.conflicts])
     out += _lines("suggestions", [f"{k}. [{s.critic}, +{s.cost:.3f}] {s.text}"
                                   for k, s in enumerate(ev.suggestions, 1)])
     out += _lines("improvement plan", [

@@ -201,6 +201,7 @@ def demo_data_plan(turns: int, env: dict[str, str], address: str, port: int | No
     """The one-shot child that writes the demo data (:mod:`cns_core.cli.demo_data`) once our dashboard on
     ``address:port`` answers (``port`` None: no dashboard of ours, it starts at once). Started after the memory's
     server, so it opens the memory through that server, never embedded."""
+    from cns_core.cli.demo_progress import DemoProgress, write_progress
     from cns_core.cli.supervisor import ChildSpec
 
     argv = [sys.executable, "-m", "cns_core.cli.demo_data", "--turns", str(turns)]
@@ -211,7 +212,13 @@ def demo_data_plan(turns: int, env: dict[str, str], address: str, port: int | No
     print(f"demo data: {turns} demo turns and the examples' corpus run are written in the background ([demo] below) "
           "once the dashboard answers; what is there already is kept. The Engrams, Judge, Coherence and Corpus "
           "pages show how far it has got")
-    return ChildSpec("demo", argv, env=env, one_shot=True)
+
+    def first_record(pid: int) -> None:
+        """Written as the child starts, before the dashboard can answer: no page meanwhile finds no record, or the
+        last run's "done"."""
+        write_progress(DemoProgress.begin(turns, "waiting" if port is not None else "checking", pid=pid))
+
+    return ChildSpec("demo", argv, env=env, one_shot=True, on_start=first_record)
 
 
 def _replaced_orphan(port: int) -> bool:

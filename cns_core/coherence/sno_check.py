@@ -208,23 +208,21 @@ def _with_grounding_verdicts(statuses: dict[str, ClaimCoherence], seen: dict[fro
                              verdicts: Mapping[str, Any], sno: Any) -> dict[str, ClaimCoherence]:
     """Replace the hook's claim-evidence findings by the Grounding verdicts (in place for ``seen``).
 
-    Each "contradicted" verdict is one claim-evidence pair (score: p(contradicted) as shown (``shown_probability``) times
-    the validity of the evidence that contradicts the claim most, types as the hook found them plus
+    Each "contradicted" verdict is one claim-evidence pair (score: the unrounded p(contradicted) times
+    the validity of the evidence the verdict reads, rounded only where it is shown; types as the hook found them plus
     "grounding"); a claim's status is its verdict ("not scored" without one) and the claims it
     contradicts are its ``conflicts``.
     """
-    from cns_core.critics.grounding_verdict import shown_probability
-
     validity = {e.id: e.validity for e in sno.evidence}
     hook_pairs = {k: seen.pop(k) for k in [k for k, p in seen.items() if p.kind == "claim-evidence"]}
     for claim_id, verdict in verdicts.items():
-        by = verdict.contradicted_by or verdict.best_evidence
+        by = verdict.reads_evidence or verdict.contradicted_by     # the passage the verdict reads, as the graph names it
         if verdict.verdict != "contradicted" or by not in validity:
             continue
         key = frozenset((claim_id, by))
         hook_pair = hook_pairs.get(key)
         types = tuple(dict.fromkeys((*(hook_pair.types if hook_pair else ()), "grounding")))
-        score = shown_probability(verdict.p_contradicted or 0.0) * validity[by]   # from the verdict as shown
+        score = (verdict.p_contradicted or 0.0) * validity[by]     # from the numbers; rounded only to be shown
         seen[key] = ContradictionPair(claim_id, by, float(score), types, "claim-evidence", False)
     out = {}
     for claim_id, old in statuses.items():

@@ -104,7 +104,7 @@ class GroundingCritic(ConfiguredCritic):
     """Mean p(supported) of each claim's fused verdict, with the passages behind it."""
 
     name = "grounding"
-    version = 3
+    version = 4           # 4: each claim names the passage its verdict reads ("reads")
     requires = frozenset({"nli", "embedder"})
 
     def __init__(self, config: Mapping[str, Any] | None = None):
@@ -136,7 +136,7 @@ class GroundingCritic(ConfiguredCritic):
         per_claim: dict[str, dict[str, Any]] = {}
         weighted = np.zeros(len(claims))
         for i, (claim, v) in enumerate(zip(claims, verdicts)):
-            best, worst = v.strongest("entailment"), v.strongest("contradiction")
+            best, worst, read = v.strongest("entailment"), v.strongest("contradiction"), v.read()
             for p in v.passages:
                 relevance[p.passage.source] = max(relevance[p.passage.source], 1.0 - p.neutral)
                 weighted[i] = max(weighted[i], p.entailment * validity[p.passage.source])
@@ -149,6 +149,7 @@ class GroundingCritic(ConfiguredCritic):
                 "contradiction": best.contradiction if best else 0.0,
                 "max_contradiction": worst.contradiction if worst else 0.0, "contradicted_by": worst_id,
                 "validity_weighted": float(weighted[i]), "passages": _passage_rows(v, evidence),
+                "reads": None if read is None else v.passages.index(read),
             }
             if v.verdict == "contradicted":
                 issues.append(Issue("contradiction", f"Evidence {worst_id} contradicts claim {claim.id} "

@@ -90,6 +90,15 @@ class ClaimVerdict:
         """The passage with the highest ``entailment`` or ``contradiction`` (None without passages)."""
         return max(self.passages, key=lambda p: getattr(p, column), default=None)
 
+    def read(self) -> JudgedPassage | None:
+        """The passage the verdict rests on, the one every page names: the one contradicting the claim most
+        for "contradicted", entailing it most for "supported", else (no label earned) the most similar."""
+        if self.verdict == "contradicted":
+            return self.strongest("contradiction")
+        if self.verdict == "supported":
+            return self.strongest("entailment")
+        return self.passages[0] if self.passages else None
+
 
 def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any, fusion: Fusion,
                    settings: RetrievalSettings = RetrievalSettings(),

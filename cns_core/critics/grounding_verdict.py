@@ -26,7 +26,7 @@ import numpy as np
 from cns_core.config import ConfigError, load_config
 
 __all__ = ["VERDICTS", "VERDICT_WORDS", "PROBABILITY_DIGITS", "shown_probability", "FEATURES", "Fusion", "VerdictRule", "ClaimGrounding", "GroundingPassage",
-           "claim_features", "load_fusion", "fusion_from_mapping", "claim_grounding", "claim_verdicts"]
+           "claim_features", "load_fusion", "fusion_from_mapping", "claim_grounding", "claim_verdicts", "PASSAGE_SHOWS"]
 
 VERDICTS: tuple[str, str, str] = ("supported", "contradicted", "not_enough_info")
 VERDICT_WORDS: dict[str, str] = {"supported": "supported", "contradicted": "contradicted",
@@ -199,6 +199,10 @@ def shown_probability(value: float | None) -> float | None:
     return math.floor(float(value) * scale + 1e-9) / scale
 
 
+PASSAGE_SHOWS = {"entails": "entails the claim", "contradicts": "contradicts the claim",
+                 "neither": "neither entails nor contradicts it"}
+
+
 @dataclass(frozen=True)
 class GroundingPassage:
     """A passage the Grounding critic judged a claim against (a run of an evidence item's sentences)."""
@@ -208,6 +212,19 @@ class GroundingPassage:
     similarity: float | None = None
     entailment: float | None = None
     contradiction: float | None = None
+
+    @property
+    def shows(self) -> str:
+        """What the NLI model read in this passage on its own: ``entails`` or ``contradicts`` when that is its
+        most probable reading (above neutral and the other), else ``neither``. A passage is never called the one
+        that "entails" at p(entailment) 0.21."""
+        e, c = self.entailment or 0.0, self.contradiction or 0.0
+        neutral = max(0.0, 1.0 - e - c)
+        if e > max(c, neutral):
+            return "entails"
+        if c > max(e, neutral):
+            return "contradicts"
+        return "neither"
 
 
 @dataclass(frozen=True)
@@ -229,6 +246,21 @@ class ClaimGrounding:
     p_not_enough_info: float | None = None
     max_contradiction: float | None = None
     contradicted_by: str | None = None
+    reads: int | None = None                 # the passage the verdict rests on (an index into ``passages``)
+
+    @property
+    def read_passage(self) -> GroundingPassage | None:
+        """The passage the verdict rests on, as the critic chose it (``ClaimVerdict.read``): every page that
+        names "the" passage of a claim names this one."""
+        if self.reads is None or not 0 <= self.reads < len(self.passages):
+            return None
+        return self.passages[self.reads]
+
+    @property
+    def reads_evidence(self) -> str | None:
+        """The evidence item of :attr:`read_passage`."""
+        passage = self.read_passage
+        return passage.evidence if passage is not None else None
 
     @property
     def support(self) -> float | None:
@@ -240,16 +272,12 @@ class ClaimGrounding:
         """The verdict in words (``not scored`` when the critic gave none)."""
         return VERDICT_WORDS.get(self.verdict or "", NOT_SCORED)
 
-    def best_passage(self, evidence: str | None = None) -> GroundingPassage | None:
-        """The passage that entails the claim most (of evidence item ``evidence`` if given)."""
-        return max((p for p in self.passages if evidence is None or p.evidence == evidence),
-                   key=lambda p: p.entailment or 0.0, default=None)
-
     def to_dict(self) -> dict[str, Any]:
         """The verdict's plain fields (no passages), as the CLI's JSON lists each claim."""
         return {"verdict": self.verdict, "label": self.label, "p_supported": self.p_supported,
                 "p_contradicted": self.p_contradicted, "p_not_enough_info": self.p_not_enough_info,
-                "best_evidence": self.best_evidence, "contradicted_by": self.contradicted_by}
+                "best_evidence": self.best_evidence, "contradicted_by": self.contradicted_by,
+                "reads_evidence": self.reads_evidence}
 
 
 def _num(value: Any) -> float | None:
@@ -258,6 +286,10 @@ def _num(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return out if out == out else None  # drop NaN
+
+
+def _index(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGrounding]:
@@ -282,6 +314,7 @@ def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGroun
             p_not_enough_info=_num(info.get("p_not_enough_info")),
             max_contradiction=_num(info.get("max_contradiction")),
             contradicted_by=None if contradicted_by is None else str(contradicted_by),
+            reads=_index(info.get("reads")),
         )
     return out
 

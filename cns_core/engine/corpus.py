@@ -190,17 +190,22 @@ def conflict_frequencies(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(["count", "pair"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
-def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: bool = False) -> pd.DataFrame:
-    """The rows to list: id, title, Trust Scores, complete, critic scores, conflicts, failures, file, error.
+def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: bool = False,
+                 profiles: Sequence[str] | None = None) -> pd.DataFrame:
+    """The rows to list: id, Trust Scores, critic scores, conflicts, complete, then the text: title, failures,
+    file, error. The numbers come first, so a table wider than the page is cut in its text, never in a number
+    (a Trust Score cut at the page's edge read "0").
 
-    ``complete`` is False where a critic failed: that row's Trust Scores leave it out.
+    ``profiles``: the Trust Score columns to list (default every profile of the table). ``complete`` is False
+    where a critic failed: that row's Trust Scores leave it out.
 
     ``sort_by`` is a column name (default: the first Trust Score column); unreadable
     files sort last whatever the order.
     """
-    trust = [f"trust_{p}" for p in profiles_in(frame)]
+    known = profiles_in(frame)
+    trust = [f"trust_{p}" for p in (known if profiles is None else [p for p in profiles if p in known])]
     scores = [f"score_{c}" for c in critics_in(frame)]
-    columns = ["sno_id", "title", *trust, "complete", *scores, "n_conflicts", "failures", "file", "error"]
+    columns = ["sno_id", *trust, *scores, "n_conflicts", "complete", "title", "failures", "file", "error"]
     table = frame[[c for c in columns if c in frame.columns]].copy()
     if "failures" in table:
         table["failures"] = table["failures"].map(lambda s: ", ".join(_parsed(s, {})))

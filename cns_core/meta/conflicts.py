@@ -7,19 +7,20 @@ critic is HIGHER, so both directions of each pair have their own interpretation
 (the table is ``interpretations`` in ``config/meta.yaml``). The Bias critic
 scores 1.0 for no bias, so a high bias score reads as balanced framing.
 
-The gap is taken between the scores as shown (:func:`cns_core.scoring.score_gap`): the conflict
-list, the matrix and "0.91 vs 0.15 (gap 0.76)" all read one number, and a gap shown as 0.30 is
-not "more than 0.30".
+The gap is taken between the unrounded scores (:func:`cns_core.scoring.score_gap`) and rounded
+only to be shown: the conflict list, the matrix and "Novelty 0.905 vs Logic 0.155 (gap 0.750)" all
+read one number (:meth:`Conflict.describe`). A critic with weight 0 in force still disagrees, but the
+gap moves no Trust Score, and :meth:`Conflict.weight_note` says so wherever the conflict is listed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from cns_core.critics.base import CriticResult, in_critic_order
 from cns_core.meta.settings import MetaConfig
-from cns_core.scoring import score_gap
+from cns_core.scoring import GAP_DIGITS, score_gap
 
 __all__ = ["Conflict", "detect_conflicts", "interpret_conflict", "ok_scores"]
 
@@ -45,6 +46,23 @@ class Conflict:
 
     def involves(self, a: str, b: str) -> bool:
         return {a, b} == {self.higher, self.lower}
+
+    def describe(self, label: Callable[[str], str] = str.capitalize) -> str:
+        """``Novelty 0.905 vs Logic 0.155 (gap 0.750)``: both scores and the gap with the same decimals, so the
+        numbers add up (``label`` names a critic)."""
+        d = GAP_DIGITS
+        return (f"{label(self.higher)} {self.high_score:.{d}f} vs {label(self.lower)} {self.low_score:.{d}f} "
+                f"(gap {self.delta:.{d}f})")
+
+    def weight_note(self, weights: Mapping[str, float], label: Callable[[str], str] = str.capitalize) -> str:
+        """Empty, or why the gap moves no Trust Score under ``weights``: ``Logic has weight 0 in force: this gap
+        does not move the Trust Score``."""
+        idle = [n for n in self.critics if float(weights.get(n, 0.0)) <= 0.0]
+        if not idle:
+            return ""
+        names = " and ".join(label(n) for n in idle)
+        verb = "have" if len(idle) > 1 else "has"
+        return f"{names} {verb} weight 0 in force: this gap does not move the Trust Score"
 
 
 def ok_scores(results: Mapping[str, CriticResult]) -> dict[str, float]:

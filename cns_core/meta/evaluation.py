@@ -7,7 +7,7 @@ pipeline, or cached) and weights, so re-weighting never re-runs a critic.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from cns_core.critics.base import CriticResult, Issue, in_critic_order
 from cns_core.meta.bands import confidence_band, quality_band
@@ -60,6 +60,24 @@ class MetaEvaluation:
     def complete(self) -> bool:
         """True when every critic produced a score; an incomplete score is marked wherever it is shown."""
         return not self.failed
+
+    def share_note(self, critic: str | None) -> str:
+        """``weight 0.40 × score 0.391 = 0.156 of the Trust Score`` for one critic (empty without a score)."""
+        if critic is None or critic not in self.critic_scores:
+            return ""
+        weight, score = self.weights.get(critic, 0.0), self.critic_scores[critic]
+        return (f"weight {weight:.2f} × score {score:.3f} = {self.weighted.contributions.get(critic, 0.0):.3f} "
+                "of the Trust Score")
+
+    def roles_note(self, label: Callable[[str], str] = str.capitalize) -> str:
+        """Why one critic can both carry the largest share of the Trust Score and score lowest (empty when two
+        different critics hold those places): the share is weight times score, so a heavy weight wins it."""
+        critic = self.dominant_critic
+        if critic is None or critic != self.weakest_dimension:
+            return ""
+        return (f"{label(critic)} is both: it scores lowest, but its weight ({self.weights.get(critic, 0.0):.2f}) is "
+                "large enough that weight × score is still the largest share, so raising its score moves the Trust "
+                "Score most.")
 
     @property
     def all_issues(self) -> list[tuple[str, Issue]]:

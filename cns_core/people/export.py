@@ -1,6 +1,7 @@
 """Every stored answer with what the machine and the people said about it, as CSV or JSONL.
 
-One row per engram: the question, the answer, its reference, the judge's grade and feedback, the answer
+One row per engram: the question, the answer, its reference, the judge's grade and feedback (``judge_grade``,
+``judge_feedback``), the answer
 verdict with p(answer right), the Trust Score, the person's verdict, and the settings fingerprint that
 made the scores (``trust_settings``; every row has the column, empty when the answer was never scored),
 so a row read months later still says under which settings it was scored.
@@ -27,7 +28,9 @@ __all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "ren
            "iso_time"]
 
 EXPORT_FORMATS = ("csv", "jsonl")
-EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "critic_score", "critic_feedback",
+# judge_grade / judge_feedback: the judge's grade (1-5) and words, stored as the engram's critic_score and
+# critic_feedback (the critic-agent spec's names); exported under what they are, never as a "critic score".
+EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "judge_grade", "judge_feedback",
                   "trust_verdict", "trust_verdict_score", "trust_score", "trust_settings", "human_verdict",
                   "human_note", "human_who", "human_at")
 _CHUNK = 1000
@@ -55,8 +58,8 @@ def engram_row(e: Engram) -> dict[str, Any]:
     """The export row of one engram (every column present; None where it has no value)."""
     meta = e.metadata
     row: dict[str, Any] = {"id": e.id, "timestamp": e.timestamp, "session_id": e.session_id, "query": e.query,
-                           "answer": e.answer, "reference": meta.get("reference"), "critic_score": e.critic_score,
-                           "critic_feedback": e.feedback or None, "trust_verdict": e.answer_verdict,
+                           "answer": e.answer, "reference": meta.get("reference"), "judge_grade": e.critic_score,
+                           "judge_feedback": e.feedback or None, "trust_verdict": e.answer_verdict,
                            "trust_verdict_score": meta.get("trust_verdict_score"), "trust_score": e.trust_score,
                            "trust_settings": meta.get("trust_settings") or ""}
     row.update({k: meta.get(k) if e.human_verdict else None for k in EXPORT_COLUMNS if k.startswith("human_")})

@@ -21,8 +21,8 @@ from cns_core.config import replace_atomically, state_dir
 from cns_core.sno import SNO
 from cns_core.text.annotated import GoldText
 
-__all__ = ["corrections_dir", "refit_dir", "record_correction", "read_corrections", "active_refit",
-           "activate_refit", "revert_to_shipped", "changed", "CorrectionError", "MAX_CORRECTION_BYTES"]
+__all__ = ["corrections_dir", "refit_dir", "record_correction", "read_corrections", "kept_correction",
+           "active_refit", "activate_refit", "revert_to_shipped", "changed", "CorrectionError", "MAX_CORRECTION_BYTES"]
 
 FORMAT = 1
 MAX_CORRECTION_BYTES = 2_000_000
@@ -55,13 +55,16 @@ def changed(drafted: SNO, corrected: SNO) -> bool:
     return _graph(drafted) != _graph(corrected) or texts[0] != texts[1]
 
 
+def _correction_path(text: str, root: Path | None) -> Path:
+    return corrections_dir(root) / f"{hashlib.blake2b(text.encode('utf-8'), digest_size=8).hexdigest()}.json"
+
+
 def record_correction(text: str, drafted: SNO, corrected: SNO, root: Path | None = None) -> Path | None:
     """Keep ``corrected`` with its text (None when nothing was changed); returns the file written."""
     if not changed(drafted, corrected):
         return None
-    folder = corrections_dir(root)
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{hashlib.blake2b(text.encode('utf-8'), digest_size=8).hexdigest()}.json"
+    path = _correction_path(text, root)
+    path.parent.mkdir(parents=True, exist_ok=True)
     record = {"format": FORMAT, "saved": datetime.now(timezone.utc).isoformat(timespec="seconds"), "text": text,
               "drafter": drafted.metadata.get("drafter", ""), "drafted": drafted.model_dump(mode="json"),
               "corrected": corrected.model_dump(mode="json")}
@@ -92,6 +95,22 @@ def _gold(path: Path) -> GoldText:
                         if u in index and v in index})
     return GoldText("corrections", path.stem, text, [c.text for c in sno.claims], relations,
                     frozenset({index[sno.hypothesis]}) if sno.hypothesis in index else frozenset())
+
+
+def kept_correction(text: str, root: Path | None = None) -> tuple[SNO, str] | None:
+    """The person's corrected SNO of exactly this text and when it was kept, or None (none kept, or a file that
+    cannot be read: drafting then goes on as if there were none). A refit learns from every correction, but the
+    miner's weights move little for one text; the text itself drafts as corrected from then on."""
+    path = _correction_path(text, root)
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(read_bounded(path, MAX_CORRECTION_BYTES).decode("utf-8"))
+        if record.get("format") != FORMAT or record.get("text") != text:
+            return None
+        return SNO.model_validate(record.get("corrected")), str(record.get("saved", ""))
+    except (InputTooLarge, OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return None
 
 
 def read_corrections(folder: Path) -> list[GoldText]:

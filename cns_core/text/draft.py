@@ -37,7 +37,8 @@ from cns_core.text.miner_features import describe_texts, is_question
 from cns_core.text.rules import DraftSettings, Plan, RuleDrafter, side_roles, weak_concessions_checked
 from cns_core.text.segment import Unit, segment_units
 from cns_core.text.stated import with_stating_evidence
-from cns_core.text.sources import SourceText, TextInputError, TextLimits, check_size, source_passages
+from cns_core.text.sources import (UNSTATED_VALIDITY, UNSTATED_VALIDITY_WHY, SourceText, TextInputError, TextLimits,
+                                   check_size, source_passages)
 
 __all__ = ["Draft", "draft_sno", "draft_snos", "check_text", "DraftSettings", "drafter_identity", "drafting_units"]
 
@@ -105,8 +106,9 @@ def _evidence(sources: Sequence[SourceText], limits: TextLimits, notes: list[str
                      "(config/sno.yaml max_passages)")
     if not passages:
         notes.append("the sources hold no sentences: the SNO has no evidence")
-    return [{"id": f"e{k + 1}", "text": p.text, "source": p.source,
-             "metadata": {"source": p.source, "start": p.start, "end": p.end}}
+    return [{"id": f"e{k + 1}", "text": p.text, "source": p.source, "validity": UNSTATED_VALIDITY,
+             "metadata": {"source": p.source, "start": p.start, "end": p.end,
+                          "validity_note": UNSTATED_VALIDITY_WHY}}
             for k, p in enumerate(passages)]
 
 
@@ -410,10 +412,29 @@ def draft_snos(texts: Sequence[str], *, sources: Sequence[SourceText] = (), ques
                   else _draft_by_rules(pending, nli, embedder, settings, problem or "the argument miner did not load"))
         finished = iter(drafts)
         prepared = [next(finished) if isinstance(p, _Pending) else p for p in prepared]
+    prepared = [_as_corrected(d, t) for d, t in zip(prepared, texts)]
     if sources:
         for d in prepared:
             _attach_stating(d, sources)
     return prepared
+
+
+def _as_corrected(d: Draft, text: str) -> Draft:
+    """A text the person corrected and kept (:func:`cns_core.text.corrections.kept_correction`) drafts as they
+    corrected it: their claims, roles, relations and main claim; the evidence is this draft's (the sources given
+    now)."""
+    from cns_core.text.corrections import kept_correction
+
+    kept = kept_correction(text) if isinstance(text, str) else None
+    if kept is None:
+        return d
+    corrected, saved = kept
+    data = corrected.model_dump(mode="json")
+    data["id"], data["evidence"] = d.sno.id, [e.model_dump(mode="json") for e in d.sno.evidence]
+    data["metadata"] = {**d.sno.metadata, "method": "your kept correction", "corrected": saved}
+    note = (f"you corrected this text before (kept {saved}): it is drafted as you corrected it; "
+            "a refit also learns from it for other texts")
+    return Draft(SNO.model_validate(data), [note, *d.notes])
 
 
 def _attach_stating(d: Draft, sources: Sequence[SourceText]) -> None:

@@ -46,6 +46,14 @@ FORMAT_VERSION = 1
 # An attack the pair scorer gives less than this, on a unit with no turning word ("but", "critics say"),
 # is drafted as a support: unsure attacks put a restated conclusion against the claim it restates.
 UNSURE_ATTACK = 0.25
+# A conclusion ("Therefore ...", "In conclusion ...") this similar to the main claim (cosine of the sentence
+# embeddings) restates it: one claim, not a premise of it. Thesis and restated conclusion of the essays of
+# issue 51 are 0.81 apart; a premise and the claim it supports, rarely above 0.6.
+RESTATES_COSINE = 0.75
+# The turns that answer the sentence before them ("X. But Y."): X is then an objection even without a
+# concession word ("Shop owners often fear losing customers. But ..."), and Y attacks it.
+ANSWERING_TURNS = frozenset({"but", "however", "yet", "nevertheless", "nonetheless", "still", "even so", "and yet",
+                             "that said", "having said that", "be that as it may", "all the same", "but still"})
 
 
 class MinerUnavailable(RuntimeError):
@@ -286,8 +294,51 @@ def decode(tu: TextUnits, roles: np.ndarray, pairs: list[tuple[int, int]], links
             relations.append(MinedRelation(child, parent, "support", {}))
             continue
         relations.append(_relation(child, parent, links_of[child]))
+    main, relations = restated_main(tu, main, relations, left_out)
     relations = objection_sides(tu, main, relations, links_of)
     return MinedText(main, roles, relations, left_out, standalone)
+
+
+def restated_main(tu: TextUnits, main: int, relations: list[MinedRelation],
+                  left_out: dict[int, str]) -> tuple[int, list[MinedRelation]]:
+    """A conclusion that restates the main claim ("Therefore the high street should be closed to cars." after
+    "The town should close the high street to cars.") is the same claim, not a premise of it: it leaves the graph
+    (``left_out``, with why) and what argued about it argues about the main claim. Where the miner took the
+    conclusion itself for the main claim, the earlier statement it restates is the main claim. Returns the main
+    claim and the relations."""
+    from cns_core.text.cues import stance_cues
+
+    concluding = {i for i, cue in enumerate(tu.cues) if cue is not None and cue.kind in ("conclusion", "summary")}
+    in_graph = {main} | {r.source for r in relations}
+
+    def restates(i: int) -> bool:
+        """A conclusion and a plain statement, both taking the author's stance ("should", "must", "I believe"),
+        this similar: "But people who take vitamin C feel healthier." does not restate "So everyone should take
+        vitamin C every day.", however many words they share."""
+        plain = main if i in concluding else i
+        cue = tu.cues[plain]
+        return ((i in concluding) != (main in concluding) and bool(stance_cues(tu.texts[i]))
+                and bool(stance_cues(tu.texts[main])) and (cue is None or cue.kind in ("addition",))
+                and float(tu.vectors[i] @ tu.vectors[main]) >= RESTATES_COSINE)
+
+    candidates = [(float(tu.vectors[i] @ tu.vectors[main]), i) for i in sorted(in_graph - {main}) if restates(i)]
+    if not candidates:
+        return main, relations
+    similarity, other = max(candidates)
+    restating, kept = (main, other) if main in concluding else (other, main)
+    left_out[restating] = (f"restates the main claim (similarity {similarity:.2f}): a conclusion that repeats "
+                           "the thesis is the same claim, not a reason for it")
+    moved = []
+    for r in relations:
+        if r.source in (restating, kept) and r.target in (restating, kept):
+            continue                                   # the two restatements of one claim: no relation
+        if r.source == restating:
+            continue
+        if r.target == restating:
+            r = MinedRelation(r.source, kept, r.kind, r.probabilities, rule=(r.rule + "; " if r.rule else "")
+                              + f"it argues about a restatement of the main claim: attached to the main claim")
+        moved.append(r)
+    return kept, moved
 
 
 def objection_sides(tu: TextUnits, main: int, relations: list[MinedRelation],
@@ -298,11 +349,17 @@ def objection_sides(tu: TextUnits, main: int, relations: list[MinedRelation],
     pair model to learn their sides, and a reader expects exactly these."""
     by_source = {r.source: r for r in relations}
     for o, cue in enumerate(tu.cues):
-        if cue is None or cue.kind != "concession" or o not in by_source or o == main:
+        if o not in by_source or o == main:
+            continue
+        if cue is not None and cue.kind == "concession":
+            why = f"an objection ({cue.phrase!r}): it attacks what it objects to"
+        elif (cue is None or cue.kind == "addition") and (answer := _answering_turn(tu, o)) is not None:
+            why = f"an objection, answered by the next sentence ({answer!r}): it attacks what it objects to"
+        else:
             continue
         old = by_source[o]
         target = old.target if old.target < o and old.target != main and old.kind == "attack" else main
-        by_source[o] = _ruled(o, target, links_of, f"an objection ({cue.phrase!r}): it attacks what it objects to")
+        by_source[o] = _ruled(o, target, links_of, why)
         for a in range(o + 1, min(o + 3, tu.n)):
             if tu.units[a].paragraph != tu.units[o].paragraph:
                 break
@@ -321,6 +378,24 @@ def objection_sides(tu: TextUnits, main: int, relations: list[MinedRelation],
             r.rule = (f"support: no turning word and the scorer is unsure of an attack "
                       f"(p {r.probabilities.get('attack', 0.0):.2f} < {UNSURE_ATTACK})")
     return [by_source[s] for s in sorted(by_source)]
+
+
+def _answering_turn(tu: TextUnits, o: int) -> str | None:
+    """The turn ("but", "however") opening the unit right after ``o`` in its paragraph, when it answers ``o``: ``o``
+    then reports a view without taking a stance of its own ("should", "must", "I believe") and is not the point
+    a reason clause of its sentence argues for ("Because ..., streets must become safer. However, ..." turns to
+    an objection; it does not answer one)."""
+    from cns_core.text.cues import stance_cues
+
+    a = o + 1
+    if a >= tu.n or tu.units[a].paragraph != tu.units[o].paragraph:
+        return None
+    cue = tu.cues[a]
+    if cue is None or cue.kind != "contrast" or cue.phrase.lower() not in ANSWERING_TURNS:
+        return None
+    reasoned = any(tu.units[k].sentence == tu.units[o].sentence and c is not None and c.kind == "reason"
+                   for k, c in enumerate(tu.cues))
+    return None if stance_cues(tu.texts[o]) or reasoned else cue.phrase
 
 
 def _reaches(by_source: dict[int, MinedRelation], start: int, goal: int) -> bool:

@@ -18,10 +18,16 @@ from cns_core.bounds import InputTooLarge, NotARegularFile, looks_binary, read_b
 from cns_core.sno import limits_from_config
 from cns_core.text.segment import paragraphs, sentence_spans
 
-__all__ = ["SourceText", "Passage", "TextInputError", "TextLimits", "read_text_file", "read_text_bytes",
+__all__ = ["UNSTATED_VALIDITY", "UNSTATED_VALIDITY_WHY", "SourceText", "Passage", "TextInputError", "TextLimits",
+           "read_text_file", "read_text_bytes",
            "read_source_files", "read_source_bytes", "source_passages", "check_size", "TEXT_SUFFIXES",
            "SOURCE_SUFFIXES"]
 
+# How far a drafted source is trusted when nobody said: neither trusted (1.0, what an SNO's evidence defaults to)
+# nor distrusted. A pasted source drafted at validity 1.00 read as fully trusted; the Author page lets the person
+# set it, and each item's reason says it is unset.
+UNSTATED_VALIDITY = 0.5
+UNSTATED_VALIDITY_WHY = "validity 0.50: nobody stated how far this source is trusted (set it if you know)"
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".text", "")
 SOURCE_SUFFIXES = (*TEXT_SUFFIXES, ".pdf")
 

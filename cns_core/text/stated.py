@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from cns_core.text.segment import sentence_spans
-from cns_core.text.sources import SourceText
+from cns_core.text.sources import UNSTATED_VALIDITY, UNSTATED_VALIDITY_WHY, SourceText
 
 __all__ = ["figures", "StatingSentence", "stating_sentences", "with_stating_evidence"]
 
@@ -95,7 +95,9 @@ def with_stating_evidence(sno_data: dict[str, Any], sources: Sequence[SourceText
         while f"e{k}" in taken:
             k += 1
         evidence.append({"id": f"e{k}", "text": " ".join(s.text.split()), "source": s.source,
+                         "validity": UNSTATED_VALIDITY,
                          "metadata": {"source": s.source, "start": s.start, "end": s.end, "for_claims": list(s.claims),
                                       "why": f"the source sentence stating {', '.join(s.states)}, "
-                                             f"as claim(s) {', '.join(s.claims)} do"}})
+                                             f"as claim(s) {', '.join(s.claims)} do",
+                                      "validity_note": UNSTATED_VALIDITY_WHY}})
     return {**sno_data, "evidence": evidence}

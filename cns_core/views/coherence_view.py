@@ -26,9 +26,10 @@ CLAIMS_NOTE = ("Verdict and its probabilities: the Grounding critic's, the same 
                "(what the engram stream is judged by). It is not the verdict: a high hook contradiction beside a "
                "supported verdict is a sentence that reads against a neighbour, not against the evidence's best "
                "passage.")
-PAIRS_NOTE = ("Score, claim-evidence: the claim's verdict p(contradicted), as shown above, times the validity of "
-              "the evidence that contradicts it most (e.g. 0.71 × 0.95 = 0.67; a probability is shown cut to 2 decimals, "
-              "never rounded up past a threshold). Claim-claim: the hook's calibrated "
+PAIRS_NOTE = ("Score, claim-evidence: the claim's verdict p(contradicted) times the validity of the evidence its "
+              "verdict reads (e.g. 0.713 × 0.95 = 0.68), computed from the unrounded probability; the tables show a "
+              "probability cut to 2 decimals (never rounded up past a threshold), so 0.71 × 0.95 may read 0.67 or "
+              "0.68. Claim-claim: the hook's calibrated "
               "contradiction between the two claims. The passage numbers on Reasoning graph are the NLI model's "
               "per passage; the verdict fuses them (see there). Declared: an attack relation already states the "
               "conflict (a rebuttal, not an inconsistency).")

@@ -51,6 +51,8 @@ __all__ = [
     "verdict_fill",
     "percent",
     "escape",
+    "progress_html",
+    "WRAPPED_BUTTONS_CSS",
     "code_span",
     "unbroken_words",
     "fit_width",
@@ -439,6 +441,26 @@ def code_span(text: Any) -> str:
     fence = "`" * (longest + 1)
     pad = " " if body.startswith("`") or body.endswith("`") else ""
     return f"{fence}{pad}{body}{pad}{fence}"
+
+
+# Buttons inside the container of key ``{key}`` show their whole label, wrapped: Streamlit cuts a long label with an
+# ellipsis ("Aerobic exercise lowers blood pressure in hy...").
+WRAPPED_BUTTONS_CSS = ("<style>.st-key-{key} .stMarkdownEllipsis,.st-key-{key} .stMarkdownEllipsis *"
+                       "{{white-space:normal !important;text-overflow:clip !important;overflow:visible !important}}"
+                       ".st-key-{key} button{{height:100%}}</style>")
+
+# A spinner drawn with CSS: an emoji hourglass showed as an empty box where no emoji font is installed.
+_SPINNER = ('<style>@keyframes cns-spin{to{transform:rotate(360deg)}}</style><span aria-hidden="true" '
+            'style="display:inline-block;width:0.8em;height:0.8em;margin-right:0.45em;vertical-align:-0.1em;'
+            'border:2px solid rgba(49,51,63,0.2);border-top-color:rgba(49,51,63,0.7);border-radius:50%;'
+            'animation:cns-spin 0.8s linear infinite"></span>')
+
+
+def progress_html(text: str) -> str:
+    """A progress line (``data-testid="cns-progress"``) with a spinner the page draws itself; ``text`` is
+    escaped."""
+    return (f'<div data-testid="cns-progress" style="color:rgba(49,51,63,0.6)">{_SPINNER}'
+            f'{escape(text)}</div>')
 
 
 def escape(text: Any) -> str:

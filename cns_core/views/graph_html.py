@@ -18,27 +18,34 @@ Colours and edge styles come from :mod:`cns_core.views.display`.
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 
-from cns_core.critics.grounding_verdict import ClaimGrounding, GroundingPassage, claim_grounding, shown_probability
+from cns_core.critics.grounding_verdict import (PASSAGE_SHOWS, ClaimGrounding, GroundingPassage, claim_grounding,
+                                                shown_probability)
+from cns_core.views.graph_layout import GraphLayout, NodeBox, layout_graph
 from cns_core.views.display import (EDGE_STYLES, GREY, HIGHLIGHT_COLOURS, VERDICT_STYLES, verdict_fill,
                                     verdict_style)
 from cns_core.sno import SNO
 
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
+           "passage_reading",
            "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
            "graph_findings",
-           "restatements", "sno_graph_html", "remote_resources", "graph_height", "MIN_SCALE"]
+           "restatements", "sno_graph_html", "remote_resources", "graph_height", "graph_layout", "node_box",
+           "MIN_SCALE"]
 
 _TOOLTIP_WIDTH = 64
 LEGEND_PX = 58       # the legend's strip above the canvas (the canvas is this much shorter)
-LEVEL_PX = 170       # between two layers of the hierarchical layout
 MIN_SCALE = 0.8      # the least zoom a graph opens at: 13 px labels stay about 10 px high (wider graphs pan)
 _LABEL_WIDTH = 26
+_NODE_MAX_PX = 230   # vis-network's widthConstraint.maximum of a claim
+_NODE_MARGIN = 8
+_CHAR_EM = 0.6       # an upper bound of a sans-serif character's width, in font sizes
 
 
 @dataclass(frozen=True)
@@ -68,30 +75,44 @@ class GraphFindings:
         return self.orphans | self.detached
 
 
+def passage_reading(p: GroundingPassage) -> str:
+    """What a passage shows, with the number that says so: ``contradicts 0.72``, ``entails 0.90``, or
+    ``neither (entails 0.21, contradicts 0.05)``."""
+    if p.shows == "contradicts":
+        return f"contradicts {_fmt(p.contradiction)}"
+    if p.shows == "entails":
+        return f"entails {_fmt(p.entailment)}"
+    return f"neither (entails {_fmt(p.entailment)}, contradicts {_fmt(p.contradiction)})"
+
+
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
-    """One table row per claim: its verdict, p(supported), p(contradicted) and which passage entails it most
-    (``e2 · sentence 1 of 3``; the page's passages table quotes it in full)."""
+    """One table row per claim: its verdict, p(supported), p(contradicted) and the passage the verdict reads, by
+    what it shows (``e3 · sentence 1 of 2 · contradicts 0.72``; the page's passages table quotes it in full). The
+    Coherence page names the same passage's item: one computation (``ClaimGrounding.read_passage``)."""
     evidence_texts = {e.id: e.text for e in sno.evidence}
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        best = g.best_passage()
+        read = g.read_passage
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": g.label,
                      "p(supported)": shown_probability(g.support),
                      "p(contradicted)": shown_probability(g.p_contradicted),
-                     "Best passage": f"{best.evidence} · {passage_part(evidence_texts.get(best.evidence), best.text)}"
-                     if best else ""})
+                     "Verdict reads": f"{read.evidence} · {passage_part(evidence_texts.get(read.evidence), read.text)}"
+                                      f" · {passage_reading(read)}" if read else ""})
     return rows
 
 
 PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passages: each sentence and each run "
                  "of up to three adjacent sentences, so one item appears once per passage, each with its own "
-                 "numbers (the NLI model's, per passage). The verdict reads the passage that entails the claim most "
-                 "and the one that contradicts it most (marked), but its probabilities are not theirs: a fitted "
-                 "fusion (config/grounding_fusion.yaml) weighs those two passages' numbers with how similar the "
-                 "closest passage is and how many of the claim's words the evidence shares, so a verdict's "
-                 "p(contradicted) 0.71 can sit beside a passage's contradiction 0.69.")
+                 "numbers (the NLI model's, per passage). Shows: what the model reads in that passage alone "
+                 "(entails or contradicts the claim when that is its most likely reading, else neither). The "
+                 "verdict reads one passage (marked): for a contradicted claim the one that contradicts it most, "
+                 "for a supported claim the one that entails it most, otherwise the most similar one. Its "
+                 "probabilities are not the passage's: a fitted fusion (config/grounding_fusion.yaml) weighs the "
+                 "strongest entailment and contradiction with how similar the closest passage is and how many of "
+                 "the claim's words the evidence shares, so a verdict's p(contradicted) 0.71 can sit beside a "
+                 "passage's contradiction 0.69.")
 
 
 def passage_part(evidence_text: str | None, passage: str) -> str:
@@ -116,17 +137,15 @@ def passage_part(evidence_text: str | None, passage: str) -> str:
 
 
 def claim_passage_rows(g: ClaimGrounding, evidence_texts: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The passages behind one claim's verdict, most similar first, each saying which part of its item it is
-    and whether it is the one that entails or contradicts the claim most (what the verdict reads)."""
+    """The passages behind one claim's verdict, most similar first, each saying which part of its item it is,
+    what it shows on its own, and whether it is the one the verdict reads."""
     texts = evidence_texts or {}
-    best = g.best_passage()
-    worst = max(g.passages, key=lambda p: p.contradiction or 0.0, default=None)
     rows = []
-    for p in g.passages:
-        marks = [m for m, hit in (("entails most", p is best), ("contradicts most", p is worst)) if hit]
+    for k, p in enumerate(g.passages):
         rows.append({"Evidence": p.evidence, "Part": passage_part(texts.get(p.evidence), p.text)
                      if texts else "part", "Passage": p.text, "Similarity": p.similarity,
-                     "Entailment": p.entailment, "Contradiction": p.contradiction, "Verdict reads": ", ".join(marks)})
+                     "Entailment": p.entailment, "Contradiction": p.contradiction, "Shows": p.shows,
+                     "Verdict reads": "this passage" if k == g.reads else ""})
     return rows
 
 
@@ -141,13 +160,66 @@ def graph_findings(sno: SNO, max_cycles: int = 20) -> GraphFindings:
     )
 
 
+@dataclass(frozen=True)
+class _DrawnEdge:
+    """One line of the drawing: a relation (an undercut drawn into the claim its target argues for) or a
+    restatement's line to the hypothesis (``relation`` None)."""
+
+    source: str
+    target: str
+    style: str                 # support | rebut | undercut | restates
+    relation: Any = None
+
+
+def _drawn_edges(sno: SNO) -> list[_DrawnEdge]:
+    # Drawn from the relations, not from ``sno.graph``: the DiGraph keeps one edge per
+    # pair, and a rebut and an undercut from the same claim may share one.
+    edges = []
+    for rel in sno.relations:
+        undercut = rel.kind == "attack" and rel.attack_type == "undercut"
+        target = sno._undercut_anchor(rel.target) if undercut else rel.target
+        style = "support" if rel.kind == "support" else ("undercut" if undercut else "rebut")
+        edges.append(_DrawnEdge(rel.source, target, style, rel))
+    edges.extend(_DrawnEdge(source, sno.hypothesis, "restates") for source in restatements(sno))
+    return edges
+
+
+def _font_px(sno: SNO, claim_id: str) -> int:
+    return 16 if claim_id == sno.hypothesis else 13
+
+
+def node_box(label: str, font_px: float, shape: str) -> NodeBox:
+    """An upper bound of the box vis-network draws a claim in (``box`` or ``ellipse``, margin 8, at most
+    230 px wide with lines wrapped): the layout keeps edges off it, and the browser tests check that Chromium's
+    boxes fit inside it."""
+    char_px = _CHAR_EM * font_px
+    room = _NODE_MAX_PX - 2 * _NODE_MARGIN
+    widths = [len(line) * char_px for line in label.split("\n")]
+    lines = sum(max(1, math.ceil(w / room)) for w in widths)
+    text_w, text_h = min(room, max(widths, default=0.0)), lines * font_px
+    if shape == "ellipse":           # vis-network: width = label width + label height, height = 2 x label height
+        return NodeBox(text_w + text_h + 8, 2 * text_h + 8)
+    return NodeBox(min(_NODE_MAX_PX, text_w + 2 * _NODE_MARGIN) + 8, text_h + 2 * _NODE_MARGIN + 16)
+
+
+def graph_layout(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> GraphLayout:
+    """Where each claim is drawn and how each edge bends (:mod:`cns_core.views.graph_layout`): layered as a
+    reader lays an argument out (:func:`claim_levels`), no edge passing under a claim it does not join."""
+    grounding = grounding or {}
+    boxes = {}
+    for claim in sno.claims:
+        g = grounding.get(claim.id, ClaimGrounding())
+        boxes[claim.id] = node_box(_label(claim.id, claim.text, g), _font_px(sno, claim.id),
+                                   verdict_style(g.verdict).shape)
+    return layout_graph(claim_levels(sno), [(e.source, e.target) for e in _drawn_edges(sno)], boxes)
+
+
 def sno_graph_html(
     sno: SNO,
     grounding: Mapping[str, ClaimGrounding] | None = None,
     *,
     findings: GraphFindings | None = None,
     height_px: int = 560,
-    hierarchical: bool = True,
 ) -> str:
     """One offline HTML document drawing ``sno``'s reasoning graph.
 
@@ -157,10 +229,10 @@ def sno_graph_html(
     the label too). Support edges are solid, rebuttals dashed, undercuts dotted
     with a bar end; claims on a cycle and orphan claims get a highlighted border.
     Hovering a node shows the claim, its best evidence and the scores.
-    The layout is layered as a reader expects an argument (:func:`claim_levels`):
+    The layout is layered as a reader expects an argument (:func:`graph_layout`):
     the hypothesis and the claims restating it on top, the claims arguing about
-    it below, their premises below those; ``hierarchical=False`` makes it
-    force-directed instead. Restatements (``metadata["rephrases"]`` of the
+    it below, their premises below those, and no edge runs under a claim it does not join.
+    Restatements (``metadata["rephrases"]`` of the
     hypothesis: a brat essay's second major claim, an AIF MA node) are joined to
     it by a thin grey line without an arrow.
     """
@@ -170,8 +242,9 @@ def sno_graph_html(
     findings = findings if findings is not None else graph_findings(sno)
     evidence = {e.id: e for e in sno.evidence}
     cycle_nodes, cycle_edges = findings.cycle_nodes, findings.cycle_edges
-    levels = claim_levels(sno) if hierarchical else {}
-    restating = restatements(sno)
+    levels = claim_levels(sno)
+    drawn = _drawn_edges(sno)
+    layout = graph_layout(sno, grounding)
 
     net = Network(height=f"{height_px - LEGEND_PX}px", width="100%", directed=True, cdn_resources="in_line")
     for claim in sno.claims:
@@ -185,6 +258,7 @@ def sno_graph_html(
             border, border_width, dashes = HIGHLIGHT_COLOURS["orphan"], 4.0, [6, 4]
         if claim.id in cycle_nodes:
             border, border_width = HIGHLIGHT_COLOURS["cycle"], 4.0
+        x, y = layout.positions[claim.id]
         net.add_node(
             claim.id,
             label=_label(claim.id, claim.text, g),
@@ -196,49 +270,36 @@ def sno_graph_html(
                    "hover": {"background": _tint(fill, 0.3), "border": border}},
             borderWidth=border_width,
             shapeProperties={"borderDashes": dashes},
-            font={"size": 16 if claim.id == sno.hypothesis else 13, "face": "sans-serif", "color": "#111827"},
-            margin=8,
-            **({"level": levels[claim.id]} if hierarchical else {}),
+            font={"size": _font_px(sno, claim.id), "face": "sans-serif", "color": "#111827"},
+            margin=_NODE_MARGIN,
+            level=levels[claim.id], x=round(x), y=round(y),
         )
-    # Drawn from the relations, not from ``sno.graph``: the DiGraph keeps one edge per
-    # pair, and a rebut and an undercut from the same claim may share one.
-    pair_count: dict[tuple[str, str], int] = {}
-    for rel in sno.relations:
-        undercut = rel.kind == "attack" and rel.attack_type == "undercut"
-        source, target = rel.source, (sno._undercut_anchor(rel.target) if undercut else rel.target)
-        style_name = "support" if rel.kind == "support" else ("undercut" if undercut else "rebut")
-        style = EDGE_STYLES[style_name]
+    for edge, shape in zip(drawn, layout.shapes):
+        source, target = edge.source, edge.target
+        if edge.relation is None:        # a restatement: a thin grey line, no arrow
+            net.add_edge(source, target, title=f"{source} restates {target}", restates=source,
+                         color=dict.fromkeys(("color", "highlight", "hover"), GREY), dashes=[2, 5], width=1.5,
+                         arrows={"to": {"enabled": False}}, smooth=shape.vis_smooth())
+            continue
+        style = EDGE_STYLES[edge.style]
         on_cycle = (source, target) in cycle_edges
-        title = f"{source} {style['label']} {rel.target}"
-        if undercut:
+        title = f"{source} {style['label']} {edge.relation.target}"
+        if edge.style == "undercut":
             title += f" (the link into {target})"
         if on_cycle:
             title += " · part of a cycle"
-        pair = (min(source, target), max(source, target))  # a -> c and c -> a must not overlap either
-        k = pair_count.get(pair, 0)
-        pair_count[pair] = k + 1
-        smooth = {"enabled": True, "type": "curvedCW", "roundness": 0.25 * k} if k else None
-        edge: dict[str, Any] = dict(
-            title=title,
-            color=dict.fromkeys(("color", "highlight", "hover"), style["color"]),
-            dashes=style["dashes"],
-            width=style["width"] + (1.0 if on_cycle else 0.0),
-            arrows={"to": {"enabled": True, "type": style["arrow"]}},
-            relation=rel.id,
-            # an edge on a cycle keeps its kind's colour and gets a halo in the cycle colour
-            shadow={"enabled": on_cycle, "color": HIGHLIGHT_COLOURS["cycle"], "size": 9, "x": 0, "y": 0},
-        )
-        if smooth:
-            edge["smooth"] = smooth
-        net.add_edge(source, target, **edge)
-    for k, source in enumerate(restating):   # arcs, so a line never runs behind a claim of the same level
-        net.add_edge(source, sno.hypothesis, title=f"{source} restates {sno.hypothesis}", restates=source,
-                     color=dict.fromkeys(("color", "highlight", "hover"), GREY), dashes=[2, 5], width=1.5,
-                     arrows={"to": {"enabled": False}},
-                     smooth={"enabled": True, "type": "curvedCCW", "roundness": 0.25 + 0.1 * k})
-    net.set_options(json.dumps(_options(hierarchical)))
+        net.add_edge(source, target, title=title,
+                     color=dict.fromkeys(("color", "highlight", "hover"), style["color"]),
+                     dashes=style["dashes"],
+                     width=style["width"] + (1.0 if on_cycle else 0.0),
+                     arrows={"to": {"enabled": True, "type": style["arrow"]}},
+                     relation=edge.relation.id,
+                     # an edge on a cycle keeps its kind's colour and gets a halo in the cycle colour
+                     shadow={"enabled": on_cycle, "color": HIGHLIGHT_COLOURS["cycle"], "size": 9, "x": 0, "y": 0},
+                     smooth=shape.vis_smooth())
+    net.set_options(json.dumps(_options()))
     page = net.generate_html(notebook=False)
-    return _finish(page, findings, restates=bool(restating))
+    return _finish(page, findings, restates=any(e.relation is None for e in drawn))
 
 
 def restatements(sno: SNO) -> list[str]:
@@ -251,33 +312,49 @@ def restatements(sno: SNO) -> list[str]:
 def claim_levels(sno: SNO) -> dict[str, int]:
     """A layer per claim, as a reader lays an argument out: 0 on top.
 
-    The hypothesis and its restatements are level 0; a claim that argues about a
-    claim of level ``n`` (an undercut counts at the claim it attacks) is at
-    ``n + 1``, by its shortest path, so cycles still get layers. Claims with no
-    path to the hypothesis are laid out the same way below an imagined top:
-    their own end points (claims that argue about nothing) at level 1.
+    The hypothesis and its restatements are level 0; a claim is one level below the
+    deepest claim it argues about (an undercut counts at the claim it attacks), so an
+    argument never points sideways within a layer. An edge that closes a cycle (found by
+    a depth-first walk from the hypothesis to the claims arguing about it) does not count,
+    so cycles still get layers. Claims with no path to the hypothesis are laid out the
+    same way below an imagined top: their own end points (claims that argue about
+    nothing) at level 1.
     """
     g = sno.graph
     levels: dict[str, int] = {}
 
     def spread(starts: list[str], level: int) -> None:
-        frontier = [c for c in starts if c not in levels]
-        for c in frontier:
+        starts = [c for c in starts if c not in levels]
+        forward: dict[str, list[str]] = {}      # claim -> the claims arguing about it, cycle-closing edges left out
+        state: dict[str, int] = {}              # 1 on the walk's path, 2 done
+        order: list[str] = []                   # finished claims, deepest first
+        for root in starts:
+            if root in state:
+                continue
+            state[root] = 1
+            stack = [(root, iter(sorted(g.predecessors(root))))]
+            while stack:
+                claim, arguers = stack[-1]
+                arguer = next((a for a in arguers if a not in levels), None)
+                if arguer is None:
+                    state[claim] = 2
+                    order.append(claim)
+                    stack.pop()
+                elif state.get(arguer) != 1:          # state 1: the edge closes a cycle
+                    forward.setdefault(claim, []).append(arguer)
+                    if arguer not in state:
+                        state[arguer] = 1
+                        stack.append((arguer, iter(sorted(g.predecessors(arguer)))))
+        for c in starts:
             levels[c] = level
-        while frontier:
-            level += 1
-            nxt = []
-            for claim in frontier:
-                for arguer in g.predecessors(claim):
-                    if arguer not in levels:
-                        levels[arguer] = level
-                        nxt.append(arguer)
-            frontier = nxt
+        for claim in reversed(order):            # topological: a claim after everything it argues about
+            for arguer in forward.get(claim, ()):
+                levels[arguer] = max(levels.get(arguer, 0), levels[claim] + 1)
 
     spread([sno.hypothesis, *restatements(sno)], 0)
     while len(levels) < len(sno.claims):
         rest = [c.id for c in sno.claims if c.id not in levels]
-        ends = [c for c in rest if g.out_degree(c) == 0]   # all they argue about is left over too
+        ends = [c for c in rest if not any(t not in levels for t in g.successors(c))]   # argue about nothing left
         spread(ends or rest[:1], 1)
     return levels
 
@@ -360,14 +437,14 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
                  f"{f' ({g.contradicted_by})' if g.contradicted_by else ''}" if g.max_contradiction is not None
                  else f" · contradiction {_fmt(g.contradiction)}")
     lines.append(f"Passages (NLI): best entailment {_fmt(g.entailment)}{strongest}")
-    if g.best_evidence and g.best_evidence in evidence:
-        ev = evidence[g.best_evidence]
+    read = g.read_passage
+    if read is not None and read.evidence in evidence:
+        ev = evidence[read.evidence]
         source = f" ({ev.source})" if ev.source else ""
-        lines.append(f"Best evidence {ev.id}{source}, validity {ev.validity:.2f}:")
-        best = g.best_passage(ev.id)
-        if best is not None and best.text != ev.text:
-            lines.append("Its best passage:")
-        lines.extend(_wrap(_shorten(best.text if best is not None else ev.text, 320), "  "))
+        part = "" if read.text == ev.text else ", this passage of it"
+        lines.append(f"The verdict reads {ev.id}{source}, validity {ev.validity:.2f}{part}; it "
+                     f"{PASSAGE_SHOWS[read.shows]} ({passage_reading(read)}):")
+        lines.extend(_wrap(_shorten(read.text, 320), "  "))
     elif g.entailment is None:
         lines.append("Not scored by the Grounding critic yet.")
     else:
@@ -389,23 +466,16 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _options(hierarchical: bool) -> dict[str, Any]:
-    layout: dict[str, Any] = {"randomSeed": 7}
-    if hierarchical:   # levels are given per node (claim_levels): level 0, the hypothesis, on top
-        layout["hierarchical"] = {"enabled": True, "direction": "UD", "levelSeparation": LEVEL_PX, "nodeSpacing": 250,
-                                  "treeSpacing": 260, "blockShifting": True, "edgeMinimization": True,
-                                  "parentCentralization": True}
+def _options() -> dict[str, Any]:
+    # Positions and edge shapes come from graph_layout (fixed, so no edge runs under a claim); physics off, so a
+    # claim dragged aside stays where it is put.
     return {
-        "layout": layout,
-        "physics": {"enabled": not hierarchical, "stabilization": {"iterations": 300},
-                    "barnesHut": {"springLength": 160, "avoidOverlap": 0.4}},
+        "layout": {"randomSeed": 7, "hierarchical": {"enabled": False}},
+        "physics": {"enabled": False},
         "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False, "zoomView": True},
-        # Layered: each edge leaves its claim vertically and bends only between the layers, so it never runs
-        # across a sibling of the same layer (a straight or diagonal line from an outer claim crossed them).
-        "edges": {"smooth": {"enabled": True, "type": "cubicBezier", "forceDirection": "vertical", "roundness": 0.6}
-                  if hierarchical else {"enabled": True, "type": "dynamic"},
+        "edges": {"smooth": {"enabled": True, "type": "cubicBezier", "forceDirection": "vertical", "roundness": 0.6},
                   "color": {"inherit": False}},
-        "nodes": {"widthConstraint": {"maximum": 230}},
+        "nodes": {"widthConstraint": {"maximum": _NODE_MAX_PX}},
     }
 
 
@@ -442,27 +512,35 @@ def _legend(findings: GraphFindings, restates: bool = False) -> str:
 
 
 # After the layout, a graph too wide for the frame is not shrunk below MIN_SCALE (its labels would be a few pixels
-# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest.
-_READABLE_ZOOM = ("<script>(function(){function readable(){if(typeof network==='undefined'||!network){return;}"
-                  "network.fit({animation:false});var s=network.getScale();"
+# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest. It runs in pyvis's
+# own script, right after drawGraph(): the first drawing comes in an animation frame, which a later <script> could
+# miss (the parser may yield between scripts), leaving the graph at scale 1 until the reader moved the mouse.
+# vis-network scales the zoom with the canvas when the frame is resized (Streamlit sizes its iframe after the first
+# drawing: the drafted essay opened at 0.58), so until the reader zooms or drags, a resize applies the rule again.
+_READABLE_ZOOM = ("(function(){if(typeof network==='undefined'||!network){return;}var moved=false;"
+                  "function readable(){network.fit({animation:false});var s=network.getScale();"
                   f"if(s<{MIN_SCALE}){{var top=network.body.nodeIndices.map(function(i){{return network.getPosition(i);}})"
                   ".reduce(function(a,b){return a.y<=b.y?a:b;});"
                   f"network.moveTo({{scale:{MIN_SCALE},position:{{x:top.x,y:top.y+network.canvas.frame.clientHeight"
                   f"/(2*{MIN_SCALE})-60}},animation:false}});}}window.cnsReady=true;}}"
-                  "if(typeof network!=='undefined'&&network){network.once('afterDrawing',readable);}})();</script>")
+                  "network.once('afterDrawing',readable);"
+                  "network.on('resize',function(){if(!moved){network.once('afterDrawing',readable);}});"
+                  "network.on('zoom',function(){moved=true;});network.on('dragStart',function(){moved=true;});"
+                  "})();")
 
 
-def graph_height(sno: SNO, hierarchical: bool = True) -> int:
+def graph_height(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> int:
     """A frame height (legend included) that shows every layer of the graph at a readable size."""
-    layers = (max(claim_levels(sno).values(), default=0) + 1) if hierarchical else 3
-    return max(420, min(1200, LEGEND_PX + layers * LEVEL_PX + 120))
+    return max(420, min(1200, round(LEGEND_PX + graph_layout(sno, grounding).height + 80)))
 
 
 def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
-    page = page.replace("</body>", _READABLE_ZOOM + "</body>", 1)
+    head, call, tail = page.rpartition("drawGraph();")
+    page = (head + call + _READABLE_ZOOM + tail if call
+            else page.replace("</body>", f"<script>{_READABLE_ZOOM}</script></body>", 1))
     style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
              "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
              ".card{border:none}</style>")

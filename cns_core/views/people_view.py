@@ -6,22 +6,31 @@ from typing import Any, Sequence
 
 from cns_core.agents.agreement import MIN_READABLE, ScoreAgreement
 
-__all__ = ["agreement_rows", "agreement_summary", "export_bytes"]
+__all__ = ["agreement_rows", "confusion_rows", "agreement_tables", "agreement_summary", "export_bytes"]
 
 
 def agreement_rows(results: Sequence[ScoreAgreement]) -> list[dict[str, Any]]:
-    """One table row per score: its calls, accuracy with interval, AUC and confusion counts."""
+    """One table row per score: its calls, accuracy with interval and AUC."""
     rows = []
     for r in results:
         acc = "–" if r.accuracy is None else f"{r.accuracy:.2f} ({r.interval[0]:.2f}–{r.interval[1]:.2f})"
         rows.append({"score": r.name, "calls": f"{r.n} of {r.marked}",
                      "accuracy (95% interval)": "too few to read" if r.too_few else acc,
-                     "AUC": "too few to read" if r.auc_n < MIN_READABLE or r.auc is None else f"{r.auc:.2f}",
-                     "right, person right": r.confusion["right/right"],
-                     "right, person wrong": r.confusion["right/wrong"],
-                     "wrong, person right": r.confusion["wrong/right"],
-                     "wrong, person wrong": r.confusion["wrong/wrong"]})
+                     "AUC": "too few to read" if r.auc_n < MIN_READABLE or r.auc is None else f"{r.auc:.2f}"})
     return rows
+
+
+def confusion_rows(results: Sequence[ScoreAgreement]) -> list[dict[str, Any]]:
+    """One table row per score: how its calls met the person's (its own table, so neither is wider than the page:
+    one table of eight columns left its right columns off the page until scrolled)."""
+    return [{"score": r.name, "right, person right": r.confusion["right/right"],
+             "right, person wrong": r.confusion["right/wrong"], "wrong, person right": r.confusion["wrong/right"],
+             "wrong, person wrong": r.confusion["wrong/wrong"]} for r in results]
+
+
+def agreement_tables(results: Sequence[ScoreAgreement]) -> list[list[dict[str, Any]]]:
+    """The Agreement panel's tables, in order: accuracy and AUC, then the confusion counts."""
+    return [agreement_rows(results), confusion_rows(results)]
 
 
 def agreement_summary(results: Sequence[ScoreAgreement]) -> str:

@@ -2,7 +2,7 @@
 
 Why: Streamlit draws a line when a script run reaches it, and a page that waits on a model blocks its run
 for many seconds. The warm-up line said "20 s" at 12.4 s and "26 s" at 24.2 s on a cold Engrams page. So a
-line carries the seconds as of its drawing (``data-cns-seconds``), and a small script in the page adds, every
+line carries the seconds as of its drawing (``data-cns-elapsed``), and a small script in the page adds, every
 second, the time since the browser first showed it; the next drawing brings the server's figure again. The
 line is HTML built here from our own words, escaped; nothing a visitor typed reaches the script.
 """
@@ -25,12 +25,12 @@ TICKER_SCRIPT = """<script>
 (() => {
   const tick = () => {
     const now = performance.now();
-    document.querySelectorAll("[data-cns-seconds]").forEach((el) => {
-      if (el.dataset.cnsFrom !== el.dataset.cnsSeconds) {
-        el.dataset.cnsFrom = el.dataset.cnsSeconds;
+    document.querySelectorAll("[data-cns-elapsed]").forEach((el) => {
+      if (el.dataset.cnsFrom !== el.dataset.cnsElapsed) {
+        el.dataset.cnsFrom = el.dataset.cnsElapsed;
         el.dataset.cnsShownAt = String(now);
       }
-      const s = Number(el.dataset.cnsSeconds) + (now - Number(el.dataset.cnsShownAt)) / 1000;
+      const s = Number(el.dataset.cnsElapsed) + (now - Number(el.dataset.cnsShownAt)) / 1000;
       el.textContent = `${Math.round(s)} s`;
     });
   };
@@ -44,7 +44,7 @@ _CODE = re.compile(r"`([^`<>]+)`")
 def ticking_line(line: Callable[[str], str], seconds: float, testid: str) -> str:
     """``line(counter)`` as an HTML block, the counter starting at ``seconds`` (one decimal kept for the script);
     a command in backticks is set as code, as the pages' markdown sets it."""
-    counter = f'<span data-cns-seconds="{max(0.0, seconds):.1f}">{max(0.0, seconds):.0f} s</span>'
+    counter = f'<span data-cns-elapsed="{max(0.0, seconds):.1f}">{max(0.0, seconds):.0f} s</span>'
     text = _CODE.sub(r"<code>\1</code>", escape(line(_MARK))).replace(_MARK, counter)
     return f'<div data-testid="{escape(testid)}" style="{_STYLE}">{text}</div>'
 

@@ -12,7 +12,6 @@ Every problem is a message naming the input or the field, never a traceback.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +21,14 @@ from cns_core.sno import SNO
 from cns_core.text import (Draft, SourceText, TextInputError, draft_sno, drafter_identity, read_source_bytes,
                            read_text_bytes)
 from cns_core.text.corrections import active_refit, corrections_dir, record_correction, refit_dir, revert_to_shipped
+from cns_core.views import refit_job
+from cns_core.views.refit_job import RefitStatus
 from cns_core.views.ui_state import FormResult, is_blank, sno_from_tables
 
 __all__ = ["CLAIM_COLUMNS", "RELATION_COLUMNS", "EVIDENCE_COLUMNS", "TEXT_TYPES", "SOURCE_TYPES", "DraftTables",
            "PASTED_SOURCE", "read_inputs", "draft_tables", "tables_of", "sno_from_draft", "drafted_as",
-           "keep_correction", "DrafterStatus", "drafter_status", "refit_command", "start_refit", "revert_drafter"]
+           "keep_correction", "DrafterStatus", "drafter_status", "refit_command", "start_refit", "refit_state",
+           "revert_drafter"]
 
 CLAIM_COLUMNS = ("id", "text", "role", "drafted_as", "why")
 RELATION_COLUMNS = ("id", "source", "target", "kind", "attack_type", "why")
@@ -93,7 +95,7 @@ def _why(metadata: Mapping[str, Any]) -> str:
                if k.startswith("nli_") and isinstance(v, (int, float))]
     if "source" in metadata and "start" in metadata:
         numbers.append(f"{metadata['source']}, characters {metadata['start']}-{metadata.get('end', '?')}")
-    return "; ".join(p for p in [why, ", ".join(numbers)] if p)
+    return "; ".join(p for p in [why, ", ".join(numbers), str(metadata.get("validity_note") or "")] if p)
 
 
 def drafted_as(metadata: Mapping[str, Any]) -> str:
@@ -164,13 +166,15 @@ def refit_command(root: Path | None = None) -> list[str]:
     return [sys.executable, "-m", "cns_core.cli", "train-drafter", "--corrections", str(corrections_dir(root))]
 
 
-def start_refit(root: Path | None = None) -> tuple[subprocess.Popen, Path]:
-    """Run the refit in the background (it takes minutes), its output to ``<state>/drafter/refit.log``."""
-    log = corrections_dir(root).parent / "refit.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w", encoding="utf-8") as handle:
-        process = subprocess.Popen(refit_command(root), stdout=handle, stderr=subprocess.STDOUT)
-    return process, log
+def start_refit(root: Path | None = None) -> RefitStatus:
+    """Run the refit in the background (it takes minutes; :mod:`cns_core.views.refit_job` follows it and reaps
+    the process), its output to ``<state>/drafter/refit.log``."""
+    return refit_job.start_refit(refit_command(root), root)
+
+
+def refit_state(root: Path | None = None) -> RefitStatus:
+    """The latest refit of this state folder (running, done, failed, interrupted or none)."""
+    return refit_job.refit_status(root)
 
 
 def revert_drafter(root: Path | None = None) -> str:

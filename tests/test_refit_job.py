@@ -1,0 +1,56 @@
+"""The drafter's refit in the background (issue 51 item 7): its state in a file the page reads, the child reaped
+as it ends (a refit left a defunct python process under the dashboard), its real duration recorded. The
+command here is a short Python child, not a training run."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+
+from local_servers import wait_for
+
+from cns_core.views import refit_job
+
+
+def _wait_for_end(root) -> refit_job.RefitStatus:
+    wait_for(lambda: not refit_job.refit_status(root).running, what="the refit's status leaving 'running'")
+    return refit_job.refit_status(root)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            return handle.read().split(")")[-1].split()[0] == "Z"
+    except OSError:
+        return False            # gone: reaped
+
+
+def test_a_refit_runs_in_the_background_is_reaped_and_says_how_long_it_took(tmp_path):
+    started = refit_job.start_refit([sys.executable, "-c", "import time; print('fitting'); time.sleep(0.3)"],
+                                    tmp_path)
+    assert started.running and refit_job.refit_status(tmp_path).running
+    assert refit_job.start_refit([sys.executable, "-c", "pass"], tmp_path).pid == started.pid   # one at a time
+    assert "about 10 min 0 s (about ten minutes on two CPU cores)" in refit_job.refit_status(tmp_path).words()
+    done = _wait_for_end(tmp_path)
+    assert done.state == "done" and done.returncode == 0 and not _zombie(started.pid)
+    assert 0.3 <= done.elapsed() < 30 and done.last_seconds == done.elapsed()
+    assert done.words().startswith("The last refit finished in ") and "fitting" in done.log_tail()
+    assert json.loads(refit_job.status_path(tmp_path).read_text())["state"] == "done"
+    again = refit_job.start_refit([sys.executable, "-c", "raise SystemExit(3)"], tmp_path)
+    assert again.last_seconds == done.last_seconds                      # the next refit quotes the last one's time
+    assert f"it takes about {refit_job.duration_words(done.last_seconds)} (the last refit here)" in again.words()
+    failed = _wait_for_end(tmp_path)
+    assert failed.state == "failed" and failed.returncode == 3 and "exit code 3" in failed.words()
+    assert failed.last_seconds == done.last_seconds and not _zombie(again.pid)
+
+
+def test_a_refit_left_running_by_a_stopped_dashboard_reads_as_interrupted(tmp_path):
+    path = refit_job.status_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"state": "running", "started": time.time() - 90, "pid": 2 ** 22 + 12345}))
+    status = refit_job.refit_status(tmp_path)
+    assert status.state == "interrupted" and re.search(r"interrupted after about 1 min 3\d s", status.words())
+    path.write_text("{not json")
+    assert refit_job.refit_status(tmp_path).state == "none"
