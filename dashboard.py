@@ -42,14 +42,12 @@ To open an SNO on every page from another page (the Corpus page does this):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from cns_core.cli.demo_progress import DemoProgress, read_progress
-from cns_core.views import progress_line, ui_state, warm_up
+from cns_core.views import progress_line, ui_state
 from pages import _frame as frame
 
 if TYPE_CHECKING:
@@ -174,51 +172,20 @@ def _models(slot: DeltaGenerator) -> None:
                        f"named above. {backend.fallback_reason}")
 
 
-@dataclass(frozen=True)
-class _Progress:
-    """What is still under way as a page is drawn: the models loading (every page) and ``make run``'s demo data
-    (the pages that show the memory or the corpus)."""
-
-    warming: warm_up.WarmUpStatus
-    demo: DemoProgress | None
-
-    @property
-    def shown(self) -> bool:
-        return not self.warming.finished or self.demo is not None
-
-    @property
-    def moving(self) -> bool:
-        """Whether anything will change by itself (the lines then follow it)."""
-        return not self.warming.finished or (self.demo is not None and self.demo.running)
-
-    def changed_since(self, drawn: "_Progress") -> bool:
-        """The page must be drawn again: the models it waited for are loaded, or the demo data moved to another
-        stage (more to show)."""
-        if drawn.demo is not None and (self.demo is None or self.demo.stage != drawn.demo.stage):
-            return True
-        return self.warming.finished and not drawn.warming.finished
+def _progress(page: StreamlitPage) -> progress_line.UnderWay:
+    return progress_line.under_way(with_demo_data=page.url_path in _DEMO_DATA_PAGES)
 
 
-def _progress(page: StreamlitPage) -> _Progress:
-    demo = read_progress() if page.url_path in _DEMO_DATA_PAGES else None
-    return _Progress(warm_up.start(), demo if demo is not None and demo.shown else None)
-
-
-def _draw_progress(slot: DeltaGenerator, now: _Progress) -> None:
+def _draw_progress(slot: DeltaGenerator, now: progress_line.UnderWay) -> None:
     """The progress lines in ``slot`` (empty when nothing is under way); their seconds tick in the browser."""
-    lines = []
-    if not now.warming.finished:
-        lines.append(progress_line.ticking_line(now.warming.line, now.warming.elapsed_s, "cns-warm-up"))
-    if now.demo is not None:
-        demo = now.demo
-        lines.append(progress_line.ticking_line(lambda s: demo.line(seconds=s), demo.elapsed(), "cns-demo-data"))
-    if lines:
-        slot.html(progress_line.lines_html(lines), unsafe_allow_javascript=True)
-    else:
+    html = now.html()
+    if html is None:
         slot.empty()
+    else:
+        slot.html(html, unsafe_allow_javascript=True)      # our own words and numbers, escaped
 
 
-def _follow_progress(slot: DeltaGenerator, page: StreamlitPage, drawn: _Progress) -> None:
+def _follow_progress(slot: DeltaGenerator, page: StreamlitPage, drawn: progress_line.UnderWay) -> None:
     """After the page: while something is under way, its lines are drawn again every second (fresh figures from
     the server), and the whole page once the models it waited for are loaded or the demo data moves on."""
     def tick() -> None:

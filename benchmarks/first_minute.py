@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,17 +29,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from first_paint import ARGS, visit  # noqa: E402
-from local_servers import free_port  # noqa: E402
+from local_servers import answers_200, free_port  # noqa: E402
 
 from cns_core.cli.demo_progress import read_progress  # noqa: E402
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=1) as reply:
-            return reply.status == 200
-    except OSError:
-        return False
 
 
 def one_run(state: Path, turns: int | None, browser, limit_s: float) -> dict[str, object]:
@@ -59,7 +50,7 @@ def one_run(state: Path, turns: int | None, browser, limit_s: float) -> dict[str
                                 start_new_session=True)
     stages: dict[str, float] = {}
     try:
-        while not _answers(f"http://127.0.0.1:{web}/_stcore/health"):
+        while not answers_200(f"http://127.0.0.1:{web}/_stcore/health"):
             if proc.poll() is not None or time.monotonic() - start > limit_s:
                 raise RuntimeError(f"the dashboard did not answer; log:\n{log.read_text()}")
             time.sleep(0.1)

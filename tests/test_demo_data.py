@@ -56,6 +56,17 @@ def test_the_progress_record_reads_back_and_says_where_the_demo_data_stands(stat
         assert read_progress() is None, damaged[:20]
 
 
+def test_a_progress_line_is_escaped_and_its_counter_starts_at_the_servers_figure():
+    from cns_core.views.progress_line import lines_html, ticking_line
+
+    failed = "Demo data stopped: <img src=x onerror=alert(1)> `make run` again ({seconds})"
+    html = ticking_line(lambda s: failed.replace("{seconds}", s), 12.34, "cns-demo-data")
+    assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert '<code style="font-size:0.85em">make run</code>' in html
+    assert '(<span data-cns-elapsed="12.3">12 s</span>)' in html
+    assert lines_html([html, html]).count("<script>") == 1      # one script, however many lines
+
+
 # ----- the pages ----------------------------------------------------------------------------------------
 def _demo_lines(at: AppTest) -> list[str]:
     return [h.proto.body for h in at.html if 'data-testid="cns-demo-data"' in h.proto.body]
@@ -109,6 +120,23 @@ def test_the_memory_and_corpus_pages_follow_the_demo_data_with_advancing_numbers
     write_progress(progress.step("done", turns_written=300, snos_done=6, snos_total=6))
     at.run()
     assert _demo_lines(at) == []
+
+
+def test_a_page_is_drawn_again_when_the_demo_data_moves_to_another_stage(state_dir, monkeypatch):
+    from cns_core.views import progress_line, warm_up
+
+    monkeypatch.setattr(warm_up, "WARM_UP", warm_up.WarmUp([]).start())
+    progress = write_progress(DemoProgress.begin(300).step("memory", turns_written=15))
+    drawn = progress_line.under_way(with_demo_data=True)
+    assert drawn.moving and "Demo data: 15 of 300 turns" in drawn.html()
+    progress = write_progress(progress.step(turns_written=120))
+    assert not progress_line.under_way(True).changed_since(drawn)      # the line follows; the page stays
+    progress = write_progress(progress.step("corpus", turns_written=300))
+    assert progress_line.under_way(True).changed_since(drawn)          # the memory is complete: drawn again
+    write_progress(progress.step("done"))
+    done = progress_line.under_way(True)
+    assert done.changed_since(drawn) and not done.moving and done.html() is None
+    assert progress_line.under_way(with_demo_data=False).demo is None
 
 
 def test_pages_about_an_sno_say_nothing_of_the_demo_data(dashboard, state_dir):
@@ -220,12 +248,11 @@ def test_cns_run_answers_before_the_demo_data_and_then_writes_all_of_it(tmp_path
         with MemoryService() as memory:
             assert memory.count() + memory.count_quarantined() == TURNS
         assert proc.poll() is None                        # the filler's end stops nothing
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60) == 0, log.read_text()
+        stopped = proc.send_signal(signal.SIGINT) or proc.wait(timeout=60)     # one Ctrl-C
     finally:
-        if proc.poll() is None:
-            stop_process(proc)
+        stop_process(proc)
     text = log.read_text()
+    assert stopped == 0, text
     assert text.index("[dashboard] started") < text.index("[demo] started"), text
 
     # a second make run finds it all there: no model is loaded for the memory, the corpus evaluates nothing

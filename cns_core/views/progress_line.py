@@ -10,11 +10,14 @@ line is HTML built here from our own words, escaped; nothing a visitor typed rea
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from cns_core.cli.demo_progress import DemoProgress, read_progress
+from cns_core.views import warm_up
 from cns_core.views.display import escape
 
-__all__ = ["ticking_line", "lines_html", "TICKER_SCRIPT"]
+__all__ = ["UnderWay", "under_way", "ticking_line", "lines_html", "TICKER_SCRIPT"]
 
 _MARK = "\x00cns-seconds\x00"     # where the counter goes; never in the words of a line
 _STYLE = "color:rgba(49,51,63,0.6);font-size:0.95rem;margin:0 0 0.25rem 0"
@@ -45,10 +48,49 @@ def ticking_line(line: Callable[[str], str], seconds: float, testid: str) -> str
     """``line(counter)`` as an HTML block, the counter starting at ``seconds`` (one decimal kept for the script);
     a command in backticks is set as code, as the pages' markdown sets it."""
     counter = f'<span data-cns-elapsed="{max(0.0, seconds):.1f}">{max(0.0, seconds):.0f} s</span>'
-    text = _CODE.sub(r"<code>\1</code>", escape(line(_MARK))).replace(_MARK, counter)
+    text = _CODE.sub(r'<code style="font-size:0.85em">\1</code>', escape(line(_MARK))).replace(_MARK, counter)
     return f'<div data-testid="{escape(testid)}" style="{_STYLE}">{text}</div>'
 
 
 def lines_html(lines: Sequence[str]) -> str:
     """The lines with the one script that makes their counters tick (for ``st.html(..., unsafe_allow_javascript=True)``)."""
     return "".join(lines) + TICKER_SCRIPT
+
+
+@dataclass(frozen=True)
+class UnderWay:
+    """What is still under way as a page is drawn: the models loading (every page) and ``make run``'s demo data
+    (on the pages that show the memory or the corpus; None elsewhere, and once it is done)."""
+
+    warming: warm_up.WarmUpStatus
+    demo: DemoProgress | None
+
+    @property
+    def moving(self) -> bool:
+        """Whether anything will change by itself (the page's lines then follow it)."""
+        return not self.warming.finished or (self.demo is not None and self.demo.running)
+
+    def changed_since(self, drawn: "UnderWay") -> bool:
+        """The page must be drawn again: the models it waited for are loaded, or the demo data moved to another
+        stage (more to show)."""
+        if drawn.demo is not None and (self.demo is None or self.demo.stage != drawn.demo.stage):
+            return True
+        return self.warming.finished and not drawn.warming.finished
+
+    def html(self) -> str | None:
+        """The lines to show above the page (for ``st.html(..., unsafe_allow_javascript=True)``), None when
+        nothing is under way."""
+        lines = []
+        if not self.warming.finished:
+            lines.append(ticking_line(self.warming.line, self.warming.elapsed_s, "cns-warm-up"))
+        demo = self.demo
+        if demo is not None:
+            lines.append(ticking_line(lambda s: demo.line(seconds=s), demo.elapsed(), "cns-demo-data"))
+        return lines_html(lines) if lines else None
+
+
+def under_way(with_demo_data: bool) -> UnderWay:
+    """Where the models' warm-up (started here if ``cns run`` did not) and, ``with_demo_data``, the demo data
+    stand now."""
+    demo = read_progress() if with_demo_data else None
+    return UnderWay(warm_up.start(), demo if demo is not None and demo.shown else None)
