@@ -36,18 +36,20 @@ browser:
 	fi
 
 # Demo data for every page (idempotent): 300 turns through the coherence hook into the memory,
-# and the bundled examples/ evaluated as a finished corpus run.
+# and the bundled examples/ evaluated as a finished corpus run. `make run` writes it itself, in the
+# background (cns run --demo-data); this target writes it in the foreground.
 demo-memory: $(STAMP)
-	$(PY) -m cns_core.cli.demo_memory
-	$(PY) -m cns_core.cli.demo_corpus
+	$(PY) -m cns_core.cli.demo_data
 
 # The dashboard and the judge loop (bus proxy, CriticAgent, MemoryAgent) as supervised children of
-# `cns run`: one Ctrl-C stops them all. A judge loop of the same state folder already running is used as it is;
-# one of another folder on the bus ports is left alone and ours starts on free ports.
+# `cns run`: one Ctrl-C stops them all. The dashboard answers first; the demo data (demo-memory's) is
+# written behind it, once, by a child of `cns run` (--demo-data), and the pages say how far it has got.
+# A judge loop of the same state folder already running is used as it is; one of another folder on the
+# bus ports is left alone and ours starts on free ports.
 # The dashboard listens on 127.0.0.1 (cns run's default); ADDRESS=0.0.0.0 RUN_ARGS=--new-token make run shares
 # it behind a new access token.
-run: $(STAMP) demo-memory
-	$(VENV)/bin/cns run --port $(PORT) $(if $(ADDRESS),--address $(ADDRESS)) $(RUN_ARGS)
+run: $(STAMP)
+	$(VENV)/bin/cns run --port $(PORT) --demo-data $(if $(ADDRESS),--address $(ADDRESS)) $(RUN_ARGS)
 
 # Ends with the 15 slowest tests (pytest's --durations) and the wall time pytest took.
 test: $(STAMP) browser

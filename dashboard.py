@@ -11,7 +11,10 @@ switched off for every later run (``frame.leave_legacy_pages``; a page that this
 for a direct link on a fresh server, hands over to this router in ``frame.page``), then the
 access gate (``frame.gate``: the token of a shared dashboard; nothing is loaded or shown before
 it), then the sidebar, then the page. Until the models have loaded (``cns_core.views.warm_up``, started
-once per server process, by ``cns run`` as the server starts), a progress line stands above every page.
+once per server process, by ``cns run`` as the server starts), a progress line stands above every page; on the
+pages that show the memory or the corpus, another says how far ``make run``'s demo data has got while it is
+written in the background (``cns_core.cli.demo_progress``). Their seconds tick in the browser
+(``cns_core.views.progress_line``), so they stay true while a page's script waits.
 
 Session-state keys (constants in ``cns_core.views.ui_state``; set them only through
 its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
@@ -44,7 +47,7 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from cns_core.views import ui_state, warm_up
+from cns_core.views import progress_line, ui_state
 from pages import _frame as frame
 
 if TYPE_CHECKING:
@@ -79,6 +82,8 @@ _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
 # Pages that work on the memory and the judge, not on an SNO: the sidebar's SNO controls would do nothing there
 # and push the page's own filters below the fold.
 _WITHOUT_SNO = frozenset(Path(name).stem for name, _, _ in _SECTIONS["Memory and judge"])   # their url paths
+# Pages that show the memory or the corpus: they say how far `make run`'s demo data has got while it is written.
+_DEMO_DATA_PAGES = _WITHOUT_SNO | {"corpus", "coherence"}
 
 
 def _navigation() -> dict[str, list]:
@@ -167,22 +172,30 @@ def _models(slot: DeltaGenerator) -> None:
                        f"named above. {backend.fallback_reason}")
 
 
-def _show_loading(slot: DeltaGenerator) -> bool:
-    """The warm-up's progress line in ``slot`` while the models load (started here if ``cns run`` did not);
-    True while they are loading."""
-    warming = warm_up.start()
-    if warming.finished:
+def _progress(page: StreamlitPage) -> progress_line.UnderWay:
+    return progress_line.under_way(with_demo_data=page.url_path in _DEMO_DATA_PAGES)
+
+
+def _draw_progress(slot: DeltaGenerator, now: progress_line.UnderWay) -> None:
+    """The progress lines in ``slot`` (empty when nothing is under way); their seconds tick in the browser."""
+    html = now.html()
+    if html is None:
         slot.empty()
-        return False
-    slot.html(warming.line_html(), unsafe_allow_javascript=True)     # our own words and numbers, no user text
-    return True
+    else:
+        slot.html(html, unsafe_allow_javascript=True)      # our own words and numbers, escaped
 
 
-@st.fragment(run_every=2.0)
-def _rerun_when_loaded() -> None:
-    """Once the models are loaded, the page is drawn again without its progress line (and with what it waited for)."""
-    if warm_up.status().finished:
-        st.rerun(scope="app")
+def _follow_progress(slot: DeltaGenerator, page: StreamlitPage, drawn: progress_line.UnderWay) -> None:
+    """After the page: while something is under way, its lines are drawn again every second (fresh figures from
+    the server), and the whole page once the models it waited for are loaded or the demo data moves on."""
+    def tick() -> None:
+        now = _progress(page)
+        if now.changed_since(drawn):
+            st.rerun(scope="app")
+        _draw_progress(st.empty(), now)
+
+    with slot.container():
+        st.fragment(tick, run_every=1.0)()
 
 
 granted = frame.access_granted()
@@ -191,13 +204,16 @@ if not granted:
     frame.gate()        # the token prompt; the run stops here
 _sidebar(navigation)
 models_slot = st.sidebar.container()
-loading = st.empty()     # above the page: the models loading in the background, on every page until they are done
-_show_loading(loading)
+top = st.empty()     # above the page: what is under way (models loading, demo data), until it is done
+_draw_progress(top, _progress(navigation))
 try:
     with frame.routed():
         navigation.run()
 finally:                 # also after a page's st.stop()
-    if _show_loading(loading):
-        _rerun_when_loaded()
+    drawn = _progress(navigation)
+    if drawn.moving:
+        _follow_progress(top, navigation, drawn)
+    else:
+        _draw_progress(top, drawn)
     _models(models_slot)
     frame.coherence_hook()   # warms the coherence hook's models in the background, after the page has drawn

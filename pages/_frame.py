@@ -32,7 +32,7 @@ from cns_core.scoring import load_profiles
 from cns_core.sno import SNO
 
 __all__ = ["routed", "end_page", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
-           "memory", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
+           "memory", "demo_data_running", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
            "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note"]
 
 
@@ -70,6 +70,14 @@ def _memory_at(where: str):
     from cns_core.memory import MemoryService
 
     return MemoryService()
+
+
+def demo_data_running() -> bool:
+    """Whether ``make run`` is writing its demo data now (the router's line above the page says how far)."""
+    from cns_core.cli.demo_progress import read_progress
+
+    progress = read_progress()
+    return progress is not None and progress.running
 
 
 @st.cache_resource(show_spinner=False)

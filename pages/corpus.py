@@ -72,7 +72,10 @@ if KEY_FRAME not in st.session_state:   # a fresh session opens on the latest fi
             st.session_state[KEY_ORIGIN] = f"{latest.origin} (latest finished run)"
 
 data = st.session_state.get(KEY_FRAME)
-if data is None:
+if data is None and frame.demo_data_running():
+    st.info("Nothing loaded yet: `make run` is writing its demo data, the bundled examples evaluated as a corpus run "
+            "among it (the line above says how far); this page opens on that run by itself.")
+elif data is None:
     st.info("Nothing loaded yet. Import argument maps with `cns import FORMAT PATH -o DIR`, then evaluate DIR.")
 else:
     with frame.guard("Could not show the corpus"):

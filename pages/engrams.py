@@ -66,8 +66,12 @@ with frame.guard("Could not open the engram memory"):
     memory = frame.memory()
     total = memory.count()
     if total == 0:
-        st.info("The memory is empty: no engram has been stored yet. Start the judge loop with `cns agents` "
-                "and send turns from the Judge page, or run `make run` for a demo memory.")
+        if frame.demo_data_running():
+            st.info("The memory is empty so far: `make run` is writing its demo data (the line above says how "
+                    "far); this page fills in by itself.")
+        else:
+            st.info("The memory is empty: no engram has been stored yet. Start the judge loop with `cns agents` "
+                    "and send turns from the Judge page, or run `make run` for a demo memory.")
         frame.end_page()
 
     with st.sidebar:

@@ -1,6 +1,7 @@
 """The screenshots of the documentation and the README, made by driving Chromium through the app.
 
-    python scripts/docs_screens.py                      # the app of `make run` if it answers, else its own
+    python scripts/docs_screens.py                      # the app of `make run` if it answers (once its demo
+                                                        # data is written), else its own
     python scripts/docs_screens.py --url http://127.0.0.1:8501
     python scripts/docs_screens.py --own                # always its own demo state and dashboard
 
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from local_servers import free_port, stop_process, wait_until_serving  # noqa: E402
+from local_servers import free_port, stop_process, wait_for_demo_data, wait_until_serving  # noqa: E402
 from test_browser import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -100,6 +101,18 @@ def cns_run(env: dict[str, str]):
         stop_process(proc)
 
 
+def wait_for_make_run_demo() -> None:
+    """A `make run` that answers may still be writing its demo data in the background: the screenshots wait for it
+    (its record in the state folder, polled) so that they show the whole demo."""
+    from cns_core.config import state_dir
+
+    state = state_dir(create=False)
+    print(f"docs-screens: waiting for make run's demo data in {state} (if it is still being written)", flush=True)
+    written = wait_for_demo_data(state)
+    if written is not None and written.stage != "done":
+        raise SystemExit(f"docs-screens: make run's demo data is incomplete: {written.line()}")
+
+
 def shoot_all(base: str) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
@@ -142,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium")
     with ExitStack() as stack:
         base = args.url.rstrip("/")
+        if not args.own and answers(base):
+            wait_for_make_run_demo()
         if args.own or not answers(base):
             print(f"docs-screens: nothing answers at {base}; starting an own demo dashboard", flush=True)
             env = demo_env(Path(tempfile.mkdtemp(prefix="cns-docs-screens-")))

@@ -21,7 +21,8 @@ EXAMPLES_DIR = PROJECT_ROOT / "examples"
 # A file not named here keeps its place; add one when the summary shows a new long file.
 LONGEST_FIRST = (
     "test_browser_demo.py", "test_batch_ray.py", "test_browser.py", "test_browser_demo35.py", "test_faults.py",
-    "test_browser_entry.py", "test_coherence_cli.py", "test_run_supervisor.py", "test_agents_load.py",
+    "test_browser_entry.py", "test_coherence_cli.py", "test_run_supervisor.py", "test_demo_data.py",
+    "test_agents_load.py",
     "test_judge_loop_ownership.py", "test_batch_small_corpus.py", "test_argument_miner.py",
 )
 

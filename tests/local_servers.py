@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "stop_process", "serve_dashboard"]
+__all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 
 T = TypeVar("T")
 LOG_TAIL = 4000         # characters of a log quoted in a failed wait
@@ -85,6 +85,24 @@ def wait_until_serving(url: str, proc: subprocess.Popen, what: str, timeout_s: f
     """Wait until ``url`` answers 200; :class:`WaitFailed` (a ``RuntimeError``) naming ``what`` if the process
     exits first or the bound runs out."""
     wait_for(lambda: answers_200(url), timeout_s, 0.2, f"{what} to answer {url}", proc=proc, log=log)
+
+
+def wait_for_demo_data(state: Path, proc: subprocess.Popen | None = None, timeout_s: float = 1200.0,
+                       log: Path | None = None):
+    """The demo data record of ``state`` (``cns run --demo-data``: ``demo_data.json``) once its filler is no longer
+    at work (done, failed, or its process gone), through :func:`wait_for`. Without ``proc`` (a ``make run``
+    started elsewhere) a folder with no record gives None at once; with it, :class:`WaitFailed` when ``proc``
+    exits first or the bound runs out."""
+    from cns_core.cli.demo_progress import read_progress
+
+    if proc is None and read_progress(state) is None:
+        return None
+
+    def finished():
+        progress = read_progress(state)
+        return progress if progress is not None and not progress.running else None
+
+    return wait_for(finished, timeout_s, 0.5, f"the demo data in {state} to be written", proc=proc, log=log)
 
 
 def stop_process(proc: subprocess.Popen, grace_s: float = 10.0) -> None:

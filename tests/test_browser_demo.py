@@ -1,8 +1,8 @@
 """The demo as ``make run`` sets it up, walked page by page in Debian's chromium.
 
-Set-up as the Makefile does it, into a private state dir: the demo memory (its turns
-through the coherence hook) and the demo corpus run, then ``cns run`` (judge loop and
-dashboard) on free ports. Every page must show data, not an empty state; every request
+Set-up as the Makefile does it, into a private state dir: ``cns run --demo-data`` (judge loop and
+dashboard) on free ports, which writes the demo memory (its turns through the coherence hook) and the
+demo corpus run behind the dashboard; the pages are walked once it is complete. Every page must show data, not an empty state; every request
 is recorded and any that leaves this machine fails the test (the ``page`` fixture);
 screenshots go to ``test-artifacts/demo-*.png``.
 """
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_servers import free_port, stop_process, wait_for, wait_until_serving
+from local_servers import free_port, stop_process, wait_for, wait_for_demo_data, wait_until_serving
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     FIRST_RENDER_MS,
     WARM_UP_MS,
@@ -33,8 +33,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_TURNS = 60         # still the three habit contradictions of demo_memory._DRIFT_AT, and > DEMO_TURNS // 2 kept
-SET_UP = ("import sys; from cns_core.cli import demo_corpus, demo_memory; "
-          "sys.exit(demo_memory.main(['--count', sys.argv[1]]) or demo_corpus.main([]))")
 
 
 def _metric(page, label: str) -> str:
@@ -49,26 +47,24 @@ def _wait_for_at_least(page, testid: str, n: int) -> None:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
-    """``make run``'s demo data, then ``cns run``; yields the dashboard URL once the judge loop is up."""
+    """``make run``: ``cns run --demo-data`` on free ports; yields the dashboard URL once the judge loop is up
+    and the demo data, written behind the dashboard, is complete."""
     state = tmp_path_factory.mktemp("demo-state")
     env = {**os.environ, "CNS_STATE_DIR": str(state), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "ANONYMIZED_TELEMETRY": "False", "CNS_OLLAMA_URL": f"http://127.0.0.1:{free_port()}",
            **{k: str(free_port()) for k in ("CNS_BUS_PUB_PORT", "CNS_BUS_SUB_PORT", "CNS_BUS_JOURNAL_PORT")}}
-    # `make demo-memory`'s two steps with their own entry points, in one process: the models they share
-    # load once (two processes loaded them twice; the data written is the same)
-    done = subprocess.run([sys.executable, "-c", SET_UP, str(DEMO_TURNS)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "demo memory: wrote" in done.stdout and "demo corpus:" in done.stdout, done.stdout
     web = free_port()
     log_path = state / "run.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "cns_core.cli", "run", "--port", str(web), "--address",
-                                 "127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+                                 "127.0.0.1", "--demo-data", str(DEMO_TURNS)], cwd=ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
     try:
         wait_until_serving(f"http://127.0.0.1:{web}/_stcore/health", proc, "cns run's dashboard", 300, log_path)
         wait_for(lambda: "memory: running" in log_path.read_text(), 300, 0.2, "cns run's MemoryAgent to start",
                  proc=proc, log=log_path)
+        written = wait_for_demo_data(state, proc, log=log_path)
+        assert written.stage == "done" and written.turns_written == DEMO_TURNS, log_path.read_text()
         yield f"http://127.0.0.1:{web}", state
     finally:
         stop_process(proc)

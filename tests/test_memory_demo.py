@@ -62,3 +62,25 @@ def test_build_demo_writes_once(state_dir, monkeypatch, capsys):
     assert {e.id: e.metadata for e in memory.browse(limit=40)} == before
     assert (state_dir / "coherence.jsonl").read_text().splitlines() == log_lines   # not checked twice
     assert build_demo(memory, 40) == 0
+
+
+def test_a_stored_demo_turn_without_its_grade_gets_it_and_the_plan_says_when_nothing_is_left(state_dir, monkeypatch):
+    """A turn the hook quarantined and released later, or one written just before a stop, is stored without the
+    demo judge's grade: the next build grades it; a complete memory plans nothing (make run then loads no model)."""
+    from cns_core.cli.demo_memory import plan_demo
+
+    monkeypatch.delenv("CNS_CHROMA_URL", raising=False)
+    memory = MemoryService()
+    turns = demo_turns(12)
+    late = next(t for t in turns if t["score"] is not None)
+    memory.write_episodic(late["query"], late["answer"], late["session_id"], late["query_id"])
+    plan = plan_demo(memory, 12)
+    assert [t["query_id"] for t in plan.ungraded] == [late["query_id"]] and plan.unscored == [late["query_id"]]
+    assert len(plan.missing) == 11 and plan.present == [late["query_id"]] and not plan.complete(with_trust=False)
+    seen: list[tuple[int, int]] = []
+    assert build_demo(memory, 12, on_progress=lambda done, total: seen.append((done, total))) == 11
+    assert seen[0] == (1, 12) and seen[-1] == (12, 12) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    (stored,) = memory.get([late["query_id"]])
+    assert stored.critic_score == late["score"]
+    after = plan_demo(memory, 12)
+    assert after.complete(with_trust=False) and not after.complete(with_trust=True)   # built without the critics

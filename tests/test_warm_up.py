@@ -47,8 +47,8 @@ def loading(state_dir, monkeypatch):
     release.set()
 
 
-def _progress(at: AppTest) -> list[str]:
-    return [h.proto.body for h in at.get("html") if 'data-testid="cns-warm-up"' in h.proto.body]
+def _progress(at: AppTest, testid: str = "cns-warm-up") -> list[str]:
+    return [h.proto.body for h in at.html if f'data-testid="{testid}"' in h.proto.body]
 
 
 @pytest.mark.parametrize("page", ["engrams.py", "judge.py", "weights.py"])

@@ -13,7 +13,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from cns_core.config import PROJECT_ROOT
 
@@ -22,11 +22,11 @@ __all__ = ["EXAMPLES", "build_demo_corpus", "main"]
 EXAMPLES = PROJECT_ROOT / "examples"
 
 
-def build_demo_corpus(folder: str | Path = EXAMPLES) -> Path:
-    """Evaluate ``folder`` (resumable); returns the results file."""
+def build_demo_corpus(folder: str | Path = EXAMPLES, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Evaluate ``folder`` (resumable; ``on_progress(done, total)`` SNO by SNO); returns the results file."""
     from cns_core.engine import corpus
 
-    corpus.evaluate_folder(folder)
+    corpus.evaluate_folder(folder, on_progress=on_progress)
     return corpus.folder_results_path(folder)
 
 

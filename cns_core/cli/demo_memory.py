@@ -32,11 +32,13 @@ import argparse
 import random
 import sys
 import time
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 from cns_core.config import load_config
 
-__all__ = ["FACTS", "PERSONA", "demo_turns", "build_demo", "demo_hook", "main"]
+__all__ = ["FACTS", "PERSONA", "DemoPlan", "demo_turns", "plan_demo", "build_demo", "demo_hook", "write_demo_memory",
+           "main"]
 
 # (question, good answer, partial answer, wrong answer)
 FACTS: tuple[tuple[str, str, str, str], ...] = (
@@ -181,40 +183,88 @@ def demo_turns(count: int = 300, seed: int = 7, now: float | None = None, days: 
     return turns
 
 
+@dataclass
+class DemoPlan:
+    """What the demo memory lacks, read in one pass over its ids (no model is loaded): the turns to write, the
+    stored turns without the grade the demo gives them (a run stopped between a write and its grade), and the
+    stored answers the critics never scored."""
+
+    turns: list[dict[str, Any]]
+    missing: list[dict[str, Any]]
+    ungraded: list[dict[str, Any]]
+    unscored: list[str]
+
+    @property
+    def present(self) -> list[str]:
+        """Ids of the demo turns the memory holds, stored or quarantined."""
+        gone = {t["query_id"] for t in self.missing}
+        return [t["query_id"] for t in self.turns if t["query_id"] not in gone]
+
+    def complete(self, with_trust: bool) -> bool:
+        """Nothing to write, grade or (``with_trust``) score: a second ``make run`` loads no model for it."""
+        return not self.missing and not self.ungraded and not (with_trust and self.unscored)
+
+
+def plan_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None) -> DemoPlan:
+    turns = demo_turns(count, seed, now)
+    stored = {e.id: e for e in memory.get([t["query_id"] for t in turns])}
+    quarantined = {e.id for e in memory.list_quarantined()}
+    return DemoPlan(turns, [t for t in turns if t["query_id"] not in stored and t["query_id"] not in quarantined],
+                    [t for t in turns if t["query_id"] in stored and t["score"] is not None
+                     and not stored[t["query_id"]].graded],
+                    [i for i, e in stored.items() if not e.metadata.get("trust_settings")])
+
+
+def _grades(turns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"query_id": t["query_id"], "score": t["score"], "feedback": t["feedback"], "judge_model": "demo judge",
+             "latency_s": t["latency_s"]} for t in turns if t["score"] is not None]
+
+
 def build_demo(memory: Any, count: int = 300, seed: int = 7, now: float | None = None,
-               hook: Any = None, trust: Any = None) -> int:
+               hook: Any = None, trust: Any = None, on_progress: Callable[[int, int], None] | None = None) -> int:
     """Write the demo turns that are missing (neither engrams nor quarantined), a session at a time
     through ``hook`` (a :class:`CoherenceHook`; None writes without one) and with the critics' Trust
-    Score of each answer (``trust``, an :class:`AnswerScorer`; None: without), and grade them.
-    Demo engrams stored earlier without a Trust Score under ``trust``'s settings get one.
-    Returns how many turns were written."""
+    Score of each answer (``trust``, an :class:`AnswerScorer`; None: without), and grade each session as it is
+    written (so a run stopped half-way keeps its grades). Then every stored demo turn gets what it lacks
+    (:func:`_complete_stored`). ``on_progress(present, total)`` follows the demo turns the memory holds, session
+    by session. Returns how many turns were written."""
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.agents.messages import TurnMessage
 
-    turns = demo_turns(count, seed, now)
-    ids = [t["query_id"] for t in turns]
-    present = {e.id for e in memory.get(ids)} | {e.id for e in memory.list_quarantined()}
-    missing = [t for t in turns if t["query_id"] not in present]
-    if trust is not None and present:
+    plan = plan_demo(memory, count, seed, now)
+    done = len(plan.present)
+    if on_progress is not None:
+        on_progress(done, count)
+    if plan.missing:
+        writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
+                             replay_on_start=False, trust=trust)
+        sessions: dict[str, list[dict[str, Any]]] = {}
+        for t in plan.missing:
+            sessions.setdefault(t["session_id"], []).append(t)
+        for batch in sessions.values():   # a session is one batch, as the agent would see it
+            writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
+                                            query_id=t["query_id"], metadata=t["metadata"], reference=t["reference"])
+                                for t in batch],
+                               {t["query_id"]: t["timestamp"] for t in batch})
+            memory.apply_scores(_grades(batch))
+            done += len(batch)
+            if on_progress is not None:
+                on_progress(done, count)
+    _complete_stored(memory, count, seed, now, trust)
+    return len(plan.missing)
+
+
+def _complete_stored(memory: Any, count: int, seed: int, now: float | None, trust: Any) -> None:
+    """The grade and (with ``trust``) the Trust Score under ``trust``'s settings of every stored demo turn that
+    lacks one: a turn the hook quarantined and later released (it was not stored when its session was graded
+    and scored), a run stopped between a write and its grade, an older demo memory without Trust Scores."""
+    plan = plan_demo(memory, count, seed, now)
+    if plan.ungraded:
+        memory.apply_scores(_grades(plan.ungraded))
+    if trust is not None and plan.present:
         from cns_core.agents.answer_trust import backfill
 
-        backfill(memory, trust, ids=[i for i in ids if i in present])
-    if not missing:
-        return 0
-    writer = MemoryAgent(memory=memory, pre_write_hook=hook.as_pre_write_hook(memory) if hook else None,
-                         replay_on_start=False, trust=trust)
-    sessions: dict[str, list[dict[str, Any]]] = {}
-    for t in missing:
-        sessions.setdefault(t["session_id"], []).append(t)
-    for batch in sessions.values():   # a session is one batch, as the agent would see it
-        writer.write_turns([TurnMessage(query=t["query"], answer=t["answer"], session_id=t["session_id"],
-                                        query_id=t["query_id"], metadata=t["metadata"], reference=t["reference"])
-                            for t in batch],
-                           {t["query_id"]: t["timestamp"] for t in batch})
-    memory.apply_scores([{"query_id": t["query_id"], "score": t["score"], "feedback": t["feedback"],
-                          "judge_model": "demo judge", "latency_s": t["latency_s"]}
-                         for t in missing if t["score"] is not None])
-    return len(missing)
+        backfill(memory, trust, ids=plan.present)
 
 
 def demo_hook(memory: Any) -> Any:
@@ -234,6 +284,41 @@ def demo_hook(memory: Any) -> Any:
     return hook
 
 
+def write_demo_memory(memory: Any, count: int = 300, *, with_hook: bool = True, with_trust: bool = True,
+                      on_progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """:func:`build_demo` with the demo's coherence hook (:func:`demo_hook`) and the configured Trust scoring,
+    each loaded here unless switched off; returns the lines that say what was done (``demo memory: ...``)."""
+    started = time.perf_counter()
+    hook = trust = None
+    try:
+        if with_hook:
+            hook = demo_hook(memory)
+        if with_trust:
+            from cns_core.agents.answer_trust import AnswerScorer
+
+            trust = AnswerScorer.configured()
+        written = build_demo(memory, count, hook=hook, trust=trust, on_progress=on_progress)
+    finally:
+        if hook is not None:
+            hook.close()
+    where = memory.url or memory.path
+    if written:
+        through = (f", {hook.counters['blocked']} quarantined by the coherence hook, the NLI model judging "
+                   f"{hook.counters['model_judged']} of {hook.counters['chains']} chains (log: {hook.log.path})"
+                   if hook is not None and hook.log is not None else "")
+        lines = [f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
+                 f"({memory.count()} engrams in total)"]
+    else:
+        lines = [f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do"]
+    if trust is not None:
+        from cns_core.engrams import EngramFilters
+
+        lines.append(f"demo memory: {memory.count(EngramFilters(min_trust=0.0))} engrams carry the critics' Trust "
+                     f"Score, {memory.count(EngramFilters(disagreeing=trust.settings.rule))} of them disagree with "
+                     "the judge")
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_memory", description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=300, help="demo engrams (default 300)")
@@ -248,37 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     offline_and_quiet()
     from cns_core.memory import MemoryService, MemoryStoreError
 
-    started = time.perf_counter()
-    hook = trust = None
     try:
-        memory = MemoryService(path=args.path)
-        if not args.no_hook:
-            hook = demo_hook(memory)
-        if not args.no_trust:
-            from cns_core.agents.answer_trust import AnswerScorer
-
-            trust = AnswerScorer.configured()
-        written = build_demo(memory, args.count, hook=hook, trust=trust)
+        lines = write_demo_memory(MemoryService(path=args.path), args.count, with_hook=not args.no_hook,
+                                  with_trust=not args.no_trust)
     except (MemoryStoreError, ValueError, OSError) as exc:
         print(f"demo memory: error: {exc}", file=sys.stderr)
         return 1
-    finally:
-        if hook is not None:
-            hook.close()
-    where = memory.url or memory.path
-    if written:
-        through = (f", {hook.counters['blocked']} quarantined by the coherence hook, the NLI model judging "
-                   f"{hook.counters['model_judged']} of {hook.counters['chains']} chains (log: {hook.log.path})"
-                   if hook is not None and hook.log is not None else "")
-        print(f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
-              f"({memory.count()} engrams in total)")
-    else:
-        print(f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do")
-    if trust is not None:
-        from cns_core.engrams import EngramFilters
-
-        print(f"demo memory: {memory.count(EngramFilters(min_trust=0.0))} engrams carry the critics' Trust Score, "
-              f"{memory.count(EngramFilters(disagreeing=trust.settings.rule))} of them disagree with the judge")
+    print("\n".join(lines))
     return 0
 
 

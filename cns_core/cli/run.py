@@ -13,6 +13,12 @@ A judge loop is used as it is only when it serves the same state folder (its rec
 loop of another state folder, say), ours starts on free ports and the dashboard is
 told them. A dashboard already serving the port is used as it is.
 
+With ``--demo-data`` (``make run`` passes it) one more child, a one-shot, writes the demo data (the demo
+memory, then the examples' corpus run: :mod:`cns_core.cli.demo_data`) in the background once the dashboard
+answers; it reaches the memory through the server like the others, and a second run with the data there
+writes nothing. The dashboard serves first; the pages that show the memory or the corpus say how far the demo
+data has got.
+
 The dashboard listens on 127.0.0.1 unless ``--address`` says otherwise; any other
 address shares it with whoever reaches the machine, so it needs an access token
 (``CNS_DASHBOARD_TOKEN``, or the token file that ``--new-token`` writes) and is
@@ -34,7 +40,7 @@ if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
 __all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
-           "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS"]
+           "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS", "turn_count", "demo_data_plan", "DEMO_TURNS"]
 
 
 # How cns run starts the dashboard: no browser, no usage statistics, and no file watching (a watcher on the
@@ -42,6 +48,7 @@ __all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "d
 # the state folder; nobody edits the code of a running demo: restart it instead).
 STREAMLIT_OPTIONS = ("--server.headless", "true", "--browser.gatherUsageStats", "false",
                      "--server.fileWatcherType", "none", "--server.runOnSave", "false")
+DEMO_TURNS = 300      # make run's demo memory
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -57,6 +64,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-agents", action="store_true", help="the dashboard only")
     p.add_argument("--no-dashboard", action="store_true",
                    help="the judge loop only (with --no-agents: the memory's Chroma server only)")
+    p.add_argument("--demo-data", nargs="?", type=turn_count, const=DEMO_TURNS, default=None, metavar="TURNS",
+                   help=f"also write the demo data (make run does): {DEMO_TURNS} demo turns (or TURNS) into the memory, "
+                        "then the bundled examples as a corpus run, in the background once the dashboard answers; "
+                        "idempotent (what is there is not written again). The pages show how far it has got")
     p.add_argument("--grace", type=float, default=10.0, help="seconds a child gets to stop before it is killed")
     p.set_defaults(func=run_demo)
 
@@ -70,6 +81,17 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535, or 0 for a free one)")
     return port
+
+
+def turn_count(text: str) -> int:
+    """``--demo-data TURNS``: a whole number of demo turns, at least 1."""
+    try:
+        turns = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of demo turns (a whole number, at least 1)") from None
+    if turns < 1:
+        raise argparse.ArgumentTypeError(f"{turns} demo turns: give at least 1")
+    return turns
 
 
 def free_port(address: str) -> int:
@@ -175,6 +197,30 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
                      stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid)), folder
 
 
+def demo_data_plan(turns: int, env: dict[str, str], address: str, port: int | None) -> "ChildSpec":
+    """The one-shot child that writes the demo data (:mod:`cns_core.cli.demo_data`) once our dashboard on
+    ``address:port`` answers (``port`` None: no dashboard of ours, it starts at once). Started after the memory's
+    server, so it opens the memory through that server, never embedded."""
+    from cns_core.cli.demo_progress import DemoProgress, write_progress
+    from cns_core.cli.supervisor import ChildSpec
+
+    argv = [sys.executable, "-m", "cns_core.cli.demo_data", "--turns", str(turns)]
+    if port is not None:
+        host = address.strip("[]")
+        host = "127.0.0.1" if host in ("", "0.0.0.0", "::") else host      # a wildcard answers on loopback too
+        argv += ["--after", f"http://{f'[{host}]' if ':' in host else host}:{port}/_stcore/health"]
+    print(f"demo data: {turns} demo turns and the examples' corpus run are written in the background ([demo] below) "
+          "once the dashboard answers; what is there already is kept. The Engrams, Judge, Coherence and Corpus "
+          "pages show how far it has got")
+
+    def first_record(pid: int) -> None:
+        """Written as the child starts, before the dashboard can answer: no page meanwhile finds no record, or the
+        last run's "done"."""
+        write_progress(DemoProgress.begin(turns, "waiting" if port is not None else "checking", pid=pid))
+
+    return ChildSpec("demo", argv, env=env, one_shot=True, on_start=first_record)
+
+
 def _replaced_orphan(port: int) -> bool:
     """True when ``port`` was held by this state folder's dashboard whose ``cns run`` is gone, and it is
     stopped now (so ours can start there); False when anything else holds the port."""
@@ -220,6 +266,7 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     bus = bus_settings()
     children: list[ChildSpec] = []
+    dashboard_port: int | None = None
     if not args.no_agents:
         bus, agents = judge_loop_plan(bus)
         env = {**env, **bus_env(bus)}           # the agents and the dashboard use the same ports
@@ -238,11 +285,14 @@ def run_demo(args: argparse.Namespace) -> int:
             port = args.port
             children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT), death_signal=signal.SIGKILL,
                                       on_start=lambda pid: write_dashboard_record(pid, port)))
+            dashboard_port = port
             where, url = dashboard_url(args.address, args.port, token)
             print(f"dashboard: listening on {where}; open {url}")
             if token:
                 print("dashboard: visitors give the access token once per browser session (the link above "
                       "carries it); keep it private, and put a TLS reverse proxy in front beyond a trusted network")
+    if args.demo_data and (children or memory_server is not None):   # else the running `cns run` writes it
+        children.append(demo_data_plan(args.demo_data, env, args.address, dashboard_port))
     if memory_server is not None:      # first: its record is written before the others open the memory
         children.insert(0, memory_server)
     if not children:

@@ -1,11 +1,12 @@
 """Run several long-lived commands as one: start them, relay their output, stop them all together.
 
 ``cns run`` (and so ``make run``) uses it for the memory's Chroma server, the judge loop
-(``cns agents``) and the dashboard (``streamlit run``). Each child runs in its own process
-group, so the supervisor alone decides when it stops: on SIGINT or SIGTERM every child gets
-SIGTERM (its whole group), and whatever is still alive after the grace period is
+(``cns agents``) and the dashboard (``streamlit run``), and ``make run``'s demo data filler. Each child
+runs in its own process group, so the supervisor alone decides when it stops: on SIGINT or SIGTERM every
+child gets SIGTERM (its whole group), and whatever is still alive after the grace period is
 killed; a child marked ``stop_last`` (the memory's server) only once the others are gone.
-A child marked ``restart`` that dies is started again (a few times, with a pause); any
+A child marked ``restart`` that dies is started again (a few times, with a pause); a child marked
+``one_shot`` (the demo data filler) runs to its end and its exit, whatever its status, ends nothing; any
 other child that exits ends the whole run. Nothing is left behind: no process, and so no
 port.
 
@@ -72,6 +73,7 @@ class ChildSpec:
     death_signal: int = signal.SIGTERM   # what the kernel sends it when the supervisor dies
     on_start: Callable[[int], None] | None = None   # told each new pid (the dashboard's record)
     stop_last: bool = False         # stopped once the others have exited (the memory's server: they write to it)
+    one_shot: bool = False          # a task that ends by itself (the demo data): its exit stops nothing
 
 
 @dataclass
@@ -80,6 +82,7 @@ class _Child:
     proc: subprocess.Popen
     restarts: int = 0
     relay: threading.Thread | None = field(default=None, repr=False)
+    ended: bool = False             # a one-shot child that has exited (and been said so)
 
 
 class Supervisor:
@@ -155,9 +158,18 @@ class Supervisor:
         """0 while all is well (restarting what may be restarted), else the status to end the run with."""
         for child in self.children:
             code = child.proc.poll()
-            if code is None:
+            if code is None or child.ended:
                 continue
             spec = child.spec
+            if spec.one_shot:
+                child.ended = True
+                _signal_group(child.proc, signal.SIGKILL)   # anything it left in its group
+                if child.relay is not None:
+                    child.relay.join(2.0)        # its last lines before the supervisor's
+                self.say(f"[{spec.name}] {_ending(code)}" + ("" if code == 0 else "; the others go on"))
+                if all(c.ended for c in self.children):
+                    self._stop.set()            # nothing left to supervise
+                continue
             if spec.restart and child.restarts < spec.max_restarts:
                 child.restarts += 1
                 self.say(f"[{spec.name}] {_ending(code)}; restarting "
@@ -175,7 +187,7 @@ class Supervisor:
         """SIGTERM every child's process group, wait up to the grace period, then SIGKILL what is left; children
         marked ``stop_last`` get the same once the others are gone."""
         for last in (False, True):
-            self._stop_group([c for c in self.children if c.spec.stop_last == last])
+            self._stop_group([c for c in self.children if c.spec.stop_last == last and not c.ended])
 
     def _stop_group(self, children: Sequence[_Child]) -> None:
         for child in children:

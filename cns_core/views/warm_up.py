@@ -44,24 +44,12 @@ class WarmUpStatus:
     def fraction(self) -> float:
         return self.done / self.total if self.total else 1.0
 
-    def line(self) -> str:
-        """The progress line a page shows while the models load."""
+    def line(self, seconds: str | None = None) -> str:
+        """The progress line a page shows while the models load; ``seconds`` in place of the seconds so far
+        (a page puts a counter there: :mod:`cns_core.views.progress_line`)."""
         now = f": {self.stage}" if self.stage else ""
         return (f"Loading the models in the background ({self.done} of {self.total} done{now}, "
-                f"{self.elapsed_s:.0f} s). This page fills in as soon as what it needs is loaded.")
-
-    def line_html(self) -> str:
-        """:meth:`line` as the page shows it, its seconds counting on in the browser: the page's script run
-        waits on the models it needs, so a line written once stood still ("20 s" at 24 s)."""
-        from cns_core.views.display import escape
-
-        seconds = f"{self.elapsed_s:.0f} s"
-        head, tail = self.line().split(seconds, 1)
-        return (f'<div data-testid="cns-warm-up" style="color:rgba(49,51,63,0.6)">{escape(head)}'
-                f'<span data-cns-elapsed="{self.elapsed_s:.1f}">{seconds}</span>{escape(tail)}</div>'
-                "<script>(function(){var t0=Date.now();var spans=document.querySelectorAll('[data-cns-elapsed]');"
-                "setInterval(function(){spans.forEach(function(s){s.textContent=Math.round("
-                "parseFloat(s.getAttribute('data-cns-elapsed'))+(Date.now()-t0)/1000)+' s';});},1000);})();</script>")
+                f"{seconds or f'{self.elapsed_s:.0f} s'}). This page fills in as soon as what it needs is loaded.")
 
 
 class WarmUp:
