@@ -14,7 +14,7 @@ from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
 from cns_core.models.tiny import build_tiny_nli_model
 from cns_core.training.association_probe import load_probe, probe_figures, probe_pairs
 from cns_core.training.association_swaps import (MiningSettings, NameNeighbours, ProbeFilter, SlotFact, claim_facts,
-                                                 evouna_facts, mine_pairs, near_values, value_kind)
+                                                 evouna_facts, mine_pairs, near_values, other_names, value_kind)
 from cns_core.training.nli import TrainSettings, _training_data
 from cns_core.training.nli_data import NLIPairs
 from cns_core.training.verifier_data import JudgedAnswer
@@ -109,6 +109,23 @@ def test_only_the_swaps_the_model_entails_are_kept_with_counterfactual_premises(
     assert ("The capital of Freedonia is Fredville.", "Fredville is the capital of Freedonia.", ENTAILMENT,
             "associations:fact") in rows
     assert not any("Fredburg" in h or "Zanzibar" in h for h in pairs.hypotheses)   # the model was not fooled
+
+
+def test_another_right_way_to_write_the_value_stays_entailed():
+    fact = SlotFact("Wilhelm Conrad Röntgen won the first Nobel Prize in Physics.",
+                    "The first Nobel Prize in Physics went to Wilhelm Conrad Röntgen.", "Wilhelm Conrad Röntgen", "name",
+                    "evouna", question="who got the first nobel prize in physics",
+                    aliases=("Wilhelm Conrad Röntgen", "W. C. Röntgen"))
+    assert other_names(fact) == ["W. C. Röntgen", "Wilhelm Röntgen", "Röntgen"]
+    place = SlotFact("It is in New York City.", "It is in New York City.", "New York City", "name", "evouna",
+                     question="where is the statue of liberty")
+    assert other_names(place) == []              # not a person: no shortened forms
+    neighbours = NameNeighbours(["Wilhelm Conrad Röntgen", "Wilhelm Conrad Rontgen", "Marie Curie"], _trigram_embed)
+    pairs = mine_pairs([fact], _fooled_by({"Rontgen"}), neighbours, MiningSettings(question_form=0.0),
+                       log=lambda _: None)
+    aliases = [(h, label) for h, label, s in zip(pairs.hypotheses, pairs.labels, pairs.sources) if s.endswith(":alias")]
+    assert aliases == [("The first Nobel Prize in Physics went to W. C. Röntgen.", ENTAILMENT),
+                       ("The first Nobel Prize in Physics went to Wilhelm Röntgen.", ENTAILMENT)]
 
 
 def test_a_fact_the_model_is_never_fooled_on_gives_no_pairs_and_an_open_slot_is_neutral():

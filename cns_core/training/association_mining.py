@@ -27,7 +27,7 @@ from cns_core.training.nli_data import NLIPairs, read_nli_tsv
 
 __all__ = ["MiningConfig", "mined_pairs"]
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 
 
 class MiningConfig(BaseModel):

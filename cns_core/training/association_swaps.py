@@ -19,8 +19,9 @@ names and not others. Here the confusions are mined from the model itself:
    popular answer stated as fact): the swap against the premise (contradiction where the slot holds
    one value, else not enough information), the truth against the counterfactual premise (the same
    label), and the swap against the counterfactual premise (entailment: the premise is followed
-   wherever it disagrees with the model's prior); and once per fact the fact itself (entailment), so the
-   model never learns that a shared sentence frame means contradiction.
+   wherever it disagrees with the model's prior); and once per fact the fact itself and the fact with its
+   value written another right way (an alias, a person's name without middle names: entailment), so the
+   model never learns that a shared sentence frame, or any other name, means contradiction.
 
 Facts whose subject and value belong to the association probe (``benchmarks/data/association_probe.yaml``)
 are left out, so the probe measures what the model learned, not what it saw.
@@ -41,7 +42,7 @@ from cns_core.models.verifier import verifier_pair
 from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["SlotFact", "MiningSettings", "value_kind", "evouna_facts", "claim_facts", "ProbeFilter",
-           "NameNeighbours", "near_values", "mine_pairs", "Scorer"]
+           "NameNeighbours", "near_values", "mine_pairs", "other_names", "Scorer"]
 
 # p(entailment, neutral, contradiction) rows for (premise, hypothesis) pairs.
 Scorer = Callable[[Sequence[tuple[str, str]]], np.ndarray]
@@ -335,8 +336,30 @@ def mine_pairs(facts: Sequence[SlotFact], score: Scorer, neighbours: NameNeighbo
                      f"{source}:counter_truth")
                 _add(out, _form(fact, counter, plan.swapped[c], seed, f"F{c}", share), ENTAILMENT,
                      f"{source}:counter_follow")
+        for a, alias in enumerate(other_names(fact)[:settings.keep]):
+            named = _replace_value(fact.hypothesis, fact.value, alias)
+            if named is not None:
+                _add(out, _form(fact, fact.premise, named, seed, f"A{a}", share), ENTAILMENT, f"{source}:alias")
     log(f"{source}: the model was fooled on {fooled} of {len(plans)} facts; {len(out)} pairs")
     return out
+
+
+_PERSON_QUESTION = re.compile(r"^\s*(?:who|whom|whose)\b", re.IGNORECASE)
+
+
+def other_names(fact: SlotFact) -> list[str]:
+    """Other right ways to write a fact's value: the reference's other answers (aliases), and for a person
+    (the question asks who) the name without its middle names or by surname alone. A swap that only changes
+    how a right answer is written must stay entailed ("Wilhelm Röntgen" for "Wilhelm Conrad Röntgen"), or
+    the model would learn that any other name is wrong."""
+    out = [a for a in fact.aliases if value_kind(a) == "name" and a.lower() != fact.value.lower()]
+    words = fact.value.split()
+    if fact.kind == "name" and _PERSON_QUESTION.match(fact.question) and len(words) >= 2:
+        if len(words) >= 3:
+            out.append(f"{words[0]} {words[-1]}")
+        if len(words[-1]) >= 4 and words[-1][0].isupper():
+            out.append(words[-1])
+    return list(dict.fromkeys(o for o in out if o.lower() != fact.value.lower()))
 
 
 def _form(fact: SlotFact, premise: str, hypothesis: str, seed: int, salt: str, share: float) -> tuple[str, str]:
