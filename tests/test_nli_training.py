@@ -423,3 +423,38 @@ def test_an_unfinished_run_exports_its_checkpoint_as_a_loadable_model(tmp_path, 
     probs = TransformersNLI(str(settings.output_path), device="cpu").predict([(p, h) for p, h, _ in ROWS])
     assert probs.shape == (6, 3)
     assert train_nli(settings, progress=False, log=lambda _: None).steps == 18    # the run still resumes
+
+
+def _weights(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return {k: v.float() for k, v in load_file(str(folder / "model.safetensors")).items()}
+
+
+def test_an_interpolated_model_is_the_weighted_mean_of_the_trained_and_the_earlier_weights(tmp_path, tiny_base):
+    """WiSE-FT: exported from one checkpoint at weight 1 and at 0.25, each weight of the blend lies where the
+    mean puts it (fp16 storage rounds), and the report says what was blended in."""
+    from cns_core.training.nli import export_checkpoint
+
+    plain = _settings(tmp_path, tiny_base)
+    train_nli(plain, stop_after_steps=8, progress=False, log=lambda _: None)
+    export_checkpoint(plain, log=lambda _: None)
+    blended = _settings(tmp_path, tiny_base, output=str(tmp_path / "blend"), interpolate_with=str(tiny_base),
+                        interpolation_weight=0.25, checkpoint_dir=str(plain.checkpoint_path))
+    export_checkpoint(blended, log=lambda _: None)
+    trained, base, blend = _weights(plain.output_path), _weights(tiny_base), _weights(blended.output_path)
+    moved = [k for k in trained if float((trained[k] - base[k]).abs().max()) > 5e-3]
+    assert moved                                            # training changed weights the blend must pull back
+    for name in trained:
+        expected = 0.25 * trained[name] + 0.75 * base[name]
+        assert np.allclose(blend[name].numpy(), expected.numpy(), atol=2e-3), name
+    report = json.loads((blended.output_path / REPORT_FILE).read_text())
+    assert report["interpolated_with"] == str(tiny_base) and report["interpolation_weight"] == 0.25
+    assert json.loads((plain.output_path / REPORT_FILE).read_text())["interpolated_with"] is None
+    assert (blended.output_path / CALIBRATION_FILE).is_file()
+
+
+def test_interpolating_with_a_folder_without_a_model_names_the_field(tmp_path, tiny_base):
+    settings = _settings(tmp_path, tiny_base, interpolate_with=str(tmp_path / "missing"), interpolation_weight=0.5)
+    with pytest.raises(ValueError, match="interpolate_with: .* is not a folder holding a transformers model"):
+        train_nli(settings, progress=False, log=lambda _: None)

@@ -45,6 +45,10 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, help="cap on optimizer steps (a quick run)")
     parser.add_argument("--max-seconds", type=float,
                         help="stop the epochs after this many seconds of training and write the model as it stands")
+    parser.add_argument("--interpolate-with", metavar="DIR",
+                        help="blend this model's weights into the written model (e.g. the model shipped before)")
+    parser.add_argument("--interpolation-weight", type=float, metavar="W",
+                        help="share of the trained weights in the written model (default 1: no blend)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"))
     parser.add_argument("--threads", type=int, help="torch CPU threads (0: all cores)")
     parser.add_argument("--stop-after", type=int, metavar="N",
@@ -62,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     settings = load_train_settings({
         "output": args.output, "base_model": args.base_model, "data_dir": args.data_dir, "epochs": args.epochs, "batch_size": args.batch_size,
         "learning_rate": args.learning_rate, "max_steps": args.max_steps, "device": args.device,
-        "max_train_seconds": args.max_seconds,
+        "max_train_seconds": args.max_seconds, "interpolate_with": args.interpolate_with,
+        "interpolation_weight": args.interpolation_weight,
         "threads": args.threads}, path=args.settings)
     if args.calibrate_only:
         calibration = calibrate_model(settings)

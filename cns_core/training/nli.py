@@ -106,6 +106,12 @@ class TrainSettings(BaseModel):
                                                                 # questions never reach training (NQ301)
     max_train_seconds: float | None = Field(None, gt=0)  # stop the epochs at this time and write the model
     mining: MiningConfig = Field(default_factory=MiningConfig)   # the ``associations`` reader (hard negatives)
+    # Weight-space interpolation (WiSE-FT): the written model is ``interpolation_weight`` of the trained weights
+    # plus the rest of ``interpolate_with``'s (the model shipped before), which keeps what a narrow new mix
+    # would otherwise cost the old model on other genres. Applied when the model is written, so it is no part
+    # of the checkpoint: the same run can be exported at another weight.
+    interpolate_with: str | None = None
+    interpolation_weight: float = Field(1.0, gt=0, le=1)
 
     @field_validator("device")
     @classmethod
@@ -548,6 +554,7 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
 
     out = settings.output_path
     out.mkdir(parents=True, exist_ok=True)
+    interpolated = _interpolate(settings, model)
     model.to("cpu").to(torch.float16).save_pretrained(out, safe_serialization=True)
     model.to(torch.float32).to(device)        # the saved (fp16-rounded) weights, computed as served: fp32
     tokenizer.save_pretrained(out)
@@ -567,10 +574,34 @@ def _finish(settings: TrainSettings, model, tokenizer, train: NLIPairs, dev: NLI
         "contradiction_threshold": calibration.get("contradiction_threshold"),
         "dev_before_calibration": calibration.get("dev_before", {}),
         "dev_after_calibration": calibration.get("dev_after", {}),
+        "interpolated_with": interpolated, "interpolation_weight": settings.interpolation_weight if interpolated else 1.0,
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
     }
     (out / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n")
     return report
+
+
+def _interpolate(settings: TrainSettings, model) -> str | None:
+    """Blend ``interpolate_with``'s weights into ``model`` in place (see ``TrainSettings``); the folder used, if any."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    if settings.interpolate_with is None or settings.interpolation_weight >= 1.0:
+        return None
+    path = settings.resolved(settings.interpolate_with)
+    if path is None or not (path / "config.json").is_file():
+        raise ValueError(f"interpolate_with: {settings.interpolate_with!r} is not a folder holding a transformers model")
+    other = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True,
+                                                               dtype=torch.float32).state_dict()
+    mine = model.state_dict()
+    if set(other) != set(mine) or any(other[k].shape != mine[k].shape for k in mine):
+        raise ValueError(f"interpolate_with: {settings.interpolate_with!r} has another architecture than the model trained")
+    w = settings.interpolation_weight
+    with torch.no_grad():
+        for name, tensor in mine.items():
+            if tensor.is_floating_point():
+                tensor.copy_(w * tensor + (1.0 - w) * other[name].to(tensor.device, tensor.dtype))
+    return str(settings.interpolate_with)
 
 
 def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
