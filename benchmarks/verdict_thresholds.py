@@ -35,7 +35,7 @@ from cns_core.training.answer_sets import answer_set  # noqa: E402
 DEV_SETS = {"NQ301 (dev)": "nq301", "SQuALITY (dev, long)": "squality", "BUMP folds 1-4": "bump_train",
             "SummEdits folds 1-4": "summedits_train"}
 LONG = ("squality", "bump_train", "summedits_train")
-DETAIL_AT = (0.95, 0.9, 0.85, 0.8, 0.7, 0.6)
+DETAIL_AT = (1.0, 0.98, 0.95, 0.9, 0.85, 0.8, 0.7, 0.6)   # 1.0: a contradicted detail never decides
 WRONG_AT = (0.1, 0.2, 0.3)
 
 
@@ -59,6 +59,17 @@ def _figures(said: np.ndarray, right: np.ndarray) -> dict[str, float]:
         out[f"{name}_p"] = float(truth[pick].mean()) if pick.any() else float("nan")
         out[f"{name}_r"] = float((pick & truth).sum() / max(truth.sum(), 1))
     return out
+
+
+def _auc(verdicts, right: np.ndarray) -> float:
+    """AUC of p(right) for "the answer is right" (answers without a p(right), such as refusals, left out)."""
+    from sklearn.metrics import roc_auc_score
+
+    kept = [(v.score, r) for v, r in zip(verdicts, right) if v.score is not None]
+    truth = np.array([r for _, r in kept], dtype=bool)
+    if truth.all() or not truth.any():
+        return float("nan")
+    return float(roc_auc_score(truth, [s for s, _ in kept]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,20 +97,21 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = judge_answers(items, nli, embedder, replace(base, detail_contradicted_at=min(DETAIL_AT)))
         judged[name] = (verdicts, [i.answer for i in items], np.array([t.right for t in turns], dtype=bool))
         print(f"{name}: {len(items)} answers judged", file=sys.stderr, flush=True)
-    print(f"'incorrect' P/R and 'correct' P/R per development set; * = 'incorrect' precision below {args.precision} "
-          "somewhere\n")
-    print(f"{'detail_at':>9} {'wrong_at':>8} | " + " | ".join(f"{n[:20]:^23}" for n in judged))
+    print(f"AUC of p(right), 'incorrect' P/R and 'correct' P/R per development set; * = 'incorrect' precision below "
+          f"{args.precision} somewhere\n")
+    print(f"{'detail_at':>9} {'wrong_at':>8} | " + " | ".join(f"{n[:27]:^29}" for n in judged))
     for detail_at in DETAIL_AT:
         for wrong_at in WRONG_AT:
             settings = replace(base, detail_contradicted_at=detail_at, wrong_at=wrong_at)
             cells, low = [], False
             for name, (verdicts, answers, right) in judged.items():
-                said = np.array([_redecide(v, a, settings, head).verdict for v, a in zip(verdicts, answers)])
+                again = [_redecide(v, a, settings, head) for v, a in zip(verdicts, answers)]
+                said = np.array([v.verdict for v in again])
                 f = _figures(said, right)
                 low |= f["incorrect_n"] > 0 and f["incorrect_p"] < args.precision
-                cells.append(f"{f['incorrect_p']:4.2f} {f['incorrect_r']:4.2f} {f['correct_p']:4.2f} "
-                             f"{f['correct_r']:4.2f}")
-            print(f"{detail_at:9.2f} {wrong_at:8.2f} | " + " | ".join(f"{c:^23}" for c in cells) + (" *" if low else ""))
+                cells.append(f"{_auc(again, right):5.3f} {f['incorrect_p']:4.2f} {f['incorrect_r']:4.2f} "
+                             f"{f['correct_p']:4.2f} {f['correct_r']:4.2f}")
+            print(f"{detail_at:9.2f} {wrong_at:8.2f} | " + " | ".join(f"{c:^29}" for c in cells) + (" *" if low else ""))
     return 0
 
 
