@@ -53,9 +53,20 @@ def test_the_models_loading_line_counts_its_seconds_on(fresh, page):
 def test_the_example_buttons_show_whole_titles(fresh, page):
     open_page(page, fresh, "overview", "Overview")
     page.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
     settle(page)
-    shown = page.locator(".st-key-cns_examples .stMarkdownEllipsis").evaluate_all(
-        "els => els.filter(e => e.clientWidth > 0).map(e => [e.innerText, e.scrollWidth <= e.clientWidth + 1])")
+    measure = "els => els.filter(e => e.clientWidth > 0).map(e => [e.innerText, e.scrollWidth <= e.clientWidth + 1])"
+    # Under load a rerun of the page can measure the buttons while their wrapping style is being drawn again:
+    # wait for the state (six whole titles), then assert on what is shown, so a real cut still fails here.
+    try:
+        page.wait_for_function(
+            "() => { const els = [...document.querySelectorAll('.st-key-cns_examples .stMarkdownEllipsis')]"
+            ".filter(e => e.clientWidth > 0); return els.length === 6 && "
+            "els.every(e => e.scrollWidth <= e.clientWidth + 1); }", timeout=FIRST_RENDER_MS)
+    except PlaywrightTimeoutError:
+        pass
+    shown = page.locator(".st-key-cns_examples .stMarkdownEllipsis").evaluate_all(measure)
     assert len(shown) == 6 and [text for text, whole in shown if not whole] == [], shown
     assert page.get_by_role("button", name="Aerobic exercise lowers blood pressure in hypertension").count() == 1
 
