@@ -21,6 +21,7 @@ import psutil
 import pytest
 from judge_loop_helpers import lean_torch, wait_for  # noqa: F401  (lean_torch: a fixture)
 from local_servers import stop_process
+from test_browser import browser, page  # noqa: F401  (fixtures of the Chromium test)
 
 from cns_core.memory.access import served_record, server_answers, store_lock
 from cns_core.memory.process_lock import LockHeld
@@ -132,6 +133,48 @@ def test_a_turn_written_by_the_agents_process_is_found_by_the_dashboards_search_
         return any("id canberra-1" in m.value for m in at.markdown)
 
     wait_for(found, 60, interval=0.2, what="the other process's turn in the Engrams page's search by meaning")
+
+
+
+@pytest.mark.browser
+def test_in_chromium_a_turn_from_another_process_is_found_by_the_engrams_search(served_env, other_process, page):
+    """Issue 50's steps as a person takes them: Engrams served from the memory's server, a search by meaning,
+    a turn written by another process (the judge loop's), the same page searching again finds it."""
+    from local_servers import serve_dashboard
+    from test_browser import FIRST_RENDER_MS, WARM_UP_MS, open_page, settle, shoot
+
+    from cns_core.memory import MemoryService
+
+    MemoryService().write_episodic_many([{"query": f"Which {thing} is the largest?", "answer": f"The {name}.",
+                                          "session_id": "s", "query_id": f"largest-{thing}"}
+                                         for thing, name in (("ocean", "Pacific"), ("planet", "Jupiter"))])
+    with serve_dashboard(served_env.state, env=served_env.env) as base:
+        open_page(page, base, "engrams", "Engrams")
+        search = page.locator(".st-key-cns_engrams_similar input")
+        search.wait_for(timeout=WARM_UP_MS)
+
+        def search_for(text: str) -> None:
+            search.fill(text)
+            search.press("Enter")
+            settle(page)
+
+        search_for("capital city of a country")
+        assert page.get_by_text("id canberra-2").count() == 0
+        other_process.tell(do="write", turns=[{"query": "What is the capital of Australia?", "session_id": "judge",
+                                               "answer": "The capital of Australia is Canberra.",
+                                               "query_id": "canberra-2"}])
+        assert other_process.answer() == {"written": 1}
+        asked = iter(["the capital of Australia", "capital city of a country"] * 100)
+
+        def found() -> bool:
+            search_for(next(asked))
+            assert page.get_by_text("Error finding id").count() == 0
+            return page.get_by_text("id canberra-2").count() > 0
+
+        wait_for(found, 60, interval=0.5, what="the other process's turn in Chromium's search by meaning")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        page.get_by_text("id canberra-2").first.wait_for(timeout=FIRST_RENDER_MS)
+        shoot(page, "memory50-engrams-search-after-a-turn")
 
 
 def write_and_read(me: str, other: str, n: int, go: Path) -> dict:
