@@ -458,3 +458,4 @@ def test_interpolating_with_a_folder_without_a_model_names_the_field(tmp_path, t
     settings = _settings(tmp_path, tiny_base, interpolate_with=str(tmp_path / "missing"), interpolation_weight=0.5)
     with pytest.raises(ValueError, match="interpolate_with: .* is not a folder holding a transformers model"):
         train_nli(settings, progress=False, log=lambda _: None)
+    assert not (settings.checkpoint_path / "state.pt").exists()      # refused before any training step

@@ -299,13 +299,25 @@ def _device(setting: str):
     return torch.device("cuda" if setting in ("auto", "cuda") and torch.cuda.is_available() else "cpu")
 
 
+def _model_folder(settings: TrainSettings, field: str, value: str) -> Path:
+    """The folder a setting names, which must hold a transformers model; the error names the setting."""
+    path = settings.resolved(value)
+    if path is None or not (path / "config.json").is_file():
+        raise ValueError(f"{field}: {value!r} is not a folder holding a transformers model")
+    return path
+
+
 def _base_path(settings: TrainSettings) -> Path:
     if settings.base_model == "bundled":
         return bundled_base_model()
-    path = settings.resolved(settings.base_model)
-    if path is None or not (path / "config.json").is_file():
-        raise ValueError(f"base_model: {settings.base_model!r} is not a folder holding a transformers model")
-    return path
+    return _model_folder(settings, "base_model", settings.base_model)
+
+
+def _interpolation_path(settings: TrainSettings) -> Path | None:
+    """The model blended into the written one (``interpolate_with``), or None when nothing is blended."""
+    if settings.interpolate_with is None or settings.interpolation_weight >= 1.0:
+        return None
+    return _model_folder(settings, "interpolate_with", settings.interpolate_with)
 
 
 def _load_base(settings: TrainSettings, device):
@@ -314,6 +326,7 @@ def _load_base(settings: TrainSettings, device):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     base = _base_path(settings)
+    _interpolation_path(settings)      # a wrong folder to blend in fails here, not after the epochs
     tokenizer = AutoTokenizer.from_pretrained(str(base), local_files_only=True)
     labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -586,11 +599,9 @@ def _interpolate(settings: TrainSettings, model) -> str | None:
     import torch
     from transformers import AutoModelForSequenceClassification
 
-    if settings.interpolate_with is None or settings.interpolation_weight >= 1.0:
+    path = _interpolation_path(settings)
+    if path is None:
         return None
-    path = settings.resolved(settings.interpolate_with)
-    if path is None or not (path / "config.json").is_file():
-        raise ValueError(f"interpolate_with: {settings.interpolate_with!r} is not a folder holding a transformers model")
     other = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True,
                                                                dtype=torch.float32).state_dict()
     mine = model.state_dict()
