@@ -10,7 +10,8 @@ The association probe (``benchmarks/data/association_probe.yaml``; :mod:`cns_cor
 prints first: of its facts, how many hypotheses the verifier entails when they name the answer people
 commonly give instead, an obscure name of the same kind, or the truth against a premise stating the popular
 answer (none should be). With ``--beside-model`` (e.g. the verifier shipped before), the probe and every
-set's verdict figures are printed for that model as well, on the same sample.
+set's verdict figures are printed for that model as well, on the same sample, with the change of AUC and its
+paired 95% bootstrap interval (whether a set's loss is more than its sampling noise).
 
 The verdict before this one is read from ``benchmarks/baselines/answers_before.json`` (the same command
 run on the code before the change; the file says which commit) and printed beside today's.
