@@ -258,7 +258,9 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
     """Score ``todo`` on ``workers`` actors (Ray must be connected); ``collect`` gets each row as it comes.
 
     Each actor keeps two batches in flight. When an actor dies its batches' SNOs are queued again
-    one by one (on a new actor); an SNO whose second try dies too gets an error row.
+    one by one (on a new actor), and each such second try runs alone on its actor, so an SNO that kills
+    its worker cannot take another's second try down with it; an SNO whose second try dies too gets an
+    error row.
     """
     import ray
     from ray.exceptions import OutOfMemoryError, RayActorError, WorkerCrashedError
@@ -279,11 +281,20 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
         batch, attempt = queue.pop()
         in_flight[actors[slot].score.remote(batch)] = (slot, actors[slot], batch, attempt)
 
-    try:
+    def can_take(slot: int) -> bool:
+        """Two batches in flight per actor, but a second try only on an idle actor, and nothing beside it."""
+        attempts = [attempt for s, _, _, attempt in in_flight.values() if s == slot]
+        if any(attempts):
+            return False
+        return not attempts if queue[-1][1] else len(attempts) < 2
+
+    def fill() -> None:
         for slot in range(workers):
-            for _ in range(2):
-                if queue:
-                    submit(slot)
+            while queue and can_take(slot):
+                submit(slot)
+
+    try:
+        fill()
         while in_flight:
             [ref], _ = ray.wait(list(in_flight), num_returns=1)
             slot, actor, batch, attempt = in_flight.pop(ref)
@@ -302,8 +313,7 @@ def score_on_ray(todo: Sequence[Item], settings: ScorerSettings, context: Critic
                 rows = []
             for row in rows:
                 collect(row)
-            if queue:
-                submit(slot)
+            fill()
     finally:
         for actor in actors:
             ray.kill(actor)
