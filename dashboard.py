@@ -187,12 +187,16 @@ def _draw_progress(slot: DeltaGenerator, now: progress_line.UnderWay) -> None:
 
 def _follow_progress(slot: DeltaGenerator, page: StreamlitPage, drawn: progress_line.UnderWay) -> None:
     """After the page: while something is under way, its lines are drawn again every second (fresh figures from
-    the server), and the whole page once the models it waited for are loaded or the demo data moves on."""
+    the server), and the whole page once the models it waited for are loaded or the demo data moves on.
+
+    The lines are drawn before the rerun is asked for: drawing is where a run yields to a request that came
+    meanwhile, so a page the reader clicked in the sidebar goes first. Asked for after it, the rerun of this
+    page would replace that request (Streamlit keeps the later page of two) and the click would be lost."""
     def tick() -> None:
         now = _progress(page)
+        _draw_progress(st.empty(), now)
         if now.changed_since(drawn):
             st.rerun(scope="app")
-        _draw_progress(st.empty(), now)
 
     with slot.container():
         st.fragment(tick, run_every=1.0)()
