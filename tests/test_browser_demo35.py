@@ -24,6 +24,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     settle,
     shoot,
     wait_for_graph,
+    zero_weight,
 )
 
 from cns_core.views.graph_html import MIN_SCALE
@@ -99,26 +100,10 @@ def _go(page, title: str) -> None:
     settle(page)
 
 
-def _zero_weight(page, label: str) -> None:
-    """Move the Weights page's slider of ``label`` to 0 and return once the app has it in its session state.
-
-    The slider sends its value a moment after the key press; a navigation before that loses it (seen under
-    load: Meta-Critic showed the profile's weights). One key (Home) makes one change, so the page's own
-    word that custom weights are in force ("In force on every page: custom", written by the run that read
-    the new value) confirms that the app holds this value."""
-    slider = page.locator(f'input[type="range"][aria-label="{label}"]')
-    slider.focus()
-    page.keyboard.press("Home")
-    page.wait_for_function("(el) => Number(el.value) === 0", arg=slider.element_handle())
-    page.locator('[data-testid="stCaptionContainer"]', has_text="In force on every page: custom").first.wait_for(
-        timeout=FIRST_RENDER_MS)
-    settle(page)
-
-
 def test_meta_critic_with_custom_weights_and_a_gate_kept_for_the_session(fresh, page):
     _open_example(page, fresh, "Coffee makes people live longer")
     _go(page, "Weights")
-    _zero_weight(page, "Logic")
+    zero_weight(page, "Logic")
     _go(page, "Meta-Critic")
     body = page.locator("body").inner_text()
     assert "Coffee makes people live longer" in body
