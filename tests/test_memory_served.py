@@ -191,7 +191,7 @@ def write_and_read(me: str, other: str, n: int, go: Path) -> dict:
     assert memory.served is not None, "the memory is not reached through cns run's server"
     print("ready", flush=True)
     wait_for(go.exists, 120, interval=0.01, what="the go file (both processes start at once)")
-    misses, late, trusted = [], [], set()
+    misses, trusted = [], set()
     for i in range(n):
         qid = f"{me}-{i:03d}"
         question, answer = f"Worker {me} asks question number {i}: what is {i} plus {i}?", f"{i} plus {i} is {2 * i}."
@@ -201,16 +201,14 @@ def write_and_read(me: str, other: str, n: int, go: Path) -> dict:
         # by meaning (the stored text itself: its vector is the embedder's cached one)
         def found(qid=qid, text=f"{question}\n\n{answer}") -> bool:
             return qid in [e.id for e in memory.search_episodic(text, k=3)]
-        if not found():
-            late.append(qid)
-            wait_for(found, 120, what=f"{qid} found by meaning")
+        wait_for(found, 120, what=f"{qid} found by meaning")
         memory.update_engram_score(qid, 1 + i % 5, f"feedback {qid}")
         theirs = [e.id for e in memory.get([f"{other}-{j:03d}" for j in range(n)]) if e.id not in trusted]
         if theirs:
             memory.record_trust({t: {"trust_score": 0.25, "trust_profile": "p", "trust_settings": me} for t in theirs})
             trusted.update(theirs)
         memory.count()
-    return {"misses": misses, "late": late, "trusted": sorted(trusted)}
+    return {"misses": misses, "trusted": sorted(trusted)}
 
 
 OTHER_PROCESS = """
