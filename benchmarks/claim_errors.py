@@ -56,11 +56,10 @@ NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")
 
 def auc(positive: np.ndarray, negative: np.ndarray) -> float:
     """ROC AUC of scores (positives should score higher); ties count half."""
-    if not len(positive) or not len(negative):
-        return float("nan")
-    from sklearn.metrics import roc_auc_score
+    from cns_core.metrics import roc_auc
 
-    return float(roc_auc_score(np.r_[np.ones(len(positive)), np.zeros(len(negative))], np.r_[positive, negative]))
+    return roc_auc(np.r_[positive, negative], np.r_[np.ones(len(positive), bool), np.zeros(len(negative), bool)],
+                   missing=float("nan"))
 
 
 def claim_figures(name: str, claims: list[DevClaim], supported: np.ndarray, entail: np.ndarray,

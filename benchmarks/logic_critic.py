@@ -36,8 +36,9 @@ from cns_core.critics import default_critics  # noqa: E402
 from cns_core.critics.base import CriticContext  # noqa: E402
 from cns_core.critics.logic import HeuristicLogicCritic, LogicCritic  # noqa: E402
 from cns_core.training.logic_data import FLAW_TYPES, Example  # noqa: E402
+from cns_core.metrics import roc_auc  # noqa: E402
 from cns_core.models.logic_gnn import load_logic_model  # noqa: E402
-from cns_core.training.logic import (auc, build_data, embed_data, examples_inputs,  # noqa: E402
+from cns_core.training.logic import (build_data, embed_data, examples_inputs,  # noqa: E402
                                             load_logic_settings, mean_topic_spearman)
 from cns_core.scoring import load_profiles, weigh  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
@@ -209,7 +210,7 @@ def main() -> int:
                 bad = [i for i, e in enumerate(test) if e.corpus == corpus and e.flaw != "none"
                        and (flaw == "all" or e.flaw == flaw)]
                 y = [1] * len(sound) + [0] * len(bad)
-                cols = [auc([s[i] for i in sound + bad], y) for s in (learned, heur, length)]
+                cols = [roc_auc([s[i] for i in sound + bad], y, missing=float("nan")) for s in (learned, heur, length)]
                 rows.append((f"flaw AUC {corpus} {flaw} ({len(sound)}/{len(bad)})", *map(fmt, cols)))
 
     logic_new: dict[str, float] = {}

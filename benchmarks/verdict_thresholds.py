@@ -63,13 +63,10 @@ def _figures(said: np.ndarray, right: np.ndarray) -> dict[str, float]:
 
 def _auc(verdicts, right: np.ndarray) -> float:
     """AUC of p(right) for "the answer is right" (answers without a p(right), such as refusals, left out)."""
-    from sklearn.metrics import roc_auc_score
+    from cns_core.metrics import roc_auc
 
     kept = [(v.score, r) for v, r in zip(verdicts, right) if v.score is not None]
-    truth = np.array([r for _, r in kept], dtype=bool)
-    if truth.all() or not truth.any():
-        return float("nan")
-    return float(roc_auc_score(truth, [s for s, _ in kept]))
+    return roc_auc([s for s, _ in kept], [r for _, r in kept], missing=float("nan"))
 
 
 def main(argv: list[str] | None = None) -> int:

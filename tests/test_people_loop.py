@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from cns_core.agents import verdict_calibration as vc
-from cns_core.agents.agreement import agreement, auc
+from cns_core.agents.agreement import agreement
 from cns_core.people.annotations import Annotation
 from cns_core.cli import main as cns
 from cns_core.config import ConfigError
@@ -30,13 +30,6 @@ def _engram(i: int, grade: int | None, verdict: str | None, p: float | None, tru
         meta["human_verdict"] = person
     return Engram(f"e{i}", f"question {i % 7}?", "answer", "s", 0.0, grade, "", {k: v for k, v in meta.items()
                                                                                 if v is not None})
-
-
-def test_auc_counts_ties_half_and_needs_both_kinds():
-    assert auc(np.array([0.9, 0.8, 0.1]), np.array([True, True, False])) == 1.0
-    assert auc(np.array([0.5, 0.5]), np.array([True, False])) == 0.5
-    assert auc(np.array([0.2, 0.9, 0.4, 0.6]), np.array([True, False, False, True])) == 0.25
-    assert auc(np.array([0.2]), np.array([True])) is None
 
 
 def test_agreement_scores_each_call_against_the_person():

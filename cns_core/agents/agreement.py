@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from cns_core.engrams import Engram
+from cns_core.metrics import roc_auc
 
 __all__ = ["MIN_READABLE", "TRUST_RIGHT_AT", "ScoreAgreement", "agreement", "auc", "person_labels"]
 
@@ -40,25 +41,6 @@ class ScoreAgreement:
     @property
     def too_few(self) -> bool:
         return self.n < MIN_READABLE
-
-
-def auc(score: np.ndarray, right: np.ndarray) -> float | None:
-    """The probability a right answer outscores a wrong one (ties count half); None without both kinds."""
-    score, right = np.asarray(score, dtype=float), np.asarray(right, dtype=bool)
-    pos, neg = score[right], score[~right]
-    if not len(pos) or not len(neg):
-        return None
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    ranks = np.empty(len(order))
-    values = np.concatenate([pos, neg])[order]
-    i = 0
-    while i < len(values):                       # average ranks over ties
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return float((ranks[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
 
 
 def person_labels(engrams: Sequence[Engram]) -> list[tuple[Engram, bool]]:
@@ -106,7 +88,7 @@ def _one(name: str, call: Callable, number: Callable, labelled: list[tuple[Engra
         means = hits[rng.integers(0, len(hits), size=(BOOTSTRAP, len(hits)))].mean(axis=1)
         interval = (float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5)))
     numbered = [(number(e), p) for e, p in labelled if number(e) is not None]
-    value = auc(np.array([s for s, _ in numbered]), np.array([p for _, p in numbered])) if numbered else None
+    value = roc_auc([s for s, _ in numbered], [p for _, p in numbered]) if numbered else None
     return ScoreAgreement(name, len(labelled), len(calls), accuracy, interval, value, len(numbered), confusion)
 
 

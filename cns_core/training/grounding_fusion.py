@@ -151,12 +151,12 @@ def cross_validated(x_all: np.ndarray, verdicts: Sequence[str], groups: Sequence
 
 
 def _auc(labels: np.ndarray, scores: np.ndarray, positive: str, negative: str) -> float | None:
-    from sklearn.metrics import roc_auc_score
+    from cns_core.metrics import roc_auc
 
     keep = (labels == positive) | (labels == negative)
-    if len(set(labels[keep])) < 2 or not np.isfinite(scores[keep]).all():
+    if not np.isfinite(scores[keep]).all():
         return None
-    return float(roc_auc_score(labels[keep] == positive, scores[keep]))
+    return roc_auc(scores[keep], labels[keep] == positive)
 
 
 # (dataset, positive label, negative label) of each AUC the issue targets.

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
+from cns_core.metrics import roc_auc
 from cns_core.training.logic_data import (FLAW_TYPES, Example, JudgedText, drafted, flawed_copies, load_gold,
                                         percentile_within, read_ibm, read_webis, subsample_by_topic, text_split)
 from cns_core.models.logic_gnn import GraphInput, LogicGNN, LogicGNNConfig, LogicModel, collate, graph_input
@@ -147,27 +148,6 @@ def examples_inputs(examples: Sequence[Example], emb: EmbeddingCache) -> list[Gr
     return [graph_input(ex.sno, emb.of(ex.sno)) for ex in examples]
 
 
-def auc(scores: Sequence[float], labels: Sequence[int]) -> float:
-    """Area under the ROC curve (ties count half); NaN when one class is missing."""
-    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
-    pos, neg = s[y == 1], s[y == 0]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
-    allv = np.concatenate([pos, neg])[order]
-    ranks = np.empty(len(allv))
-    i = 0
-    while i < len(allv):
-        j = i
-        while j + 1 < len(allv) and allv[j + 1] == allv[i]:
-            j += 1
-        ranks[i:j + 1] = (i + j) / 2 + 1
-        i = j + 1
-    r = np.empty(len(allv))
-    r[order] = ranks
-    return float((r[:len(pos)].sum() - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
 def flaw_auc(examples: Sequence[Example], scores: Sequence[float]) -> dict[str, dict[str, float]]:
     """Per corpus and flaw type: AUC of ``scores`` for sound (1) over flawed (0) graphs."""
     out: dict[str, dict[str, float]] = {}
@@ -176,9 +156,9 @@ def flaw_auc(examples: Sequence[Example], scores: Sequence[float]) -> dict[str, 
         row = {}
         for flaw in FLAW_TYPES:
             bad = [s for e, s in zip(examples, scores) if e.corpus == corpus and e.flaw == flaw]
-            row[flaw] = auc(sound + bad, [1] * len(sound) + [0] * len(bad))
+            row[flaw] = roc_auc(sound + bad, [True] * len(sound) + [False] * len(bad), missing=float("nan"))
         bad_all = [s for e, s in zip(examples, scores) if e.corpus == corpus and e.flaw != "none"]
-        row["all"] = auc(sound + bad_all, [1] * len(sound) + [0] * len(bad_all))
+        row["all"] = roc_auc(sound + bad_all, [True] * len(sound) + [False] * len(bad_all), missing=float("nan"))
         out[corpus] = row
     return out
 

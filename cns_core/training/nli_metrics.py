@@ -157,13 +157,10 @@ def precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, 
 
 
 def _roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
-    """Area under the ROC curve (ties count half); NaN without both classes."""
-    from sklearn.metrics import roc_auc_score
+    """:func:`cns_core.metrics.roc_auc`, NaN without both classes (the report's tables print NaN)."""
+    from cns_core.metrics import roc_auc
 
-    positive = np.asarray(positive, dtype=bool)
-    if positive.all() or not positive.any():
-        return float("nan")
-    return float(roc_auc_score(positive, scores))
+    return roc_auc(scores, positive, missing=float("nan"))
 
 
 def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,

@@ -111,15 +111,15 @@ def _probability(head: Mapping[str, Any], x: np.ndarray) -> np.ndarray:
 
 def leave_one_set_out(sets: Sequence[FeatureSet], names: Sequence[str], c: float = 1.0) -> dict[str, dict[str, float]]:
     """Per set: AUC of p(right) from a head fitted on the other sets, beside the verifier's best support alone."""
-    from sklearn.metrics import roc_auc_score
+    from cns_core.metrics import roc_auc
 
     out: dict[str, dict[str, float]] = {}
     for i, held in enumerate(sets):
         if len(set(held.right)) < 2:
             continue
         head = fit_head([s for j, s in enumerate(sets) if j != i], names, c)
-        out[held.name] = {"n": len(held.right), "auc_head": float(roc_auc_score(held.right, _probability(head, held.features))),
-                          "auc_support": float(roc_auc_score(held.right, held.features[:, 0]))}
+        out[held.name] = {"n": len(held.right), "auc_head": roc_auc(_probability(head, held.features), held.right),
+                          "auc_support": roc_auc(held.features[:, 0], held.right)}
     return out
 
 
