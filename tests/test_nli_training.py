@@ -459,3 +459,39 @@ def test_interpolating_with_a_folder_without_a_model_names_the_field(tmp_path, t
     with pytest.raises(ValueError, match="interpolate_with: .* is not a folder holding a transformers model"):
         train_nli(settings, progress=False, log=lambda _: None)
     assert not (settings.checkpoint_path / "state.pt").exists()      # refused before any training step
+
+
+def test_a_repeated_source_is_trained_on_that_many_times_and_none_of_its_copies_reaches_the_dev_slice(
+        tmp_path, tiny_base):
+    from cns_core.training.nli import _training_data
+
+    data = tmp_path / "data"
+    data.mkdir()
+    _write_tsv(data / "replay.tsv.gz", ROWS * 8)
+    _write_tsv(data / "hard.tsv.gz", [(f"{p} Seen {n} times.", h, label) for p, h, label in ROWS for n in range(4)])
+    settings = _settings(tmp_path, tiny_base, train_files=["replay.tsv.gz", {"file": "hard.tsv.gz", "repeat": 3}],
+                         data_dir=str(data), dev_fraction=0.25)
+    train, dev, _ = _training_data(settings)
+    once = _settings(tmp_path, tiny_base, train_files=["replay.tsv.gz", "hard.tsv.gz"], data_dir=str(data),
+                     dev_fraction=0.25)
+    train_once, dev_once, _ = _training_data(once)
+    assert dev.pairs == dev_once.pairs                       # the dev slice is drawn before any copy is made
+    assert train.sources.count("hard.tsv.gz") == 3 * train_once.sources.count("hard.tsv.gz") > 0
+    assert train.sources.count("replay.tsv.gz") == train_once.sources.count("replay.tsv.gz")
+    hard_in_dev = {pair for pair, source in zip(dev.pairs, dev.sources) if source == "hard.tsv.gz"}
+    assert hard_in_dev and not hard_in_dev & set(train.pairs)
+
+
+def test_a_repeat_out_of_range_names_the_field():
+    with pytest.raises(ConfigError, match=r"train_files.0.TrainSource.repeat: Input should be less than or equal "
+                                          "to 10"):
+        load_train_settings({"train_files": [{"file": "x.tsv.gz", "repeat": 11}]})
+
+
+def test_frozen_word_embeddings_stay_the_base_models_while_the_encoder_learns(tmp_path, tiny_base):
+    settings = _settings(tmp_path, tiny_base, freeze_word_embeddings=True, max_steps=6)
+    result = train_nli(settings, progress=False, log=lambda _: None)
+    trained, base = _weights(result.output), _weights(tiny_base)
+    table = next(k for k in trained if k.endswith("word_embeddings.weight"))
+    assert np.array_equal(trained[table].half().numpy(), base[table].half().numpy())
+    assert any(float((trained[k] - base[k]).abs().max()) > 1e-3 for k in trained if k != table)

@@ -136,8 +136,10 @@ def test_swaps_change_one_fact_and_label_it():
     assert swap_name_from_premise("The cat sat.", "Brazilian food is good.") is None
 
 
-def test_the_committed_verifier_settings_keep_every_evaluation_set_out():
-    settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / "verifier_train.yaml")
+@pytest.mark.parametrize("name", ["verifier_train.yaml", "verifier_train_associations.yaml",
+                                  "verifier_train_joint.yaml"])
+def test_the_committed_verifier_settings_keep_every_evaluation_set_out(name):
+    settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / name)
     trained = {Path(s.file).name for s in settings.sources}
     assert not trained & set(settings.held_out_files)
     assert {"nq301_human.tsv", "claim_dev.jsonl", "snli_dev.tsv.gz", "mnli_dev_mismatched.tsv.gz",

@@ -60,6 +60,9 @@ class TrainSource(BaseModel):
     folder: str | None = None
     pairs: int | None = Field(None, ge=1)
     reader: str | None = None    # how to read it (READERS); left out: by suffix (.jsonl SciFact, else TSV)
+    # Each training pair of the file is seen this many times an epoch: hard negatives weighted up against a large
+    # replay without sampling the replay down. Copies are made after the dev slice is held apart (none leaks).
+    repeat: int = Field(1, ge=1, le=10)
 
     @field_validator("reader")
     @classmethod
@@ -105,6 +108,9 @@ class TrainSettings(BaseModel):
     exclude_questions: list[str] = Field(default_factory=list)  # TSV files (CNS_DATA_DIR-relative) whose
                                                                 # questions never reach training (NQ301)
     max_train_seconds: float | None = Field(None, gt=0)  # stop the epochs at this time and write the model
+    # The token embedding table stays the base model's: a continued run on a narrow mix cannot move the
+    # vocabulary's meanings, and the weights that change are the encoder's and the head's alone.
+    freeze_word_embeddings: bool = False
     mining: MiningConfig = Field(default_factory=MiningConfig)   # the ``associations`` reader (hard negatives)
     # Weight-space interpolation (WiSE-FT): the written model is ``interpolation_weight`` of the trained weights
     # plus the rest of ``interpolate_with``'s (the model shipped before), which keeps what a narrow new mix
@@ -192,12 +198,16 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
                           "and must not be trained on")
     paths = [settings.source_path(source) for source in settings.sources]
     everything = NLIPairs()
+    repeats: list[int] = []                     # per pair: its source's ``repeat``
     for source, path in zip(settings.sources, paths):
-        everything.extend(_read_source(settings, source, path))
+        pairs = _read_source(settings, source, path)
+        everything.extend(pairs)
+        repeats += [source.repeat] * len(pairs)
     if not len(everything):
         raise ValueError(f"train_files: no usable pairs in {', '.join(str(p) for p in paths)}")
     kept, dev = stratified_split(everything.labels, settings.dev_fraction, settings.seed)
     problems = [str(p) for p in everything.problems]
+    kept = [int(i) for i in kept for _ in range(repeats[i])]
     train = everything.subset(kept)
     if settings.train_fraction < 1.0:
         rng = np.random.default_rng(settings.seed + 1)
@@ -407,6 +417,8 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
 
     torch.manual_seed(settings.seed)
     tokenizer, model = _load_base(settings, device)
+    if settings.freeze_word_embeddings:
+        model.get_input_embeddings().weight.requires_grad_(False)
 
     encoded = _encode(tokenizer, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]
@@ -416,10 +428,10 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     if settings.max_steps:
         total_steps = min(total_steps, settings.max_steps)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm")
+    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": settings.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
+        {"params": [p for n, p in trainable if not any(k in n for k in no_decay)], "weight_decay": settings.weight_decay},
+        {"params": [p for n, p in trainable if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     optimizer = torch.optim.AdamW(groups, lr=settings.learning_rate)
     scheduler = get_linear_schedule_with_warmup(optimizer, int(settings.warmup_ratio * total_steps), total_steps)
