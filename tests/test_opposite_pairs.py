@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
-from cns_core.training.long_answers import LongAnswer, as_pairs, read_negation_nli, trainable
+from cns_core.training.long_answers import LongAnswer, as_pairs, as_sentence_pairs, read_negation_nli, trainable
+from cns_core.text.segment import split_sentences
 from cns_core.training.nli import TrainSettings, _training_data
 from cns_core.training.verifier_data import JudgedAnswer, plausible_swaps
 
@@ -37,6 +38,24 @@ def test_a_long_source_is_cut_to_the_sentences_that_share_the_answers_words():
     pairs = as_pairs([_row("The council approved a 4 million budget.", True, source=source)], "bump")
     assert "The council approved the budget of 4 million on Monday." in pairs.premises[0]
     assert len(pairs.premises[0].split()) < 60
+
+
+def test_summaries_read_sentence_by_sentence_contradict_only_the_edited_sentence():
+    source = ("The mayor opened the bridge on Monday. It cost 4 million dollars. Gardens line the river. "
+              "The council met in the town hall.")
+    rows = [_row("The mayor opened the bridge on Monday. It cost 4 million dollars.", True, source=source),
+            _row("The mayor opened the bridge on Monday. It cost 9 million dollars.", False, "entity_modification",
+                 source=source),
+            _row("The mayor opened the bridge on Monday. The river was painted green.", False,
+                 "hallucinated_fact_insertion", source=source),
+            _row("The council never met.", False, "antonym_swap", source=source, group="no right summary")]
+    pairs = as_sentence_pairs(rows, "summedits_sentences")
+    assert pairs.hypotheses == ["The mayor opened the bridge on Monday.", "It cost 4 million dollars.",
+                                "It cost 9 million dollars.", "The river was painted green."]
+    assert pairs.labels == [ENTAILMENT, ENTAILMENT, CONTRADICTION, NEUTRAL]
+    assert pairs.sources[2] == "summedits_sentences:entity_modification"
+    assert all(len(split_sentences(p)) <= 3 for p in pairs.premises)       # the closest source sentences only
+    assert "It cost 4 million dollars." in pairs.premises[2]
 
 
 def test_a_question_goes_into_the_hypothesis_as_the_product_writes_it():

@@ -32,7 +32,8 @@ from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NEUTRAL
 from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["FOLDS", "LongAnswer", "read_summedits", "read_bump", "read_negation_nli", "read_condaqa",
-           "read_squality", "held_out", "trainable", "as_pairs", "TRAIN_READERS", "OPEN_KINDS"]
+           "read_squality", "held_out", "trainable", "as_pairs", "as_sentence_pairs", "TRAIN_READERS",
+           "SENTENCE_READERS", "OPEN_KINDS"]
 
 FOLDS = 5
 _MAX_GZIP_BYTES = 200_000_000      # one released file, unpacked
@@ -213,9 +214,60 @@ def as_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
     return out
 
 
+_UNIT_SOURCE_SENTENCES = 3
+
+
+def _normalized(sentence: str) -> str:
+    return " ".join(sentence.lower().split())
+
+
+def as_sentence_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
+    """Judged summaries in the units the answer verdict reads: one sentence of the summary against the few
+    source sentences closest to it, not a whole summary against five.
+
+    A right summary's sentences are entailed. A wrong summary differs from the right ones of its document by
+    its edit: the sentences no right summary of the document contains are the edited ones (contradiction, or
+    neutral where the only edit adds an unstated fact); its other sentences are the right ones again and are
+    not repeated. A wrong summary whose document has no right one is left out: its edit cannot be placed.
+    """
+    from cns_core.models.verifier import verifier_pair
+    from cns_core.text.segment import split_sentences
+    from cns_core.training.nli_data import closest_sentences
+
+    right_sentences: dict[str, set[str]] = {}
+    for r in rows:
+        if r.right:
+            right_sentences.setdefault(r.group, set()).update(_normalized(s) for s in split_sentences(r.answer))
+    out = NLIPairs()
+    seen: set[tuple[str, str]] = set()
+    source_sentences: dict[str, list[str]] = {}
+    for r in rows:
+        evidence_of = r.source or r.reference or ""
+        if not evidence_of or not r.answer or (not r.right and r.group not in right_sentences):
+            continue
+        if evidence_of not in source_sentences:
+            source_sentences = {evidence_of: split_sentences(evidence_of)}   # rows of a document come together
+        for sentence in split_sentences(r.answer):
+            if not r.right and _normalized(sentence) in right_sentences[r.group]:
+                continue
+            evidence = " ".join(closest_sentences(sentence, source_sentences[evidence_of], _UNIT_SOURCE_SENTENCES))
+            premise, hypothesis = verifier_pair(evidence, sentence, r.question or None)
+            if (premise, hypothesis) in seen:
+                continue
+            seen.add((premise, hypothesis))
+            label = ENTAILMENT if r.right else NEUTRAL if _adds_an_unstated_fact(r.kind) else CONTRADICTION
+            out.premises.append(premise)
+            out.hypotheses.append(hypothesis)
+            out.labels.append(label)
+            out.sources.append(f"{source}:{r.kind}" if r.kind and not r.right else source)
+    return out
+
+
 TRAIN_READERS = {
     "summedits": read_summedits,
     "bump": read_bump,
     "negation_nli": read_negation_nli,
     "condaqa": lambda root: read_condaqa(root, "condaqa_test_union.jsonl.gz"),   # the dev split is the benchmark's
 }
+# The same sets read sentence by sentence (:func:`as_sentence_pairs`).
+SENTENCE_READERS = {"summedits_sentences": "summedits", "bump_sentences": "bump"}

@@ -39,7 +39,7 @@ __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings",
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
-           "summedits", "bump", "negation_nli", "condaqa", "associations")
+           "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences")
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -232,6 +232,9 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     if reader in long_answers.TRAIN_READERS:       # file: the set's folder inside long_answers/
         rows = long_answers.TRAIN_READERS[reader](path.parent.parent)
         data = long_answers.as_pairs(long_answers.trainable(rows), reader)
+    elif reader in long_answers.SENTENCE_READERS:
+        rows = long_answers.TRAIN_READERS[long_answers.SENTENCE_READERS[reader]](path.parent.parent)
+        data = long_answers.as_sentence_pairs(long_answers.trainable(rows), reader)
     elif reader == "scifact":
         data = read_scifact_pairs(path, folds=settings.scifact_folds, held_folds=settings.scifact_held_folds)
     elif reader == "fever_symmetric":
