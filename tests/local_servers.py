@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
+__all__ = ["free_port", "wait_for", "wait_for_count", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 
 T = TypeVar("T")
 LOG_TAIL = 4000         # characters of a log quoted in a failed wait
@@ -69,6 +69,22 @@ def wait_for(predicate: Callable[[], T], timeout: float = 60.0, interval: float 
         if time.monotonic() > deadline:
             raise WaitFailed(f"timed out after {timeout:g} s waiting for {what}{_tail(log)}")
         time.sleep(interval)
+
+
+def wait_for_count(count: Callable[[], int], target: int, stall: float = 60.0, interval: float = 0.1,
+                   what: str = "count") -> int:
+    """Poll ``count`` until it reaches ``target``, failing only when it stops moving: a bulk job on a busy
+    machine may take any time, but ``stall`` seconds without one more item is a job that will not finish.
+    Raises :class:`WaitFailed` naming ``what`` and the count it stalled at."""
+    last, moved = count(), time.monotonic()
+    while last < target:
+        time.sleep(interval)
+        now = count()
+        if now != last:
+            last, moved = now, time.monotonic()
+        elif time.monotonic() - moved > stall:
+            raise WaitFailed(f"{what}: stalled at {last} of {target} for {stall:g} s")
+    return last
 
 
 def answers_200(url: str) -> bool:
