@@ -205,13 +205,17 @@ def as_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
             evidence = " ".join(closest_sentences(r.answer, split_sentences(r.source), _SOURCE_SENTENCES))
         if not evidence or not r.answer:
             continue
-        premise, hypothesis = verifier_pair(evidence, r.answer, r.question or None)
-        label = ENTAILMENT if r.right else NEUTRAL if _adds_an_unstated_fact(r.kind) else CONTRADICTION
-        out.premises.append(premise)
-        out.hypotheses.append(hypothesis)
-        out.labels.append(label)
-        out.sources.append(f"{source}:{r.kind}" if r.kind and not r.right else source)
+        _add_pair(out, verifier_pair(evidence, r.answer, r.question or None), r, source)
     return out
+
+
+def _add_pair(out: NLIPairs, pair: tuple[str, str], row: LongAnswer, source: str) -> None:
+    """One (premise, hypothesis) of ``row``, labelled by its verdict and edit: right -> entailment; wrong ->
+    contradiction, or neutral where the only edit adds a fact the source never states."""
+    out.premises.append(pair[0])
+    out.hypotheses.append(pair[1])
+    out.labels.append(ENTAILMENT if row.right else NEUTRAL if _adds_an_unstated_fact(row.kind) else CONTRADICTION)
+    out.sources.append(f"{source}:{row.kind}" if row.kind and not row.right else source)
 
 
 _UNIT_SOURCE_SENTENCES = 3
@@ -251,15 +255,10 @@ def as_sentence_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
             if not r.right and _normalized(sentence) in right_sentences[r.group]:
                 continue
             evidence = " ".join(closest_sentences(sentence, source_sentences[evidence_of], _UNIT_SOURCE_SENTENCES))
-            premise, hypothesis = verifier_pair(evidence, sentence, r.question or None)
-            if (premise, hypothesis) in seen:
-                continue
-            seen.add((premise, hypothesis))
-            label = ENTAILMENT if r.right else NEUTRAL if _adds_an_unstated_fact(r.kind) else CONTRADICTION
-            out.premises.append(premise)
-            out.hypotheses.append(hypothesis)
-            out.labels.append(label)
-            out.sources.append(f"{source}:{r.kind}" if r.kind and not r.right else source)
+            pair = verifier_pair(evidence, sentence, r.question or None)
+            if pair not in seen:
+                seen.add(pair)
+                _add_pair(out, pair, r, source)
     return out
 
 
