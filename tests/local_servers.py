@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
 
-__all__ = ["free_port", "wait_for", "wait_for_count", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
+__all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 
 T = TypeVar("T")
 LOG_TAIL = 4000         # characters of a log quoted in a failed wait
@@ -52,39 +52,30 @@ def _tail(log: Path | Callable[[], str] | None) -> str:
 
 
 def wait_for(predicate: Callable[[], T], timeout: float = 60.0, interval: float = 0.05, what: str = "condition",
-             *, proc: subprocess.Popen | None = None, log: Path | Callable[[], str] | None = None) -> T:
+             *, proc: subprocess.Popen | None = None, log: Path | Callable[[], str] | None = None,
+             progress: Callable[[], object] | None = None) -> T:
     """Poll ``predicate`` until it returns something truthy, and return that.
 
     ``timeout`` is a bound, not a duration: a wait ends as soon as the state is there, so make it generous
-    (the default is a minute; a suite under load runs 2-3 times slower than on idle cores). Raises
-    :class:`WaitFailed` naming ``what`` when the bound runs out, or at once when ``proc`` has exited;
-    ``log`` (a file, or a callable returning text) is quoted at the end of the message."""
+    (the default is a minute; a suite under load runs 2-3 times slower than on idle cores). With ``progress``
+    (a bulk job's count, say) the bound counts from the last change of its value: a job that keeps moving is
+    waited for however slow the machine, one that stalls fails. Raises :class:`WaitFailed` naming ``what``
+    when the bound runs out, or at once when ``proc`` has exited; ``log`` (a file, or a callable returning
+    text) is quoted at the end of the message."""
     deadline = time.monotonic() + timeout
+    last = progress() if progress is not None else None
     while True:
         value = predicate()
         if value:
             return value
         if proc is not None and proc.poll() is not None:
             raise WaitFailed(f"the process exited with status {proc.returncode} before {what}{_tail(log)}")
+        if progress is not None and (now := progress()) != last:
+            last, deadline = now, time.monotonic() + timeout
         if time.monotonic() > deadline:
-            raise WaitFailed(f"timed out after {timeout:g} s waiting for {what}{_tail(log)}")
+            stalled = f" (stalled at {last})" if progress is not None else ""
+            raise WaitFailed(f"timed out after {timeout:g} s waiting for {what}{stalled}{_tail(log)}")
         time.sleep(interval)
-
-
-def wait_for_count(count: Callable[[], int], target: int, stall: float = 60.0, interval: float = 0.1,
-                   what: str = "count") -> int:
-    """Poll ``count`` until it reaches ``target``, failing only when it stops moving: a bulk job on a busy
-    machine may take any time, but ``stall`` seconds without one more item is a job that will not finish.
-    Raises :class:`WaitFailed` naming ``what`` and the count it stalled at."""
-    last, moved = count(), time.monotonic()
-    while last < target:
-        time.sleep(interval)
-        now = count()
-        if now != last:
-            last, moved = now, time.monotonic()
-        elif time.monotonic() - moved > stall:
-            raise WaitFailed(f"{what}: stalled at {last} of {target} for {stall:g} s")
-    return last
 
 
 def answers_200(url: str) -> bool:

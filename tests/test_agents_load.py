@@ -11,7 +11,6 @@ from cns_core.agents.critic import CriticAgent
 from cns_core.agents.memory_agent import MemoryAgent
 from cns_core.memory import EngramFilters, MemoryService
 from fake_ollama import fake_grade
-from local_servers import wait_for_count
 from judge_loop_helpers import (  # noqa: F401  (fixtures)
     bus_config, fake_ollama, judge_settings, lean_torch, ollama, proxy, wait_for, warm_embedder,
 )
@@ -60,9 +59,10 @@ def test_a_thousand_turns_with_early_critiques_and_a_restart(bus_config, proxy, 
         second = MemoryAgent(bus_config, MemoryService(path=state_dir / "chroma")).start()
         try:
             # bounded by progress, not by time: under load the thousand writes take minutes, a lost one forever
-            wait_for_count(lambda: memory.count(EngramFilters(min_score=1)), N, stall=60,
-                           what="engrams carrying a score")
-            wait_for_count(lambda: critic.graded + critic.failed, N, stall=60, what="turns the critic finished")
+            scored = lambda: memory.count(EngramFilters(min_score=1))  # noqa: E731
+            wait_for(lambda: scored() == N, timeout=60, progress=scored, what="all 1,000 engrams to carry a score")
+            finished = lambda: critic.graded + critic.failed  # noqa: E731
+            wait_for(lambda: finished() == N, timeout=60, progress=finished, what="the critic to finish")
         finally:
             second.stop()
             critic.stop()

@@ -5,6 +5,7 @@ command here is a short Python child, not a training run."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
@@ -29,17 +30,18 @@ def _zombie(pid: int) -> bool:
 
 def test_a_refit_runs_in_the_background_is_reaped_and_says_how_long_it_took(tmp_path):
     go = tmp_path / "go"
-    # The child runs until the test lets it go (its running state is checked meanwhile): it surely ran from
-    # start_refit's return until the go file, so the time the job reports is at least that long.
-    child = ("import os, time; print('fitting', flush=True)\n"
-             f"while not os.path.exists({str(go)!r}): time.sleep(0.01)")
+    os.mkfifo(go)
+    # The child runs until the test lets it go (its running state is checked meanwhile): it blocks reading a
+    # pipe the test writes to, so it surely ran from start_refit's return until then, and the time the job
+    # reports is at least that long.
+    child = f"print('fitting', flush=True); open({str(go)!r}).read()"
     started = refit_job.start_refit([sys.executable, "-c", child], tmp_path)
     running_since = time.time()
     assert started.running and refit_job.refit_status(tmp_path).running
     assert refit_job.start_refit([sys.executable, "-c", "pass"], tmp_path).pid == started.pid   # one at a time
     assert "about 10 min 0 s (about ten minutes on two CPU cores)" in refit_job.refit_status(tmp_path).words()
     held = time.time() - running_since
-    go.touch()
+    go.write_text("go")          # opens once the child has opened its end; the child's read returns at close
     done = _wait_for_end(tmp_path)
     assert done.state == "done" and done.returncode == 0 and not _zombie(started.pid)
     assert held <= done.elapsed() < 30 and done.last_seconds == done.elapsed()

@@ -7,17 +7,22 @@ import itertools
 
 import pytest
 
-from local_servers import WaitFailed, wait_for, wait_for_count
+from local_servers import WaitFailed, wait_for
 
 
-def test_a_count_that_keeps_moving_is_waited_for_to_its_target():
-    counter = itertools.count(0, 7)
-    assert wait_for_count(lambda: next(counter), 50, stall=5, interval=0) >= 50
+def test_a_wait_with_progress_lasts_while_the_count_moves_and_fails_where_it_stalls():
+    polls = itertools.count()
+    count = [0]
 
+    def moved() -> bool:
+        count[0] = next(polls)
+        return count[0] >= 20
 
-def test_a_count_that_stops_moving_fails_naming_where_it_stalled():
-    with pytest.raises(WaitFailed, match="engrams carrying a score: stalled at 3 of 10 for 0.05 s"):
-        wait_for_count(lambda: 3, 10, stall=0.05, interval=0.01, what="engrams carrying a score")
+    # 20 polls 0.01 s apart outlast the 0.05 s bound, but every poll moves the count, so the wait goes on
+    assert wait_for(moved, timeout=0.05, interval=0.01, progress=lambda: count[0])
+    with pytest.raises(WaitFailed, match=r"timed out after 0.05 s waiting for engrams carrying a score "
+                                         r"\(stalled at 3\)"):
+        wait_for(lambda: False, timeout=0.05, interval=0.01, progress=lambda: 3, what="engrams carrying a score")
 
 
 def test_wait_for_returns_the_first_truthy_value_and_names_what_never_came():
