@@ -136,3 +136,37 @@ def test_models_only_load_and_run_models():
     recipes = {p.stem for p in (PACKAGE / "models").glob("*.py")} & {
         "nli_training", "nli_data", "nli_augment", "nli_metrics", "verifier_data", "logic_data", "logic_training"}
     assert recipes == set()
+
+
+def _defined_at_top(statements: list[ast.stmt]) -> set[str]:
+    """The names a module's own statements bind (a guarded import or definition inside a top-level ``if`` or
+    ``try`` counts; a class's fields and a function's locals do not)."""
+    names: set[str] = set()
+    for node in statements:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.If, ast.Try, ast.With)):
+            inner = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", []),
+                     *(s for h in getattr(node, "handlers", []) for s in h.body)]
+            names |= _defined_at_top(inner)
+    return names
+
+
+def test_every_name_a_module_exports_is_defined_in_it():
+    """``__all__`` lists only what the module has: a name removed from the module goes from its list too. (A
+    module with its own ``__getattr__``, such as ``cns_core.memory``, hands its names out lazily: skipped.)"""
+    missing = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if "__getattr__" in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                exported = ast.literal_eval(node.value)
+                missing += [f"{module_name(path)}.{n}" for n in exported if n not in _defined_at_top(tree.body)]
+    assert missing == []

@@ -18,7 +18,7 @@ import numpy as np
 from cns_core.engrams import Engram
 from cns_core.metrics import roc_auc
 
-__all__ = ["MIN_READABLE", "TRUST_RIGHT_AT", "ScoreAgreement", "agreement", "auc", "person_labels"]
+__all__ = ["MIN_READABLE", "TRUST_RIGHT_AT", "ScoreAgreement", "agreement", "person_labels"]
 
 MIN_READABLE = 20           # fewer marked answers than this: the figures are too noisy to read
 TRUST_RIGHT_AT = 0.5        # a Trust Score at or above this calls the answer right

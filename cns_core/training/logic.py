@@ -26,7 +26,7 @@ from cns_core.models.logic_gnn import GraphInput, LogicGNN, LogicGNNConfig, Logi
 from cns_core.sno import SNO
 
 __all__ = ["LogicTrainSettings", "load_logic_settings", "EmbeddingCache", "TrainingData", "build_data",
-           "train_logic", "auc", "flaw_auc"]
+           "train_logic", "flaw_auc"]
 
 
 @dataclass(frozen=True)
