@@ -244,13 +244,13 @@ def as_sentence_pairs(rows: Sequence[LongAnswer], source: str) -> NLIPairs:
             right_sentences.setdefault(r.group, set()).update(_normalized(s) for s in split_sentences(r.answer))
     out = NLIPairs()
     seen: set[tuple[str, str]] = set()
-    source_sentences: dict[str, list[str]] = {}
+    source_sentences: dict[str, list[str]] = {}   # each document split once
     for r in rows:
         evidence_of = r.source or r.reference or ""
         if not evidence_of or not r.answer or (not r.right and r.group not in right_sentences):
             continue
         if evidence_of not in source_sentences:
-            source_sentences = {evidence_of: split_sentences(evidence_of)}   # rows of a document come together
+            source_sentences[evidence_of] = split_sentences(evidence_of)
         for sentence in split_sentences(r.answer):
             if not r.right and _normalized(sentence) in right_sentences[r.group]:
                 continue
