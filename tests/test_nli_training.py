@@ -482,6 +482,23 @@ def test_a_repeated_source_is_trained_on_that_many_times_and_none_of_its_copies_
     assert hard_in_dev and not hard_in_dev & set(train.pairs)
 
 
+def test_frozen_layers_stay_the_base_models_while_the_layers_above_learn(tmp_path, tiny_base):
+    settings = _settings(tmp_path, tiny_base, freeze_layers=1, max_steps=6)
+    result = train_nli(settings, progress=False, log=lambda _: None)
+    trained, base = _weights(result.output), _weights(tiny_base)
+    fixed = [k for k in trained if ".embeddings." in k or ".layer.0." in k]
+    moving = [k for k in trained if ".layer.1." in k]
+    assert fixed and moving
+    assert all(np.array_equal(trained[k].half().numpy(), base[k].half().numpy()) for k in fixed)
+    assert any(float((trained[k] - base[k]).abs().max()) > 1e-3 for k in moving)
+
+
+def test_freezing_more_layers_than_the_model_has_names_the_setting(tmp_path, tiny_base):
+    settings = _settings(tmp_path, tiny_base, freeze_layers=40, max_steps=1)
+    with pytest.raises(ValueError, match="freeze_layers: 40 is more than the model's"):
+        train_nli(settings, progress=False, log=lambda _: None)
+
+
 def test_a_repeat_out_of_range_names_the_field():
     with pytest.raises(ConfigError, match=r"train_files.0.TrainSource.repeat: Input should be less than or equal "
                                           "to 10"):

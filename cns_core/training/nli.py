@@ -111,6 +111,9 @@ class TrainSettings(BaseModel):
     # The token embedding table stays the base model's: a continued run on a narrow mix cannot move the
     # vocabulary's meanings, and the weights that change are the encoder's and the head's alone.
     freeze_word_embeddings: bool = False
+    # The lowest ``freeze_layers`` transformer layers (and every embedding below them) stay the base model's
+    # too: the general reading of a sentence is kept while the upper layers learn a narrow new mix.
+    freeze_layers: int = Field(0, ge=0, le=48)
     mining: MiningConfig = Field(default_factory=MiningConfig)   # the ``associations`` reader (hard negatives)
     # Weight-space interpolation (WiSE-FT): the written model is ``interpolation_weight`` of the trained weights
     # plus the rest of ``interpolate_with``'s (the model shipped before), which keeps what a narrow new mix
@@ -397,6 +400,19 @@ def _figures(logits: np.ndarray, labels: Sequence[int], temperature: float = 1.0
     return figures
 
 
+def _freeze(model: Any, settings: TrainSettings) -> None:
+    """Fix the weights ``freeze_word_embeddings`` and ``freeze_layers`` keep at the base model's."""
+    if settings.freeze_word_embeddings:
+        model.get_input_embeddings().weight.requires_grad_(False)
+    if settings.freeze_layers:
+        base = model.base_model
+        layers = base.encoder.layer
+        if settings.freeze_layers > len(layers):
+            raise ValueError(f"freeze_layers: {settings.freeze_layers} is more than the model's {len(layers)} layers")
+        for module in [base.embeddings, *layers[:settings.freeze_layers]]:
+            module.requires_grad_(False)
+
+
 def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps: int | None = None,
               progress: bool = True, log: Callable[[str], None] = print) -> TrainResult:
     """Train (or continue training) and, once every epoch is done, write the calibrated model.
@@ -420,8 +436,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
 
     torch.manual_seed(settings.seed)
     tokenizer, model = _load_base(settings, device)
-    if settings.freeze_word_embeddings:
-        model.get_input_embeddings().weight.requires_grad_(False)
+    _freeze(model, settings)
 
     encoded = _encode(tokenizer, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]

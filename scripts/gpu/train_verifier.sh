@@ -20,4 +20,4 @@ folders=()
 while [ $# -ge 2 ]; do train "$1" "$2" & folders+=("models/nli-minilm-l6-joint-$1"); shift 2; done
 wait
 tail -n 2 $OUT/log_*.txt
-python3 scripts/gpu/transport.py pack $OUT "${folders[@]}"
+python3 scripts/gpu/transport.py pack $OUT models/nli-minilm-l6 "${folders[@]}"

@@ -1,11 +1,11 @@
-"""Carry a trained verifier back from a GPU machine whose returned files are capped (16 MiB each, 64 MiB in all).
+"""Carry trained verifiers back from a GPU machine whose returned files are capped (8 files, 16 MiB each, 64 MiB in all).
 
-A run with ``freeze_word_embeddings`` leaves the token table as the base model's, so only the rest travels: the
-other weights in fp16, in two parts of about 11 MB, and each model's json files in one tarball. ``unpack``
-rebuilds the model folder from the base model's token table and tokenizer.
+Only the weights a run changed travel: every tensor that differs from the base model's (a frozen token table or
+frozen lower layers stay behind), in fp16, in parts of at most ``PART_BYTES``, and each model's json files in
+one tarball. ``unpack`` rebuilds the model folder from the base model's other weights and tokenizer.
 
-    python scripts/gpu/transport.py pack OUT MODEL_DIR [MODEL_DIR ...]       # on the GPU machine
-    python scripts/gpu/transport.py unpack PARTS_DIR NAME BASE_DIR DEST_DIR   # here (NAME: MODEL_DIR's last '-' part)
+    python scripts/gpu/transport.py pack OUT BASE_DIR MODEL_DIR [MODEL_DIR ...]   # on the GPU machine
+    python scripts/gpu/transport.py unpack PARTS_DIR NAME BASE_DIR DEST_DIR       # here (NAME: MODEL_DIR's last '-' part)
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import shutil
 import tarfile
 from pathlib import Path
 
-TABLE = "word_embeddings.weight"
+PART_BYTES = 15 * 2**20
 META_FILES = ("calibration.json", "training_report.json", "config.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
@@ -25,9 +25,37 @@ def short_name(folder: Path) -> str:
     return folder.name.rsplit("-", 1)[-1]
 
 
-def pack(out: Path, folders: list[Path]) -> list[Path]:
-    """Write each model's weights but the token table (fp16, two parts) and a tarball of their json files."""
-    from safetensors.torch import load_file, save_file
+def changed_weights(folder: Path, base: Path) -> dict:
+    """The model's fp16 tensors that differ from ``base``'s (all of those ``base`` lacks or shapes otherwise)."""
+    import torch
+    from safetensors.torch import load_file
+
+    before = {k: v.half() for k, v in load_file(str(base / "model.safetensors")).items()}
+    out = {}
+    for key, value in load_file(str(folder / "model.safetensors")).items():
+        value = value.half().contiguous()
+        old = before.get(key)
+        if old is None or old.shape != value.shape or not torch.equal(old, value):
+            out[key] = value
+    return out
+
+
+def _parts(weights: dict) -> list[list[str]]:
+    parts: list[list[str]] = [[]]
+    size = 0
+    for key in sorted(weights):
+        nbytes = weights[key].numel() * weights[key].element_size()
+        if parts[-1] and size + nbytes > PART_BYTES:
+            parts.append([])
+            size = 0
+        parts[-1].append(key)
+        size += nbytes
+    return parts
+
+
+def pack(out: Path, base: Path, folders: list[Path]) -> list[Path]:
+    """Write each model's changed weights (fp16, in parts) and a tarball of every model's json files."""
+    from safetensors.torch import save_file
 
     written = []
     with tarfile.open(out / "meta.tar.gz", "w:gz") as tar:
@@ -36,10 +64,8 @@ def pack(out: Path, folders: list[Path]) -> list[Path]:
             for f in META_FILES:
                 if (folder / f).is_file():
                     tar.add(folder / f, arcname=f"{name}/{f}")
-            weights = {k: v.half().contiguous() for k, v in load_file(str(folder / "model.safetensors")).items()
-                       if not k.endswith(TABLE)}
-            keys = sorted(weights)
-            for part, chosen in enumerate((keys[:len(keys) // 2], keys[len(keys) // 2:])):
+            weights = changed_weights(folder, base)
+            for part, chosen in enumerate(_parts(weights)):
                 path = out / f"{name}_part{part}.safetensors"
                 save_file({k: weights[k] for k in chosen}, str(path))
                 written.append(path)
@@ -47,16 +73,17 @@ def pack(out: Path, folders: list[Path]) -> list[Path]:
 
 
 def unpack(parts: Path, name: str, base: Path, dest: Path) -> Path:
-    """The model folder ``dest``: ``base``'s token table and tokenizer, the parts' weights, the json files."""
+    """The model folder ``dest``: ``base``'s weights and tokenizer, overwritten by the parts' weights, and the
+    json files."""
     from safetensors.torch import load_file, save_file
 
     weights = load_file(str(base / "model.safetensors"))
+    files = sorted(parts.glob(f"{name}_part*.safetensors"))
+    if not files:
+        raise ValueError(f"{parts}: no parts of {name!r}")
     trained: dict = {}
-    for part in (0, 1):
-        trained.update(load_file(str(parts / f"{name}_part{part}.safetensors")))
-    left = set(weights) - set(trained)
-    if left != {k for k in weights if k.endswith(TABLE)}:
-        raise ValueError(f"{parts}: the parts of {name!r} lack {sorted(left)[:3]}")
+    for path in files:
+        trained.update(load_file(str(path)))
     for key, value in trained.items():
         if key not in weights or weights[key].shape != value.shape:
             raise ValueError(f"{parts}: {key} of {name!r} does not fit {base}")
@@ -78,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="verb", required=True)
     p = sub.add_parser("pack")
     p.add_argument("out", type=Path)
+    p.add_argument("base", type=Path)
     p.add_argument("folders", type=Path, nargs="+")
     u = sub.add_parser("unpack")
     u.add_argument("parts", type=Path)
@@ -86,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("dest", type=Path)
     args = parser.parse_args(argv)
     if args.verb == "pack":
-        for path in pack(args.out, args.folders):
+        for path in pack(args.out, args.base, args.folders):
             print(path.name, path.stat().st_size)
     else:
         print(f"rebuilt {unpack(args.parts, args.name, args.base, args.dest)}")
