@@ -269,16 +269,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def print_probe(nli, beside, beside_name: str | None) -> dict[str, dict]:
-    """The association probe for the configured verifier (and the one beside): entailed hypotheses per reading."""
-    from cns_core.training.association_probe import PROBE_READINGS, load_probe, probe_figures
+    """The association probe for the configured verifier (and the one beside): entailed hypotheses per reading
+    (for the control, the truth given to its question, the ones not entailed)."""
+    from cns_core.training.association_probe import MUST_ENTAIL, load_probe, probe_figures
 
     facts = load_probe()
     models = {"now": nli} | ({"beside": beside} if beside is not None else {})
     out = {label: probe_figures(model.predict, facts) for label, model in models.items()}
-    print(f"association probe ({len(facts)} facts; hypotheses entailed at p >= 0.5, none should be):")
-    print(f"  {'model':8} " + " ".join(f"{r:>9}" for r in PROBE_READINGS))
+    readings = list(out["now"])
+    print(f"association probe ({len(facts)} facts; hypotheses entailed at p >= 0.5, none should be; "
+          f"{', '.join(sorted(MUST_ENTAIL))}: the truth, all should be, and the count is of those missed):")
+    print(f"  {'model':8} " + " ".join(f"{r:>13}" for r in readings))
     for label, figures in out.items():
-        print(f"  {label:8} " + " ".join(f"{figures[r]['entailed']:>4} of {figures[r]['facts']:<2}" for r in PROBE_READINGS))
+        counts = [figures[r]['facts'] - figures[r]['entailed'] if r in MUST_ENTAIL else figures[r]['entailed']
+                  for r in readings]
+        print(f"  {label:8} " + " ".join(f"{c:>7} of {figures[r]['facts']:<2}" for c, r in zip(counts, readings)))
     if beside_name:
         print(f"  (beside: {beside_name})")
     print()

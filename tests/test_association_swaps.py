@@ -162,6 +162,29 @@ def test_the_shipped_probe_reads_three_ways_and_keeps_its_facts_out_of_training(
     assert figures["obscure"]["entailed"] == 0
 
 
+def test_the_probe_is_also_read_as_the_memory_reads_an_answer_with_a_control():
+    facts = load_probe()
+    assert all(f.question for f in facts)
+    pairs = probe_pairs(facts)
+    australia = next(i for i, f in enumerate(facts) if f.subject == "Australia")
+    assert pairs["asked"][australia] == ("The capital of Australia is Canberra.", "Question: What is the capital "
+                                         "of Australia? Answer: The capital of Australia is Sydney.")
+    assert pairs["asked_truth"][australia][1].endswith("Answer: The capital of Australia is Canberra.")
+    # a model fooled by "Sydney" after any premise: the asked reading names Australia, the control misses nothing
+    figures = probe_figures(_fooled_by({"Sydney"}), facts)
+    assert figures["asked"]["entailed_facts"] == ["Australia"]
+    assert figures["asked_truth"]["missed_facts"] == [] and figures["asked_truth"]["entailed"] == len(facts)
+    # one that entails nothing passes every other reading and misses the whole control
+    never = probe_figures(lambda pairs: np.asarray([[0.05, 0.05, 0.9]] * len(pairs)), facts)
+    assert never["asked"]["entailed"] == 0 and never["asked_truth"]["missed_facts"] == [f.subject for f in facts]
+
+
+def test_a_probe_without_questions_reads_only_the_three_plain_ways(tmp_path):
+    plain = tmp_path / "probe.yaml"
+    plain.write_text("facts:\n  - {subject: X, statement: 'X is {value}.', truth: a, popular: b, obscure: c}\n")
+    assert list(probe_pairs(load_probe(plain))) == ["popular", "obscure", "premise"]
+
+
 def test_a_damaged_probe_names_the_fact_and_the_field(tmp_path):
     bad = tmp_path / "probe.yaml"
     bad.write_text("facts:\n  - {subject: X, statement: 'no slot', truth: a, popular: b, obscure: c}\n"

@@ -64,8 +64,10 @@ def _cache_key(settings: Any, path: Path, model_path: Path) -> str:
     from cns_core.config import PROJECT_ROOT
     from cns_core.models.nli import weights_fingerprint
 
+    # what the probe leaves out of training, not its file: questions added to it do not change the pairs
     probe = settings.mining.probe
-    probe_text = (PROJECT_ROOT / probe).read_bytes() if probe and (PROJECT_ROOT / probe).is_file() else b""
+    probe_text = repr(ProbeFilter.from_file(PROJECT_ROOT / probe).facts).encode() \
+        if probe and (PROJECT_ROOT / probe).is_file() else b""
     stat = path.stat()
     parts = [str(_CACHE_VERSION), weights_fingerprint(str(model_path)), path.name, str(stat.st_size),
              settings.mining.model_dump_json(), str(settings.seed), json.dumps(settings.exclude_questions),

@@ -5,6 +5,10 @@ truth against the answer people commonly give instead (``popular``), the truth a
 name of the same kind (``obscure``), and the popular answer stated as fact against the truth
 (``premise``). None of the three hypotheses may be entailed. A model that judges by association passes
 the popular name and the truth against a premise that denies it, and rejects only the obscure name.
+
+With each fact's question, the popular and premise readings are read again as the memory reads an answer,
+the hypothesis after its question (``asked``, ``asked_premise``), beside the control ``asked_truth`` (the
+truth given to the question must be entailed).
 """
 
 from __future__ import annotations
@@ -18,10 +22,15 @@ import yaml
 
 from cns_core.models.nli import ENTAILMENT
 
-__all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "PROBE_READINGS", "DEFAULT_PROBE"]
+__all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "PROBE_READINGS", "ASKED_READINGS",
+           "MUST_ENTAIL", "DEFAULT_PROBE"]
 
 DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "association_probe.yaml"
 PROBE_READINGS = ("popular", "obscure", "premise")
+# The same facts read as the memory reads an answer: the hypothesis after its question. ``asked_truth`` is the
+# control, the one reading that must be entailed (a model that entails nothing after a question passes the rest).
+ASKED_READINGS = ("asked", "asked_premise", "asked_truth")
+MUST_ENTAIL = frozenset({"asked_truth"})
 _MAX_BYTES = 200_000
 _MAX_FACTS = 1000
 
@@ -33,6 +42,7 @@ class ProbeFact:
     truth: str
     popular: str
     obscure: str
+    question: str = ""    # the question the statement answers (the asked readings need it)
 
     def say(self, value: str) -> str:
         return self.statement.replace("{value}", value)
@@ -51,28 +61,42 @@ def load_probe(path: str | Path = DEFAULT_PROBE) -> list[ProbeFact]:
         raise ValueError(f"{path}: facts: expected a list of 1 to {_MAX_FACTS} facts")
     out = []
     for n, row in enumerate(facts, 1):
-        fields = {k: row.get(k) for k in ProbeFact.__dataclass_fields__} if isinstance(row, dict) else {}
+        fields = {k: row.get(k) for k in ProbeFact.__dataclass_fields__ if k != "question"} \
+            if isinstance(row, dict) else {}
         bad = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()] if fields else ["all"]
+        question = row.get("question", "") if isinstance(row, dict) else ""
+        if not isinstance(question, str):
+            bad.append("question")
         if bad or "{value}" not in fields["statement"]:
             raise ValueError(f"{path}: fact {n}: {', '.join(bad) or 'statement'}: missing, empty or without {{value}}")
-        out.append(ProbeFact(**{k: v.strip() for k, v in fields.items()}))
+        out.append(ProbeFact(**{k: v.strip() for k, v in fields.items()}, question=question.strip()))
     return out
 
 
 def probe_pairs(facts: Sequence[ProbeFact]) -> dict[str, list[tuple[str, str]]]:
-    """(premise, hypothesis) per reading, one per fact, in the facts' order."""
-    return {"popular": [(f.say(f.truth), f.say(f.popular)) for f in facts],
-            "obscure": [(f.say(f.truth), f.say(f.obscure)) for f in facts],
-            "premise": [(f.say(f.popular), f.say(f.truth)) for f in facts]}
+    """(premise, hypothesis) per reading, one per fact, in the facts' order; the asked readings only when
+    every fact has its question."""
+    from cns_core.models.verifier import verifier_pair
+
+    pairs = {"popular": [(f.say(f.truth), f.say(f.popular)) for f in facts],
+             "obscure": [(f.say(f.truth), f.say(f.obscure)) for f in facts],
+             "premise": [(f.say(f.popular), f.say(f.truth)) for f in facts]}
+    if facts and all(f.question for f in facts):
+        pairs |= {"asked": [verifier_pair(f.say(f.truth), f.say(f.popular), f.question) for f in facts],
+                  "asked_premise": [verifier_pair(f.say(f.popular), f.say(f.truth), f.question) for f in facts],
+                  "asked_truth": [verifier_pair(f.say(f.truth), f.say(f.truth), f.question) for f in facts]}
+    return pairs
 
 
 def probe_figures(score: Callable[[Sequence[tuple[str, str]]], np.ndarray], facts: Sequence[ProbeFact],
                   at: float = 0.5) -> dict[str, dict[str, object]]:
-    """Per reading: how many hypotheses are entailed (p >= ``at``), the mean p(entailment), and which."""
+    """Per reading: how many hypotheses are entailed (p >= ``at``), the mean p(entailment), and which (for
+    the control, :data:`MUST_ENTAIL`, the ones that are not)."""
     out: dict[str, dict[str, object]] = {}
     for reading, pairs in probe_pairs(facts).items():
         entail = np.asarray(score(pairs))[:, ENTAILMENT]
         out[reading] = {"facts": len(pairs), "entailed": int(np.sum(entail >= at)),
                         "mean_entailment": round(float(np.mean(entail)), 3),
-                        "entailed_facts": [facts[i].subject for i in np.flatnonzero(entail >= at)]}
+                        "entailed_facts" if reading not in MUST_ENTAIL else "missed_facts":
+                            [facts[i].subject for i in np.flatnonzero((entail >= at) != (reading in MUST_ENTAIL))]}
     return out

@@ -2,7 +2,8 @@
 # On a GPU machine (run from anywhere; $OUT receives the results): config/verifier_train_joint.yaml in one or
 # more variants side by side on the one GPU, each given as NAME "EXTRA CLI OPTIONS", then every model packed
 # for the trip back (scripts/gpu/transport.py). Needs .gpu/ from scripts/gpu/prepare.sh.
-#   bash scripts/gpu/train_verifier.sh c "" d "--learning-rate 1e-5"
+#   bash scripts/gpu/train_verifier.sh c "" d "--learning-rate 1e-5" e "--settings .gpu/variants/e.yaml"
+# A model trained with frozen layers comes back as the tensors it changed (about 11 MB), a whole one in two parts.
 set -u
 cd "$(dirname "$0")/../.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
@@ -13,11 +14,12 @@ train() {   # NAME EXTRA-OPTIONS
   local name=$1 out=models/nli-minilm-l6-joint-$1
   mkdir -p $out.checkpoint/mined && cp .gpu/mined/*.jsonl.gz $out.checkpoint/mined/
   python3 -m cns_core.cli train-verifier --settings config/verifier_train_joint.yaml --output $out --device cuda \
-    --threads 4 --max-seconds 270 --quiet $2 > $OUT/log_$name.txt 2>&1
-  echo "$name exit $?" >> $OUT/log_$name.txt
+    --threads 4 --max-seconds 270 --quiet $2 > /tmp/log_$name.txt 2>&1
+  echo "$name exit $?" >> /tmp/log_$name.txt
 }
 folders=()
 while [ $# -ge 2 ]; do train "$1" "$2" & folders+=("models/nli-minilm-l6-joint-$1"); shift 2; done
 wait
-tail -n 2 $OUT/log_*.txt
+cat /tmp/log_*.txt > $OUT/log.txt     # one file: a call returns 8 files at most
+tail -n 2 /tmp/log_*.txt
 python3 scripts/gpu/transport.py pack $OUT models/nli-minilm-l6 "${folders[@]}"
