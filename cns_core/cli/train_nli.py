@@ -1,8 +1,9 @@
 """``cns train-nli`` and ``cns train-verifier``: fine-tune the project's cross-encoder.
 
 ``train-nli`` reads ``config/nli_train.yaml`` (the generic NLI stages); ``train-verifier`` reads
-``config/verifier_train.yaml``: the shipped verifier, trained on answers judged by people, claim
-verification and fact swaps beside generic NLI (``models/nli-minilm-l6/MODEL_CARD.md``).
+``config/verifier_train.yaml``: the verifier's stage 3, trained on answers judged by people, claim
+verification and fact swaps beside generic NLI; ``--settings config/verifier_train_joint.yaml`` makes the
+shipped stage 5 from it (``models/nli-minilm-l6/MODEL_CARD.md``).
 
 Resumable: the run checkpoints every ``checkpoint_every`` steps, and the same command
 continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long
@@ -27,7 +28,9 @@ def register(subparsers) -> None:
     nli.add_argument("--settings", help="a training YAML instead of config/nli_train.yaml "
                      "(e.g. config/nli_train_negation.yaml, the second stage)")
     _add_arguments(nli)
-    verifier = subparsers.add_parser("train-verifier", help="train the shipped verifier (config/verifier_train.yaml)",
+    verifier = subparsers.add_parser("train-verifier",
+                                     help="train the verifier (stage 3: config/verifier_train.yaml; the shipped "
+                                          "stage 5: --settings config/verifier_train_joint.yaml)",
                                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verifier.add_argument("--settings", default=VERIFIER_SETTINGS,
                           help=f"a training YAML (default: {VERIFIER_SETTINGS})")
