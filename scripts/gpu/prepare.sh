@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/../.."
 DATA=${CNS_DATA_DIR:-../shared/data}
-MINED=models/nli-minilm-l6-joint.checkpoint/mined
+MINED=${MINED:-models/nli-minilm-l6.checkpoint/mined}   # the joint settings' checkpoint folder
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 mkdir -p .gpu/whl .gpu/mined
 versions=$(.venv/bin/python -c "import importlib.metadata as m; print(' '.join(f'{n}=={m.version(n)}' for n in

@@ -4,6 +4,8 @@
 # for the trip back (scripts/gpu/transport.py). Needs .gpu/ from scripts/gpu/prepare.sh.
 #   bash scripts/gpu/train_verifier.sh c "" d "--learning-rate 1e-5" e "--settings .gpu/variants/e.yaml"
 # A model trained with frozen layers comes back as the tensors it changed (about 11 MB), a whole one in two parts.
+# The base model must be in the checkout (what travels): BASE (default models/nli-minilm-l6, the shipped model),
+# given to each variant as "--base-model $BASE --interpolate-with $BASE" for a stage after the shipped one.
 set -u
 cd "$(dirname "$0")/../.."
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
@@ -22,4 +24,4 @@ while [ $# -ge 2 ]; do train "$1" "$2" & folders+=("models/nli-minilm-l6-joint-$
 wait
 cat /tmp/log_*.txt > $OUT/log.txt     # one file: a call returns 8 files at most
 tail -n 2 /tmp/log_*.txt
-python3 scripts/gpu/transport.py pack $OUT models/nli-minilm-l6 "${folders[@]}"
+python3 scripts/gpu/transport.py pack $OUT "${BASE:-models/nli-minilm-l6}" "${folders[@]}"
