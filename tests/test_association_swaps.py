@@ -177,6 +177,11 @@ def test_the_probe_is_also_read_as_the_memory_reads_an_answer_with_a_control():
     # one that entails nothing passes every other reading and misses the whole control
     never = probe_figures(lambda pairs: np.asarray([[0.05, 0.05, 0.9]] * len(pairs)), facts)
     assert never["asked"]["entailed"] == 0 and never["asked_truth"]["missed_facts"] == [f.subject for f in facts]
+    # and against the fact in other words, as the memory's references are worded
+    assert pairs["reworded"][australia] == ("Canberra is the capital city of Australia.", "Question: What is the "
+                                            "capital of Australia? Answer: The capital of Australia is Sydney.")
+    assert figures["reworded"]["entailed_facts"] == ["Australia"]
+    assert never["reworded_truth"]["missed_facts"] == [f.subject for f in facts]
 
 
 def test_a_probe_without_questions_reads_only_the_three_plain_ways(tmp_path):
@@ -193,6 +198,9 @@ def test_a_damaged_probe_names_the_fact_and_the_field(tmp_path):
         load_probe(bad)
     bad.write_text("facts:\n  - {subject: Y, statement: '{value}', truth: a, popular: '', obscure: c}\n")
     with pytest.raises(ValueError, match="fact 1: popular"):
+        load_probe(bad)
+    bad.write_text("facts:\n  - {subject: Y, statement: '{value}', truth: a, popular: b, obscure: c, reworded: 'no slot'}\n")
+    with pytest.raises(ValueError, match="fact 1: reworded"):
         load_probe(bad)
 
 

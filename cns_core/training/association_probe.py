@@ -8,7 +8,9 @@ the popular name and the truth against a premise that denies it, and rejects onl
 
 With each fact's question, the popular and premise readings are read again as the memory reads an answer,
 the hypothesis after its question (``asked``, ``asked_premise``), beside the control ``asked_truth`` (the
-truth given to the question must be entailed).
+truth given to the question must be entailed); with the fact also in other words (``reworded``, as a
+reference is worded otherwise than the answer), the popular answer against it (``reworded``) beside its
+control (``reworded_truth``).
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "a
 PROBE_READINGS = ("popular", "obscure", "premise")
 # The same facts read as the memory reads an answer: the hypothesis after its question. ``asked_truth`` is the
 # control, the one reading that must be entailed (a model that entails nothing after a question passes the rest).
-ASKED_READINGS = ("asked", "asked_premise", "asked_truth")
-MUST_ENTAIL = frozenset({"asked_truth"})
+ASKED_READINGS = ("asked", "asked_premise", "asked_truth", "reworded", "reworded_truth")
+MUST_ENTAIL = frozenset({"asked_truth", "reworded_truth"})
+_OPTIONAL = ("question", "reworded")
 _MAX_BYTES = 200_000
 _MAX_FACTS = 1000
 
@@ -43,9 +46,13 @@ class ProbeFact:
     popular: str
     obscure: str
     question: str = ""    # the question the statement answers (the asked readings need it)
+    reworded: str = ""    # the fact in other words, with {value} (as a reference words it otherwise)
 
     def say(self, value: str) -> str:
         return self.statement.replace("{value}", value)
+
+    def reword(self, value: str) -> str:
+        return self.reworded.replace("{value}", value)
 
 
 def load_probe(path: str | Path = DEFAULT_PROBE) -> list[ProbeFact]:
@@ -61,15 +68,17 @@ def load_probe(path: str | Path = DEFAULT_PROBE) -> list[ProbeFact]:
         raise ValueError(f"{path}: facts: expected a list of 1 to {_MAX_FACTS} facts")
     out = []
     for n, row in enumerate(facts, 1):
-        fields = {k: row.get(k) for k in ProbeFact.__dataclass_fields__ if k != "question"} \
+        fields = {k: row.get(k) for k in ProbeFact.__dataclass_fields__ if k not in _OPTIONAL} \
             if isinstance(row, dict) else {}
         bad = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()] if fields else ["all"]
-        question = row.get("question", "") if isinstance(row, dict) else ""
-        if not isinstance(question, str):
-            bad.append("question")
+        optional = {k: row.get(k, "") for k in _OPTIONAL} if isinstance(row, dict) else {}
+        bad += [k for k, v in optional.items() if not isinstance(v, str)]
+        reworded = optional.get("reworded")
+        if isinstance(reworded, str) and reworded and "{value}" not in reworded:
+            bad.append("reworded")
         if bad or "{value}" not in fields["statement"]:
             raise ValueError(f"{path}: fact {n}: {', '.join(bad) or 'statement'}: missing, empty or without {{value}}")
-        out.append(ProbeFact(**{k: v.strip() for k, v in fields.items()}, question=question.strip()))
+        out.append(ProbeFact(**{k: v.strip() for k, v in (fields | optional).items()}))
     return out
 
 
@@ -85,6 +94,10 @@ def probe_pairs(facts: Sequence[ProbeFact]) -> dict[str, list[tuple[str, str]]]:
         pairs |= {"asked": [verifier_pair(f.say(f.truth), f.say(f.popular), f.question) for f in facts],
                   "asked_premise": [verifier_pair(f.say(f.popular), f.say(f.truth), f.question) for f in facts],
                   "asked_truth": [verifier_pair(f.say(f.truth), f.say(f.truth), f.question) for f in facts]}
+        if all(f.reworded for f in facts):
+            pairs |= {"reworded": [verifier_pair(f.reword(f.truth), f.say(f.popular), f.question) for f in facts],
+                      "reworded_truth": [verifier_pair(f.reword(f.truth), f.say(f.truth), f.question)
+                                         for f in facts]}
     return pairs
 
 
