@@ -200,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 
         beside = TransformersNLI(args.beside_model)
     probe = print_probe(nli, beside, args.beside_model)
+    probe["verdicts"] = print_verdict_probe(nli, beside, embedder)
     sets = answer_sets(root, args.limit, args.sets, args.long_limit)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     if before and (before.get("limit"), before.get("long_limit")) != (args.limit, args.long_limit):
@@ -286,6 +287,35 @@ def print_probe(nli, beside, beside_name: str | None) -> dict[str, dict]:
         print(f"  {label:8} " + " ".join(f"{c:>7} of {figures[r]['facts']:<2}" for c, r in zip(counts, readings)))
     if beside_name:
         print(f"  (beside: {beside_name})")
+    print()
+    return out
+
+
+def print_verdict_probe(nli, beside, embedder) -> dict[str, dict]:
+    """The memory's answer verdict on the probe's facts (the popular answer to each question against the fact
+    in other words; the truth as the control): how many are called correct, incorrect, unverified."""
+    from collections import Counter
+
+    from cns_core.agents.answer_trust import AnswerItem
+    from cns_core.agents.answer_verdict import judge_answers
+    from cns_core.training.association_probe import load_probe, probe_answers
+
+    cases = probe_answers(load_probe())
+    if not cases:
+        return {}
+    models = {"now": nli} | ({"beside": beside} if beside is not None else {})
+    out: dict[str, dict] = {}
+    print("the memory's verdict on the probe (the answer to each fact's question, against the fact in other words):")
+    for label, model in models.items():
+        out[label] = {}
+        for side, rows in cases.items():
+            items = [AnswerItem(f"probe-{side}-{i}", q, a, r, ()) for i, (q, a, r) in enumerate(rows)]
+            counts = Counter(v.verdict for v in judge_answers(items, model, embedder))
+            out[label][side] = {v: counts.get(v, 0) for v in ("correct", "incorrect", "unverified")}
+        pop, tru = out[label]["popular"], out[label]["truth"]
+        print(f"  {label:8} popular answer: {pop['correct']} correct (none should be), {pop['incorrect']} incorrect, "
+              f"{pop['unverified']} unverified of {len(cases['popular'])}; the truth: {tru['correct']} correct "
+              f"(all should be)")
     print()
     return out
 

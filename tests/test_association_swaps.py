@@ -184,10 +184,25 @@ def test_the_probe_is_also_read_as_the_memory_reads_an_answer_with_a_control():
     assert never["reworded_truth"]["missed_facts"] == [f.subject for f in facts]
 
 
+def test_the_probe_as_answers_for_the_memorys_verdict():
+    from cns_core.training.association_probe import probe_answers
+
+    facts = load_probe()
+    cases = probe_answers(facts)
+    australia = next(i for i, f in enumerate(facts) if f.subject == "Australia")
+    assert cases["popular"][australia] == ("What is the capital of Australia?", "The capital of Australia is Sydney.",
+                                           "Canberra is the capital city of Australia.")
+    assert cases["truth"][australia][1] == "The capital of Australia is Canberra."
+    assert len(cases["popular"]) == len(cases["truth"]) == len(facts)
+
+
 def test_a_probe_without_questions_reads_only_the_three_plain_ways(tmp_path):
     plain = tmp_path / "probe.yaml"
     plain.write_text("facts:\n  - {subject: X, statement: 'X is {value}.', truth: a, popular: b, obscure: c}\n")
     assert list(probe_pairs(load_probe(plain))) == ["popular", "obscure", "premise"]
+    from cns_core.training.association_probe import probe_answers
+
+    assert probe_answers(load_probe(plain)) == {}
 
 
 def test_a_damaged_probe_names_the_fact_and_the_field(tmp_path):

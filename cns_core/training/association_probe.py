@@ -24,8 +24,8 @@ import yaml
 
 from cns_core.models.nli import ENTAILMENT
 
-__all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "PROBE_READINGS", "ASKED_READINGS",
-           "MUST_ENTAIL", "DEFAULT_PROBE"]
+__all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "probe_answers", "PROBE_READINGS",
+           "ASKED_READINGS", "MUST_ENTAIL", "DEFAULT_PROBE"]
 
 DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "association_probe.yaml"
 PROBE_READINGS = ("popular", "obscure", "premise")
@@ -113,3 +113,14 @@ def probe_figures(score: Callable[[Sequence[tuple[str, str]]], np.ndarray], fact
                         "entailed_facts" if reading not in MUST_ENTAIL else "missed_facts":
                             [facts[i].subject for i in np.flatnonzero((entail >= at) != (reading in MUST_ENTAIL))]}
     return out
+
+
+def probe_answers(facts: Sequence[ProbeFact]) -> dict[str, list[tuple[str, str, str]]]:
+    """The probe as answers for the memory's verdict: (question, answer, reference) per fact, the reference the
+    fact in other words; ``popular`` must not be called correct, ``truth`` (the control) must. Empty unless
+    every fact has its question and its rewording."""
+    if not facts or not all(f.question and f.reworded for f in facts):
+        return {}
+    return {"popular": [(f.question, f.say(f.popular), f.reword(f.truth)) for f in facts],
+            "truth": [(f.question, f.say(f.truth), f.reword(f.truth)) for f in facts]}
+
