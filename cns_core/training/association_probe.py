@@ -25,13 +25,13 @@ import yaml
 from cns_core.models.nli import ENTAILMENT
 
 __all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "probe_answers", "PROBE_READINGS",
-           "ASKED_READINGS", "MUST_ENTAIL", "DEFAULT_PROBE"]
+           "MUST_ENTAIL", "DEFAULT_PROBE"]
 
 DEFAULT_PROBE = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "association_probe.yaml"
 PROBE_READINGS = ("popular", "obscure", "premise")
-# The same facts read as the memory reads an answer: the hypothesis after its question. ``asked_truth`` is the
-# control, the one reading that must be entailed (a model that entails nothing after a question passes the rest).
-ASKED_READINGS = ("asked", "asked_premise", "asked_truth", "reworded", "reworded_truth")
+# The same facts read as the memory reads an answer (asked, asked_premise, reworded: the hypothesis after its
+# question) have controls, the readings that must be entailed (a model that entails nothing after a question
+# passes the rest).
 MUST_ENTAIL = frozenset({"asked_truth", "reworded_truth"})
 _OPTIONAL = ("question", "reworded")
 _MAX_BYTES = 200_000
