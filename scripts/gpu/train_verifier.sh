@@ -4,10 +4,12 @@
 # for the trip back (scripts/gpu/transport.py). Needs .gpu/ from scripts/gpu/prepare.sh.
 #   bash scripts/gpu/train_verifier.sh c "" d "--learning-rate 1e-5" e "--settings .gpu/variants/e.yaml"
 # A model trained with frozen layers comes back as the tensors it changed (about 11 MB), a whole one in two parts.
-# The base model must be in the checkout (what travels): BASE (default models/nli-minilm-l6, the shipped model),
-# given to each variant as "--base-model $BASE --interpolate-with $BASE" for a stage after the shipped one.
+# The base model must be in the checkout (what travels): BASE (default models/nli-minilm-l6, the shipped model)
+# is given to each run as --base-model and --interpolate-with (a variant's own options come after and win), and
+# the parts are the tensors that differ from it.
 set -u
 cd "$(dirname "$0")/../.."
+BASE=${BASE:-models/nli-minilm-l6}
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1 CNS_DATA_DIR=/tmp/data
 python3 -c "import tarfile; tarfile.open('.gpu/data.tar.xz').extractall('/tmp/data')" || exit 1
@@ -16,7 +18,7 @@ train() {   # NAME EXTRA-OPTIONS
   local name=$1 out=models/nli-minilm-l6-joint-$1
   mkdir -p $out.checkpoint/mined && cp .gpu/mined/*.jsonl.gz $out.checkpoint/mined/
   python3 -m cns_core.cli train-verifier --settings config/verifier_train_joint.yaml --output $out --device cuda \
-    --threads 4 --max-seconds 270 --quiet $2 > /tmp/log_$name.txt 2>&1
+    --base-model "$BASE" --interpolate-with "$BASE" --threads 4 --max-seconds 270 --quiet $2 > /tmp/log_$name.txt 2>&1
   echo "$name exit $?" >> /tmp/log_$name.txt
 }
 folders=()
@@ -24,4 +26,4 @@ while [ $# -ge 2 ]; do train "$1" "$2" & folders+=("models/nli-minilm-l6-joint-$
 wait
 cat /tmp/log_*.txt > $OUT/log.txt     # one file: a call returns 8 files at most
 tail -n 2 /tmp/log_*.txt
-python3 scripts/gpu/transport.py pack $OUT "${BASE:-models/nli-minilm-l6}" "${folders[@]}"
+python3 scripts/gpu/transport.py pack $OUT "$BASE" "${folders[@]}"

@@ -25,12 +25,12 @@ def short_name(folder: Path) -> str:
     return folder.name.rsplit("-", 1)[-1]
 
 
-def changed_weights(folder: Path, base: Path) -> dict:
-    """The model's fp16 tensors that differ from ``base``'s (all of those ``base`` lacks or shapes otherwise)."""
+def changed_weights(folder: Path, before: dict) -> dict:
+    """The model's fp16 tensors that differ from ``before`` (the base model's, fp16; all of those it lacks or
+    shapes otherwise)."""
     import torch
     from safetensors.torch import load_file
 
-    before = {k: v.half() for k, v in load_file(str(base / "model.safetensors")).items()}
     out = {}
     for key, value in load_file(str(folder / "model.safetensors")).items():
         value = value.half().contiguous()
@@ -55,8 +55,9 @@ def _parts(weights: dict) -> list[list[str]]:
 
 def pack(out: Path, base: Path, folders: list[Path]) -> list[Path]:
     """Write each model's changed weights (fp16, in parts) and a tarball of every model's json files."""
-    from safetensors.torch import save_file
+    from safetensors.torch import load_file, save_file
 
+    before = {k: v.half() for k, v in load_file(str(base / "model.safetensors")).items()}
     written = []
     with tarfile.open(out / "meta.tar.gz", "w:gz") as tar:
         for folder in folders:
@@ -64,7 +65,7 @@ def pack(out: Path, base: Path, folders: list[Path]) -> list[Path]:
             for f in META_FILES:
                 if (folder / f).is_file():
                     tar.add(folder / f, arcname=f"{name}/{f}")
-            weights = changed_weights(folder, base)
+            weights = changed_weights(folder, before)
             for part, chosen in enumerate(_parts(weights)):
                 path = out / f"{name}_part{part}.safetensors"
                 save_file({k: weights[k] for k in chosen}, str(path))
