@@ -123,4 +123,3 @@ def probe_answers(facts: Sequence[ProbeFact]) -> dict[str, list[tuple[str, str, 
         return {}
     return {"popular": [(f.question, f.say(f.popular), f.reword(f.truth)) for f in facts],
             "truth": [(f.question, f.say(f.truth), f.reword(f.truth)) for f in facts]}
-
