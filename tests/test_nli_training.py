@@ -515,3 +515,37 @@ def test_frozen_word_embeddings_stay_the_base_models_while_the_encoder_learns(tm
     table = next(k for k in trained if k.endswith("word_embeddings.weight"))
     assert np.array_equal(trained[table].half().numpy(), base[table].half().numpy())
     assert any(float((trained[k] - base[k]).abs().max()) > 1e-3 for k in trained if k != table)
+
+
+def _raw_probs(folder: Path) -> np.ndarray:
+    """The model's own softmax on ROWS, no calibration: what distillation compares."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True,
+                                                               dtype=torch.float32).eval()
+    with torch.inference_mode():
+        logits = model(**tokenizer([p for p, _, _ in ROWS], [h for _, h, _ in ROWS], padding=True,
+                                   return_tensors="pt")).logits
+    return softmax_rows(logits.numpy())
+
+
+def test_distilled_pairs_keep_the_base_models_reading_and_a_resumed_run_reuses_the_teacher(tmp_path, tiny_base):
+    before = _raw_probs(tiny_base)
+    on_labels = train_nli(_settings(tmp_path / "labels", tiny_base), progress=False, log=lambda _: None)
+    distilled_settings = _settings(tmp_path / "distilled", tiny_base,
+                                   train_files=[{"file": "train.tsv.gz", "distill": 1.0}])
+    logs: list[str] = []
+    first = train_nli(distilled_settings, stop_after_steps=3, progress=False, log=logs.append)
+    teachers = list(distilled_settings.checkpoint_path.glob("teacher.*.npy"))
+    assert not first.finished and len(teachers) == 1
+    teacher = np.load(teachers[0])                   # the base model's probabilities on the 36 training pairs
+    assert teacher.shape == (36, 3)
+    assert np.abs(teacher[:, None, :] - before[None, :, :]).max(axis=2).min(axis=1).max() < 1e-4
+    distilled = train_nli(distilled_settings, progress=False, log=logs.append)
+    assert sum("distilling 36 pairs" in line for line in logs) == 1      # computed once, read back on resuming
+    moved_by_labels = np.abs(_raw_probs(on_labels.output) - before).mean()
+    moved_by_distilling = np.abs(_raw_probs(distilled.output) - before).mean()
+    # the tiny random model starts near uniform, so the labels move it little, yet several times the distilled run
+    assert moved_by_labels > 1e-3 and moved_by_distilling < moved_by_labels / 3

@@ -14,6 +14,7 @@ Held-out evaluation sets are refused as training data by name.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import platform
@@ -63,6 +64,11 @@ class TrainSource(BaseModel):
     # Each training pair of the file is seen this many times an epoch: hard negatives weighted up against a large
     # replay without sampling the replay down. Copies are made after the dev slice is held apart (none leaks).
     repeat: int = Field(1, ge=1, le=10)
+    # Learning without forgetting: this share of each pair's target is the base model's own probabilities
+    # (computed once, before training), the rest its label. A replay distilled from the shipped model keeps
+    # how that model reads a genre (its support for a paraphrased retelling, say) while other files teach it
+    # something new, where training on the replay's labels alone lets the new lesson spill over.
+    distill: float = Field(0.0, ge=0.0, le=1.0)
 
     @field_validator("reader")
     @classmethod
@@ -194,6 +200,12 @@ class TrainResult:
 
 def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[str]]:
     """(train, dev, problems): the mix with a stratified dev slice held apart."""
+    train, dev, problems, _ = _training_mix(settings)
+    return train, dev, problems
+
+
+def _training_mix(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[str], np.ndarray]:
+    """:func:`_training_data` and, per training pair, its source's ``distill`` share."""
     held = {Path(name).name for name in settings.held_out_files}
     refused = [source.file for source in settings.sources if Path(source.file).name in held]
     if refused:
@@ -202,25 +214,30 @@ def _training_data(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[st
     paths = [settings.source_path(source) for source in settings.sources]
     everything = NLIPairs()
     repeats: list[int] = []                     # per pair: its source's ``repeat``
+    shares: list[float] = []                    # per pair: its source's ``distill``
     for source, path in zip(settings.sources, paths):
         pairs = _read_source(settings, source, path)
         everything.extend(pairs)
         repeats += [source.repeat] * len(pairs)
+        shares += [source.distill] * len(pairs)
     if not len(everything):
         raise ValueError(f"train_files: no usable pairs in {', '.join(str(p) for p in paths)}")
     kept, dev = stratified_split(everything.labels, settings.dev_fraction, settings.seed)
     problems = [str(p) for p in everything.problems]
     kept = [int(i) for i in kept for _ in range(repeats[i])]
     train = everything.subset(kept)
+    distill = np.asarray([shares[i] for i in kept], dtype=np.float32)
     if settings.train_fraction < 1.0:
         rng = np.random.default_rng(settings.seed + 1)
-        train = train.subset(np.sort(rng.choice(len(train), int(round(settings.train_fraction * len(train))),
-                                                replace=False)))
+        chosen = np.sort(rng.choice(len(train), int(round(settings.train_fraction * len(train))), replace=False))
+        train, distill = train.subset(chosen), distill[chosen]
     if settings.augment_negation:
         from cns_core.training.nli_augment import negation_pairs
 
-        train.extend(negation_pairs(train, settings.augment_negation, settings.seed))
-    return train, everything.subset(dev), problems
+        added = negation_pairs(train, settings.augment_negation, settings.seed)
+        train.extend(added)
+        distill = np.concatenate([distill, np.zeros(len(added), dtype=np.float32)])
+    return train, everything.subset(dev), problems, distill
 
 
 def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NLIPairs:
@@ -372,6 +389,29 @@ def export_checkpoint(settings: TrainSettings, log: Callable[[str], None] = prin
     return TrainResult(settings.output_path, saved["state"]["global_step"], False, saved["state"]["history"], report)
 
 
+def _soft_targets(settings: TrainSettings, model, tokenizer, train: NLIPairs, distill: np.ndarray, device,
+                  log: Callable[[str], None]) -> np.ndarray:
+    """Per training pair, the probability target: its one-hot label mixed with the base model's own
+    probabilities by its ``distill`` share. The base model's are computed once (the untrained ``model``)
+    and kept in the checkpoint folder, so a resumed run distils from the same teacher."""
+    targets = np.eye(len(NLI_LABELS), dtype=np.float32)[np.asarray(train.labels, dtype=np.int64)]
+    rows = np.flatnonzero(distill > 0)
+    if not len(rows):
+        return targets
+    key = hashlib.blake2b(_fingerprint(settings, len(train)).encode(), digest_size=8).hexdigest()
+    cache = settings.checkpoint_path / f"teacher.{key}.npy"    # the base model's probabilities, these settings
+    teacher = np.load(cache) if cache.is_file() else None
+    if teacher is None or teacher.shape != (len(rows), len(NLI_LABELS)):
+        log(f"distilling {len(rows)} pairs: the base model's probabilities")
+        teacher = softmax_rows(predict_logits(model, tokenizer, train.subset(rows), settings.max_length,
+                                              settings.eval_batch_size, device)).astype(np.float32)
+        with replace_atomically(cache) as tmp, open(tmp, "wb") as handle:
+            np.save(handle, teacher)
+    share = distill[rows, None]
+    targets[rows] = (1.0 - share) * targets[rows] + share * teacher
+    return targets
+
+
 def predict_logits(model, tokenizer, data: NLIPairs, max_length: int, batch_size: int, device) -> np.ndarray:
     """Model logits in ``NLI_LABELS`` order (the trainer's models use that order), sorted by length."""
     import torch
@@ -427,7 +467,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     if settings.threads:
         torch.set_num_threads(settings.threads)
     device = _device(settings.device)
-    train, dev, problems = _training_data(settings)
+    train, dev, problems, distill = _training_mix(settings)
     for problem in problems[:20]:
         log(f"skipped {problem}")
     if len(problems) > 20:
@@ -440,7 +480,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
 
     encoded = _encode(tokenizer, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]
-    targets = torch.tensor(train.labels, dtype=torch.long)
+    targets = torch.from_numpy(_soft_targets(settings, model, tokenizer, train, distill, device, log))
     steps_per_epoch = math.ceil(len(encoded) / settings.batch_size)
     total_steps = steps_per_epoch * settings.epochs
     if settings.max_steps:
@@ -488,7 +528,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
             batch = _collate(tokenizer, encoded, idx, device)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
                 logits = model(**batch).logits
-            loss = torch.nn.functional.cross_entropy(logits.float(), targets[idx].to(device))
+            loss = torch.nn.functional.cross_entropy(logits.float(), targets[idx].to(device))   # soft targets
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), settings.max_grad_norm)
             optimizer.step()
