@@ -49,6 +49,7 @@ import streamlit as st
 
 from cns_core.views import progress_line, ui_state
 from pages import _frame as frame
+from pages import _rerun_fold
 
 if TYPE_CHECKING:
     from streamlit.delta_generator import DeltaGenerator
@@ -58,6 +59,7 @@ ROOT = Path(__file__).resolve().parent
 PAGES = ROOT / "pages"
 
 frame.leave_legacy_pages()
+_rerun_fold.keep_navigation_over_timer_reruns()   # a progress tick never undoes a click in the sidebar
 st.set_page_config(page_title="CNS Studio", page_icon=str(ROOT / "assets" / "icon.png"), layout="wide")
 
 _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
