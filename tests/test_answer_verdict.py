@@ -122,6 +122,54 @@ def test_a_long_answer_is_read_through_the_sentences_that_answer_it():
     assert v.verdict == "correct" and v.claim == "Canberra is the capital."
 
 
+def test_a_summary_is_backed_by_all_its_sentences_where_the_reference_says_as_much():
+    """Against a reference as long as the answer, one supported sentence does not make the answer right: its
+    backing is the mean support of its reading and its sentences. Against a short gold answer the same
+    answer keeps its best support (an aside the reference never mentions does not sink it)."""
+    from cns_core.agents.answer_verdict import VerdictReadings
+
+    q = "What happens to the crew?"
+    first, second, third = "The crew lands on Mars.", "The captain dies in a storm.", "They return home in a year."
+    answer = f"{first} {second} {third}"
+    units = ("The crew lands on Mars after a long flight.", "A storm hits the base and the captain survives it.",
+             "The survivors stay on Mars for good and never return.")
+    long_ref = " ".join(units)
+    doubted = (0.1, 0.3, 0.6)                     # a sentence the reference does not back (and half denies)
+    table = {verifier_pair(units[0], answer, q): SUPPORTS, verifier_pair(units[0], first): SUPPORTS,
+             verifier_pair(units[1], second): doubted, verifier_pair(units[2], third): doubted}
+    [summary] = _judge([AnswerItem("a", q, answer, long_ref)], table)
+    backing = summary.readings.backing
+    assert backing == pytest.approx((0.9 + 0.1 + 0.1) / 3)            # the mean of its 3 sentences
+    assert summary.score == pytest.approx(right_probability(backing, 0.1, 0.1), abs=1e-6)
+    assert summary.readings.support == 0.9 and summary.verdict == "unverified"
+    short_ref = "They land on Mars."
+    short_table = {verifier_pair(short_ref, answer, q): SUPPORTS, verifier_pair(short_ref, first): SUPPORTS,
+                   verifier_pair(short_ref, second): doubted, verifier_pair(short_ref, third): doubted}
+    [answered] = _judge([AnswerItem("a", q, answer, short_ref)], short_table)
+    assert answered.readings.backing == 0.9 and answered.verdict == "correct" and answered.score > summary.score
+    # readings stored before the backing existed are decided on the best support, as they were
+    stored = VerdictReadings.from_json(summary.readings.to_json().replace(f'"backing":{backing}', '"backing":null'))
+    assert stored.backing is None and stored.features == summary.readings.features
+
+
+def test_a_long_answer_is_incorrect_only_through_a_detail_the_evidence_contradicts():
+    """Past ``whole_answer_words`` the answer-level reasons for a red badge (made for an answer read whole) do
+    not apply; a detail sentence the evidence surely contradicts while nothing supports it still does."""
+    first, second = "Sydney is the capital.", "It has been the capital since 1850."
+    answer = f"{first} {second}"
+    settings = VerdictSettings(head=None, whole_answer_words=3, answer_sentences=2)
+    denied = {verifier_pair(REF, first, Q): CONTRADICTS}      # as the answer to the question; plainly it is silent
+    [long_read] = _judge([AnswerItem("a", Q, answer, REF)], denied, settings)
+    [short_read] = _judge([AnswerItem("a", Q, answer, REF)], {**denied, verifier_pair(REF, answer, Q): CONTRADICTS,
+                                                              verifier_pair(REF, answer): CONTRADICTS})
+    assert not long_read.readings.read_whole and long_read.score <= 0.1 and long_read.verdict == "unverified"
+    assert short_read.readings.read_whole and short_read.verdict == "incorrect"
+    [with_detail] = _judge([AnswerItem("a", Q, answer, REF)],
+                           {**denied, verifier_pair(REF, second): (0.01, 0.01, 0.98)}, settings)
+    assert with_detail.verdict == "incorrect" and with_detail.claim == second
+    assert with_detail.note == "The evidence contradicts a detail of the answer."
+
+
 def test_a_short_answer_contradicted_only_when_read_plainly_is_not_called_wrong():
     """ "1945." against "The Second World War ended in 1945.": read plainly a bare year says little; read as
     the answer to its question the reference supports it, and the support wins."""

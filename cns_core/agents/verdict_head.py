@@ -133,10 +133,12 @@ def verdict_features(readings: Sequence[Any], plain: Any, checks: Sequence[Any],
     ], dtype=np.float64)
 
 
-def fallback_probability(features: np.ndarray) -> float:
-    """p(right) from the verifier's numbers alone (no head shipped): the best support, discounted by the
-    strongest contradiction of the answer read either way where the support is weak."""
-    support, against = features[0], max(features[1], features[2])
+def fallback_probability(features: np.ndarray, backing: float | None = None) -> float:
+    """p(right) from the verifier's numbers alone (no head shipped): how well the evidence backs the answer
+    (``backing``; the best support where it is not given), discounted by the strongest contradiction of the
+    answer read either way where that backing is weak."""
+    support = features[0] if backing is None else backing
+    against = max(features[1], features[2])
     return float(np.clip(support * (1.0 - against * (1.0 - support)), 0.0, 1.0))
 
 
