@@ -123,9 +123,10 @@ def test_a_long_answer_is_read_through_the_sentences_that_answer_it():
 
 
 def test_a_summary_is_backed_by_all_its_sentences_where_the_reference_says_as_much():
-    """Against a reference as long as the answer, one supported sentence does not make the answer right: its
-    backing is the mean support of its reading and its sentences. Against a short gold answer the same
-    answer keeps its best support (an aside the reference never mentions does not sink it)."""
+    """A long answer (read through its sentences) against a reference as long as it: one supported sentence
+    does not make it right, its backing is the mean support of its sentences. Against a short gold answer, or
+    read whole, the same answer keeps its best support (an aside the reference never mentions does not sink
+    it)."""
     from cns_core.agents.answer_verdict import VerdictReadings
 
     q = "What happens to the crew?"
@@ -135,18 +136,23 @@ def test_a_summary_is_backed_by_all_its_sentences_where_the_reference_says_as_mu
              "The survivors stay on Mars for good and never return.")
     long_ref = " ".join(units)
     doubted = (0.1, 0.3, 0.6)                     # a sentence the reference does not back (and half denies)
-    table = {verifier_pair(units[0], answer, q): SUPPORTS, verifier_pair(units[0], first): SUPPORTS,
+    table = {verifier_pair(units[0], answer, q): SUPPORTS, verifier_pair(units[0], first, q): SUPPORTS,
+             verifier_pair(units[0], first): SUPPORTS,
              verifier_pair(units[1], second): doubted, verifier_pair(units[2], third): doubted}
-    [summary] = _judge([AnswerItem("a", q, answer, long_ref)], table)
+    long_answer = VerdictSettings(head=None, whole_answer_words=5)
+    [summary] = _judge([AnswerItem("a", q, answer, long_ref)], table, long_answer)
     backing = summary.readings.backing
     assert backing == pytest.approx((0.9 + 0.1 + 0.1) / 3)            # the mean of its 3 sentences
     assert summary.score == pytest.approx(right_probability(backing, 0.1, 0.1), abs=1e-6)
     assert summary.readings.support == 0.9 and summary.verdict == "unverified"
     short_ref = "They land on Mars."
-    short_table = {verifier_pair(short_ref, answer, q): SUPPORTS, verifier_pair(short_ref, first): SUPPORTS,
+    short_table = {verifier_pair(short_ref, answer, q): SUPPORTS, verifier_pair(short_ref, first, q): SUPPORTS,
+                   verifier_pair(short_ref, first): SUPPORTS,
                    verifier_pair(short_ref, second): doubted, verifier_pair(short_ref, third): doubted}
-    [answered] = _judge([AnswerItem("a", q, answer, short_ref)], short_table)
+    [answered] = _judge([AnswerItem("a", q, answer, short_ref)], short_table, long_answer)
     assert answered.readings.backing == 0.9 and answered.verdict == "correct" and answered.score > summary.score
+    [read_whole] = _judge([AnswerItem("a", q, answer, long_ref)], table)         # 15 words: read whole
+    assert read_whole.readings.read_whole and read_whole.readings.backing == 0.9 and read_whole.verdict == "correct"
     # readings stored before the backing existed are decided on the best support, as they were
     stored = VerdictReadings.from_json(summary.readings.to_json().replace(f'"backing":{backing}', '"backing":null'))
     assert stored.backing is None and stored.features == summary.readings.features

@@ -366,18 +366,22 @@ def _readings(question: _Question, readings: Sequence[Reading], plain: Reading, 
         wrong_detail=None if wrong is None else WrongDetail(wrong.sentence[:_TEXT_KEPT], wrong.passage[:_TEXT_KEPT],
                                                             round(wrong.p_contradicted, 6)),
         open_details=sum(c.verdict == "not_enough_info" for c in checks),
-        backing=round(answer_backing(supported, checks, question.answer, units), 6), read_whole=read_whole)
+        backing=round(answer_backing(supported, checks, question.answer, units, read_whole), 6),
+        read_whole=read_whole)
 
 
-def answer_backing(supported: Reading, checks: Sequence[DetailCheck], answer: str, units: Sequence[str]) -> float:
-    """How well the evidence backs the answer. Where the evidence says at least as much as the answer (a
-    full reference answer, several of them, a summary's document), a careful reader expects every sentence
-    of the answer to be backed: the mean best support of its sentences, so one well-supported sentence does
-    not make a summary right. Where the reference says less than the answer (a gold answer of a few words),
-    only the answering reading can be checked and an aside it never mentions must not sink a right answer:
-    the best support. On SQuALITY's long answers (a development set) the mean ranks right above wrong where
-    the best support barely did (docs/benchmarks.md, "A long answer's backing")."""
-    if not checks or sum(len(u.split()) for u in units) < len(answer.split()):
+def answer_backing(supported: Reading, checks: Sequence[DetailCheck], answer: str, units: Sequence[str],
+                   read_whole: bool) -> float:
+    """How well the evidence backs the answer. An answer too long to read whole (``whole_answer_words``) is
+    read through the sentences that answer the question; where the evidence says at least as much as the
+    answer (several full reference answers, a summary's document), a careful reader expects every sentence
+    of it to be backed: the mean best support of its sentences, so one well-supported sentence does not make
+    a summary right. Otherwise (an answer read whole, with its question; a reference shorter than the answer,
+    whose asides it never mentions) the best support. On SQuALITY's long answers (a development set) the mean
+    ranks right above wrong where the best support barely did (docs/benchmarks.md, "A long answer's
+    backing"); an answer short enough to read whole is better judged whole, with its question, than by its
+    sentences read plainly (SAF's exam answers)."""
+    if read_whole or not checks or sum(len(u.split()) for u in units) < len(answer.split()):
         return supported.p_supported
     return float(np.mean([c.best_support for c in checks]))
 
