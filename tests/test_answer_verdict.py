@@ -266,3 +266,14 @@ def test_in_the_memorys_path_a_year_reads_right_and_a_wrong_year_wrong():
     assert right.verdict == "correct" and right.score >= 0.5
     assert wrong.verdict == "incorrect" and "other figures" in wrong.note and wrong.score < 0.5
 
+
+
+def test_the_verdict_rules_are_part_of_what_makes_a_verdict(monkeypatch):
+    """A change of how verdicts are made from the readings changes the scorer's identity, so stored answers
+    are judged again the new way (the same as every answer scored after it)."""
+    import cns_core.agents.answer_verdict as answer_verdict
+
+    before = LEAN.identity()
+    assert before == VerdictSettings(head=None).identity()
+    monkeypatch.setattr(answer_verdict, "VERDICT_RULES", answer_verdict.VERDICT_RULES + 1)
+    assert LEAN.identity() != before

@@ -47,6 +47,9 @@ VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect"
                                   "no_answer": "no answer"}
 _FILE = "memory.yaml"
 _TEXT_KEPT = 400          # characters of a claim or passage kept on the engram
+# How a verdict is made from the verifier's readings, part of the scorer's identity: a change re-scores the stored
+# answers, so every answer is judged the same way (2: a long answer's backing, 2026-11-28).
+VERDICT_RULES = 2
 _MAX_UNITS = 64           # reference units judged (alternatives and their sentences)
 _ALTERNATIVES = re.compile(r"\s*(?:\||;|\n)\s*")
 
@@ -100,7 +103,8 @@ class VerdictSettings:
         weights = "none" if head is None else repr((head.weights, head.bias, head.mean, head.scale))
         configured = replace(self, correct_at=self.configured_correct_at if self.configured_correct_at is not None
                              else self.correct_at, platt=None, calibration=0, configured_correct_at=None)
-        return f"{configured!r} head={hashlib.blake2b(weights.encode(), digest_size=6).hexdigest()}"
+        head_hash = hashlib.blake2b(weights.encode(), digest_size=6).hexdigest()
+        return f"{configured!r} head={head_hash} rules={VERDICT_RULES}"
 
     def verdict_head(self) -> Any:
         """The learned head of p(right) (None: :func:`~cns_core.agents.verdict_head.fallback_probability`);
@@ -535,7 +539,8 @@ class VerdictReadings:
             if raw["kind"] == "judged" and len(features) != len(FEATURES):
                 raise ValueError(f"readings: {len(features)} features, not {len(FEATURES)}")
             backing = None if raw.get("backing") is None else float(raw["backing"])
-            numbers = [*features, float(raw["support"]), float(raw["against"]), *([] if backing is None else [backing])]
+            numbers = [*features, float(raw["support"]), float(raw["against"]),
+                       *([] if backing is None else [backing])]
             if not all(math.isfinite(x) for x in numbers):
                 raise ValueError("readings: a number is not finite")
             wrong = raw.get("wrong_detail")
