@@ -16,6 +16,7 @@ as it is where they are missing (another version), so the worst case is the old 
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from functools import wraps
 from typing import Any, Callable
 
 _MARK = "_cns_keeps_navigation"
@@ -39,6 +40,7 @@ def keep_navigation_over_timer_reruns() -> bool:
 
 
 def _keeping_the_page(fold: Callable[[Any, Any], bool], rerun_state: Any) -> Callable[[Any, Any], bool]:
+    @wraps(fold)
     def fold_keeping_the_page(requests: Any, new_data: Any) -> bool:
         pending = getattr(requests, "_rerun_data", None) if getattr(requests, "_state", None) == rerun_state \
             else None
@@ -48,5 +50,4 @@ def _keeping_the_page(fold: Callable[[Any, Any], bool], rerun_state: Any) -> Cal
         return accepted
 
     setattr(fold_keeping_the_page, _MARK, True)
-    fold_keeping_the_page.__doc__ = fold.__doc__
     return fold_keeping_the_page

@@ -439,38 +439,30 @@ def decide(readings: "VerdictReadings", answer: str, settings: VerdictSettings, 
         if readings.open_details:
             note += f" {readings.open_details} detail(s) the evidence does not mention stay unverified."
         return verdict("correct", score, supported, supported.claim, note)
-    if not readings.read_whole:
-        # A long answer read through its sentences: the answer-level reasons below were made for an answer read
-        # whole (on SQuALITY's long answers they gave red badges at precision 0.68); a detail the evidence
-        # surely contradicts while nothing supports it is a reason a reader can check in any answer.
-        if score <= settings.wrong_at and readings.wrong_detail is not None:
-            return _wrong_detail_verdict(readings, score, settings)
-    elif readings.other_figures and (against >= settings.incorrect_at or score <= settings.wrong_at):
+    # The answer-level reasons were made for an answer read whole: on a long answer read through its sentences
+    # they gave red badges at precision 0.68 (SQuALITY); a detail the evidence surely contradicts while nothing
+    # supports it is a reason a reader can check in any answer.
+    answer_level = readings.read_whole
+    if answer_level and readings.other_figures and (against >= settings.incorrect_at or score <= settings.wrong_at):
         return verdict("incorrect", 1.0 - score, supported, supported.claim,
                        f"The {supported.evidence} states other figures than the answer.")
-    elif score <= settings.wrong_at:
-        if against >= settings.incorrect_at and support < settings.support_below:
+    if score <= settings.wrong_at:
+        if answer_level and against >= settings.incorrect_at and support < settings.support_below:
             return verdict("incorrect", 1.0 - score, contradicted, contradicted.claim,
                            f"The {contradicted.evidence} contradicts the answer and nothing in it supports it.")
-        if readings.features[FEATURES.index("name_mismatch")] > 0:
+        if answer_level and readings.features[FEATURES.index("name_mismatch")] > 0:
             return verdict("incorrect", 1.0 - score, supported, readings.first_claim,
                            f"The answer names {', '.join(readings.missing_names)}, which the evidence does not; it "
                            "names something else.")
-        if readings.wrong_detail is not None:
-            return _wrong_detail_verdict(readings, score, settings)
+        wrong = readings.wrong_detail
+        if wrong is not None:
+            return AnswerVerdict("incorrect", wrong.p_contradicted, score, p_supported=support, p_contradicted=against,
+                                 passage=wrong.passage, evidence="evidence", claim=wrong.sentence,
+                                 features=readings.features, readings=readings, calibration=calibration,
+                                 note="The evidence contradicts a detail of the answer.")
     side = supported if support >= against else contradicted
     return verdict("unverified", 1.0 - abs(score - 0.5) * 2, side, answer,
                    f"The {side.evidence} neither supports nor contradicts the answer surely enough.")
-
-
-def _wrong_detail_verdict(readings: "VerdictReadings", score: float, settings: VerdictSettings) -> AnswerVerdict:
-    """"incorrect" because the evidence surely contradicts a detail sentence that nothing supports."""
-    wrong = readings.wrong_detail
-    assert wrong is not None
-    return AnswerVerdict("incorrect", wrong.p_contradicted, score, p_supported=readings.support,
-                         p_contradicted=readings.against, passage=wrong.passage, evidence="evidence",
-                         claim=wrong.sentence, features=readings.features, readings=readings,
-                         calibration=settings.calibration, note="The evidence contradicts a detail of the answer.")
 
 
 _MAX_READINGS_CHARS = 20_000       # a stored readings record larger than this is not read (damaged)
