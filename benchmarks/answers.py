@@ -25,6 +25,8 @@ Sets (``CNS_DATA_DIR``; a seeded sample of ``--limit`` answers each):
   reference (``Partially correct`` left out: neither right nor wrong);
 * **swaps**: WiCE dev and SciFact held-out supported claims against their sources, and each with one
   injected error (``cns_core.training.claim_errors``), as answers without a question;
+* **swaps dev** (the development set for claims against long sources): the same built from SciFact's
+  training folds (the verifier trains on those claims as they are, never on their injected errors);
 * **SQuALITY** (the development set for long answers): 300 answers about a story rated by three people
   against four references; right = a rating of 50 or more (also Spearman's rho with the rating);
 * the held-out fold (0 of 5, by document or passage; :mod:`cns_core.training.long_answers`) of
@@ -70,12 +72,12 @@ from cns_core.training.answer_sets import answer_set, sample  # noqa: E402
 
 BEFORE = Path(__file__).resolve().parent / "baselines" / "answers_before.json"
 LONG_SETS = ("SQuALITY", "SummEdits", "BUMP", "negation", "CondaQA")   # no Trust columns: drafting them is slow
-LONG_EVIDENCE = ("swaps", "squality", "summedits_held", "bump_held")   # long sources or answers: --long-limit
+LONG_EVIDENCE = ("swaps", "swaps_dev", "squality", "summedits_held", "bump_held")   # long sources or answers: --long-limit
 
 
 BENCHMARK_SETS = {   # display name -> cns_core.training.answer_sets name
     "NQ301 (dev)": "nq301", "EVOUNA held out": "evouna_held", "SAF unseen questions": "saf_unseen",
-    "swaps (WiCE, SciFact)": "swaps", "SQuALITY (dev, long)": "squality", "SummEdits held out": "summedits_held",
+    "swaps (WiCE, SciFact)": "swaps", "swaps dev (SciFact train)": "swaps_dev", "SQuALITY (dev, long)": "squality", "SummEdits held out": "summedits_held",
     "BUMP held out": "bump_held", "negation NLI held out": "negation_held", "CondaQA held out": "condaqa_held"}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cns_core.training.claim_errors import claim_error_set, supported_claims
+from cns_core.training.claim_errors import claim_error_set, scifact_supported_claims, supported_claims
 from cns_core.training.fact_swaps import ERROR_KINDS, inject_error
 from cns_core.training.grounding_fusion import DevClaim
 
@@ -75,3 +75,14 @@ def test_real_set_holds_wice_and_held_out_scifact_supported_claims(shared_data):
     errors = claim_error_set(claims)
     assert len(errors) % 2 == 0 and len(errors) >= 500
     assert {c.label for c in errors[1::2]} == set(ERROR_KINDS)
+
+
+def test_dev_set_is_scifact_training_folds_disjoint_from_the_held_out_claims(shared_data):
+    from cns_core.training.answer_sets import answer_set
+
+    held = {c.claim for c in supported_claims(shared_data) if c.dataset == "scifact"}
+    dev = scifact_supported_claims(shared_data, wanted_folds=(2, 3, 4))
+    assert dev and not {c.claim for c in dev} & held
+    turns = answer_set("swaps_dev", root=shared_data)
+    assert len(turns) == len(claim_error_set(dev)) and sum(t.right for t in turns) * 2 == len(turns)
+    assert all(t.sources and t.reference is None for t in turns)

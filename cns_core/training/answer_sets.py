@@ -5,7 +5,9 @@ A set is a list of :class:`JudgedTurn` (question, answer, reference or sources, 
 benchmark never scores what the head was fitted on:
 
 * ``nq301`` (the development set; the verifier never saw its questions), ``squality`` (the development set
-  for long answers);
+  for long answers), ``swaps_dev`` (the development set of claims against long sources: SciFact's training
+  folds' supported claims, each also with one injected error; the verifier trains on the claims, never on
+  their errors);
 * ``evouna_held``, ``saf_unseen``, ``swaps`` and the ``*_held`` parts of the long-answer sets (fold 0 of 5,
   by document or passage): held out, for figures only;
 * ``evouna_train``, ``saf_train`` and the ``*_train`` parts (folds 1-4): what the head may be fitted on.
@@ -59,10 +61,13 @@ def _qa(name: str, root: Path) -> list[JudgedTurn]:
             if a.correct is not None]
 
 
-def _swaps(root: Path) -> list[JudgedTurn]:
-    from cns_core.training.claim_errors import claim_error_set
+def _swaps(root: Path, dev: bool) -> list[JudgedTurn]:
+    """Supported claims and each with one injected error, against their sources: held out (WiCE dev, SciFact's
+    held-out folds) or, for ``dev``, SciFact's training folds."""
+    from cns_core.training.claim_errors import claim_error_set, scifact_supported_claims, supported_claims
 
-    return [JudgedTurn("", c.claim, None, (c.source,), c.label == "original") for c in claim_error_set()]
+    claims = scifact_supported_claims(root, wanted_folds=(2, 3, 4)) if dev else supported_claims(root)
+    return [JudgedTurn("", c.claim, None, (c.source,), c.label == "original") for c in claim_error_set(claims)]
 
 
 def _long(name: str, root: Path) -> list[JudgedTurn]:
@@ -79,7 +84,7 @@ def _long(name: str, root: Path) -> list[JudgedTurn]:
 
 
 SET_NAMES: tuple[str, ...] = (
-    "nq301", "evouna_held", "saf_unseen", "swaps", "squality", "summedits_held", "bump_held", "negation_held",
+    "nq301", "evouna_held", "saf_unseen", "swaps", "swaps_dev", "squality", "summedits_held", "bump_held", "negation_held",
     "condaqa_held", "evouna_train", "saf_train", "summedits_train", "bump_train", "negation_train", "condaqa_train")
 
 
@@ -90,8 +95,8 @@ def answer_set(name: str, limit: int = 0, seed: int = 34, root: Path | None = No
     root = root or data_dir()
     if name in ("nq301", "evouna_held", "evouna_train", "saf_unseen", "saf_train"):
         rows = _qa(name, root)
-    elif name == "swaps":
-        rows = _swaps(root)
+    elif name in ("swaps", "swaps_dev"):
+        rows = _swaps(root, dev=name == "swaps_dev")
     else:
         rows = _long(name, root)
     return sample(rows, limit, seed)

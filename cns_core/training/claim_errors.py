@@ -23,7 +23,7 @@ from cns_core.training.fact_swaps import ERROR_KINDS, inject_error
 from cns_core.training.grounding_fusion import DevClaim
 from cns_core.training.nli_data import scifact_fold
 
-__all__ = ["ERROR_KINDS", "inject_error", "claim_error_set", "supported_claims"]
+__all__ = ["ERROR_KINDS", "inject_error", "claim_error_set", "scifact_supported_claims", "supported_claims"]
 
 
 def _json_rows(path: Path) -> list[dict]:
@@ -39,11 +39,20 @@ def supported_claims(root: Path | None = None, scifact_folds: int = 5,
     wice = [DevClaim("wice", f"wice-{r['meta']['id']}", "original", "supported", r["claim"].strip(),
                      " ".join(s.strip() for s in r["evidence"] if s.strip()))
             for r in _json_rows(root / "wice_dev" / "claim_dev.jsonl") if r["label"] == "supported"]
-    scifact = [DevClaim("scifact", f"scifact-{r['claim_id']}-{r['doc_id']}", "original", "supported",
-                        r["claim"].strip(), " ".join(r["abstract"]))
-               for r in _json_rows(root / "scifact_train" / "train_claim_doc_pairs.jsonl")
-               if r["label"] == "SUPPORT" and scifact_fold(r["claim_id"], scifact_folds) in scifact_held_folds]
-    return wice + scifact
+    return wice + scifact_supported_claims(root, scifact_folds, scifact_held_folds)
+
+
+def scifact_supported_claims(root: Path | None = None, folds: int = 5,
+                             wanted_folds: Sequence[int] = (0, 1)) -> list[DevClaim]:
+    """SciFact's SUPPORT claims of ``wanted_folds`` (by claim) with their abstracts. The training folds (2-4
+    of 5) make the development set of claims against long sources: the verifier trains on those claims as
+    they are, never on their injected errors, so a round that forgets how to catch an error shows there
+    before the held-out WiCE and SciFact folds are looked at."""
+    root = root or data_dir()
+    return [DevClaim("scifact", f"scifact-{r['claim_id']}-{r['doc_id']}", "original", "supported",
+                     r["claim"].strip(), " ".join(r["abstract"]))
+            for r in _json_rows(root / "scifact_train" / "train_claim_doc_pairs.jsonl")
+            if r["label"] == "SUPPORT" and scifact_fold(r["claim_id"], folds) in wanted_folds]
 
 
 def claim_error_set(claims: Sequence[DevClaim] | None = None, limit: int | None = None) -> list[DevClaim]:
