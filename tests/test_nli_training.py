@@ -282,7 +282,9 @@ def test_committed_second_stage_continues_the_first():
     assert verifier.base_model == second.output and verifier.output == "models/nli-minilm-l6-stage3"
     joint = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_joint.yaml")
     assert joint.base_model == joint.interpolate_with == verifier.output
-    assert joint.output == "models/nli-minilm-l6" and 0 < joint.interpolation_weight < 1     # the shipped model
+    assert joint.output == "models/nli-minilm-l6-stage5-shipped" and 0 < joint.interpolation_weight < 1
+    stage8 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage8.yaml")
+    assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6"     # the shipped model
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 

@@ -2,8 +2,9 @@
 
 ``train-nli`` reads ``config/nli_train.yaml`` (the generic NLI stages); ``train-verifier`` reads
 ``config/verifier_train.yaml``: the verifier's stage 3, trained on answers judged by people, claim
-verification and fact swaps beside generic NLI; ``--settings config/verifier_train_joint.yaml`` makes the
-shipped stage 5 from it (``models/nli-minilm-l6/MODEL_CARD.md``).
+verification and fact swaps beside generic NLI; ``--settings config/verifier_train_joint.yaml`` makes stage 5
+from it, and ``--settings config/verifier_train_stage8.yaml`` the shipped stage 8 from stage 5
+(``models/nli-minilm-l6/MODEL_CARD.md``).
 
 Resumable: the run checkpoints every ``checkpoint_every`` steps, and the same command
 continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
     _add_arguments(nli)
     verifier = subparsers.add_parser("train-verifier",
                                      help="train the verifier (stage 3: config/verifier_train.yaml; the shipped "
-                                          "stage 5: --settings config/verifier_train_joint.yaml)",
+                                          "stage 8: --settings config/verifier_train_stage8.yaml)",
                                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verifier.add_argument("--settings", default=VERIFIER_SETTINGS,
                           help=f"a training YAML (default: {VERIFIER_SETTINGS})")
