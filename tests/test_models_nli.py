@@ -524,3 +524,20 @@ def test_weights_fingerprint_changes_with_the_weights_or_calibration(tiny_models
     (folder / "model.safetensors").write_bytes(bytes(data))
     assert weights_fingerprint(str(folder)) not in (first, second)
     assert weights_fingerprint("cross-encoder/some-hub-name") == ""
+
+
+def test_nli_fingerprint_tells_a_retrained_model_in_the_same_folder_from_the_one_before(tiny_models, tmp_path):
+    from cns_core.models.nli import TransformersNLI, nli_fingerprint, nli_identity
+
+    folder = tmp_path / "nli-minilm-l6"
+    shutil.copytree(tiny_models["default"], folder)
+    before = nli_fingerprint(TransformersNLI(str(folder)))
+    shutil.rmtree(folder)
+    shutil.copytree(tiny_models["shuffled"], folder)           # retrained into the same folder
+    after = TransformersNLI(str(folder))
+    assert nli_identity(after) in before and nli_fingerprint(after) != before
+    assert nli_fingerprint(after) == nli_fingerprint(TransformersNLI(str(folder)))
+
+    class Lexical:                                              # no folder: its identity alone
+        name = "lexical"
+    assert nli_fingerprint(Lexical()) == "lexical"

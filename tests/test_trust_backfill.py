@@ -87,3 +87,15 @@ def test_a_new_drafter_scores_again(memory, monkeypatch):
     retrained = AnswerScorer(TrustSettings(profile="verification"))
     assert retrained.fingerprint != first.fingerprint
     assert backfill(memory, retrained, ids=["b0", "b1"]).scored == 2
+
+
+def test_a_verifier_retrained_into_the_same_folder_scores_again(memory, monkeypatch):
+    from cns_core.models import nli as nli_module
+
+    first = AnswerScorer(TrustSettings(profile="verification"))
+    assert backfill(memory, first).scored == 3
+    same = nli_module.nli_fingerprint
+    monkeypatch.setattr(nli_module, "nli_fingerprint", lambda backend: same(backend) + " weights=retrained")
+    retrained = AnswerScorer(TrustSettings(profile="verification"))
+    assert retrained.fingerprint != first.fingerprint
+    assert backfill(memory, retrained, ids=["b0", "b1"]).scored == 2

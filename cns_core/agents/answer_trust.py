@@ -193,11 +193,11 @@ class AnswerScorer:
         drafting settings. Two scores with the same fingerprint came from the same judges (the backfill skips a match)."""
         if self._fingerprint is None:
             from cns_core.models import get_embedder, get_nli_backend
-            from cns_core.models.nli import nli_identity
+            from cns_core.models.nli import nli_fingerprint
 
             pipeline = self.pipeline
             try:
-                nli = nli_identity(pipeline.nli or get_nli_backend())
+                nli = nli_fingerprint(pipeline.nli or get_nli_backend())
             except Exception as exc:  # noqa: BLE001 - an unavailable model is part of the settings
                 nli = f"unavailable: {type(exc).__name__}"
             try:

@@ -33,7 +33,7 @@ from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
-           "get_nli_backend", "reset_backends", "nli_identity", "resolve_model_path", "weights_fingerprint",
+           "get_nli_backend", "reset_backends", "nli_identity", "nli_fingerprint", "resolve_model_path", "weights_fingerprint",
            "SHIPPED_MODEL"]
 
 # The project's own model, shipped in the repository (see its MODEL_CARD.md).
@@ -248,6 +248,23 @@ def nli_identity(backend: Any) -> str:
     label = getattr(backend, "identity", None) or getattr(backend, "name", type(backend).__name__)
     reason = getattr(backend, "fallback_reason", None)
     return f"{label} (fallback: {reason})" if reason else str(label)
+
+
+def nli_fingerprint(backend: Any) -> str:
+    """What a stored result must be keyed by: :func:`nli_identity` and, for a model folder, the hash of its
+    weights and calibration, so a verifier retrained into the same folder never passes for the one before."""
+    identity = nli_identity(backend)
+    path = getattr(backend, "model_path", None)
+    if path is None:
+        return identity
+    cached = getattr(backend, "_weights_fingerprint", None)
+    if cached is None:
+        cached = weights_fingerprint(str(path))
+        try:
+            backend._weights_fingerprint = cached     # hashed once per loaded backend (45 MB)
+        except AttributeError:
+            pass
+    return f"{identity} weights={cached}" if cached else identity
 
 
 def nli_settings(backend: str | None = None) -> tuple[str, dict[str, Any]]:

@@ -90,13 +90,13 @@ def cached_dev_features(claims: Sequence[DevClaim], nli: Any, embedder: Any, set
     the retrieval settings are the same (refitting with other features then costs no model call)."""
     import hashlib
 
-    from cns_core.models.nli import nli_identity
+    from cns_core.models.nli import nli_fingerprint
 
     # max_pairs is left out: it cannot change a one-claim problem
     retrieval = f"RetrievalSettings(max_run={settings.max_run}, top_k={settings.top_k}, margin={settings.margin})"
     if settings.embed_top:                       # (the key of the all-sentences features stays as it was)
         retrieval += f", embed_top={settings.embed_top}"
-    blob = json.dumps([nli_identity(nli), getattr(embedder, "name", ""), retrieval, max_chars,
+    blob = json.dumps([nli_fingerprint(nli), getattr(embedder, "name", ""), retrieval, max_chars,
                        [[c.group, c.claim, c.source] for c in claims], list(FEATURES)])
     key = hashlib.blake2b(blob.encode("utf-8"), digest_size=16).hexdigest()
     if path.is_file():
