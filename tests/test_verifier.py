@@ -138,7 +138,8 @@ def test_swaps_change_one_fact_and_label_it():
 
 @pytest.mark.parametrize("name", ["verifier_train.yaml", "verifier_train_associations.yaml",
                                   "verifier_train_joint.yaml", "verifier_train_stage6.yaml",
-                                  "verifier_train_stage7.yaml", "verifier_train_stage8.yaml"])
+                                  "verifier_train_stage7.yaml", "verifier_train_stage8.yaml",
+                                  "verifier_train_stage9.yaml"])
 def test_the_committed_verifier_settings_keep_every_evaluation_set_out(name):
     settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / name)
     trained = {Path(s.file).name for s in settings.sources}
