@@ -81,7 +81,7 @@ def test_dev_set_is_scifact_training_folds_disjoint_from_the_held_out_claims(sha
     from cns_core.training.answer_sets import answer_set
 
     held = {c.claim for c in supported_claims(shared_data) if c.dataset == "scifact"}
-    dev = scifact_supported_claims(shared_data, wanted_folds=(2, 3, 4))
+    dev = scifact_supported_claims(shared_data, wanted_folds=(2, 3, 4))     # the folds the verifier trains on
     assert dev and not {c.claim for c in dev} & held
     turns = answer_set("swaps_dev", root=shared_data)
     assert len(turns) == len(claim_error_set(dev)) and sum(t.right for t in turns) * 2 == len(turns)

@@ -33,8 +33,8 @@ from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
-           "get_nli_backend", "reset_backends", "nli_identity", "nli_fingerprint", "resolve_model_path", "weights_fingerprint",
-           "SHIPPED_MODEL"]
+           "get_nli_backend", "reset_backends", "nli_identity", "nli_fingerprint", "resolve_model_path",
+           "weights_fingerprint", "SHIPPED_MODEL"]
 
 # The project's own model, shipped in the repository (see its MODEL_CARD.md).
 SHIPPED_MODEL = "models/nli-minilm-l6"

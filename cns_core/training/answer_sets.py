@@ -64,9 +64,10 @@ def _qa(name: str, root: Path) -> list[JudgedTurn]:
 def _swaps(root: Path, dev: bool) -> list[JudgedTurn]:
     """Supported claims and each with one injected error, against their sources: held out (WiCE dev, SciFact's
     held-out folds) or, for ``dev``, SciFact's training folds."""
-    from cns_core.training.claim_errors import claim_error_set, scifact_supported_claims, supported_claims
+    from cns_core.training.claim_errors import (SCIFACT_TRAINING_FOLDS, claim_error_set, scifact_supported_claims,
+                                                supported_claims)
 
-    claims = scifact_supported_claims(root, wanted_folds=(2, 3, 4)) if dev else supported_claims(root)
+    claims = scifact_supported_claims(root, wanted_folds=SCIFACT_TRAINING_FOLDS) if dev else supported_claims(root)
     return [JudgedTurn("", c.claim, None, (c.source,), c.label == "original") for c in claim_error_set(claims)]
 
 
@@ -84,8 +85,8 @@ def _long(name: str, root: Path) -> list[JudgedTurn]:
 
 
 SET_NAMES: tuple[str, ...] = (
-    "nq301", "evouna_held", "saf_unseen", "swaps", "swaps_dev", "squality", "summedits_held", "bump_held", "negation_held",
-    "condaqa_held", "evouna_train", "saf_train", "summedits_train", "bump_train", "negation_train", "condaqa_train")
+    "nq301", "evouna_held", "saf_unseen", "swaps", "swaps_dev", "squality", "summedits_held", "bump_held",
+    "negation_held", "condaqa_held", "evouna_train", "saf_train", "summedits_train", "bump_train", "negation_train", "condaqa_train")
 
 
 def answer_set(name: str, limit: int = 0, seed: int = 34, root: Path | None = None) -> list[JudgedTurn]:

@@ -23,7 +23,11 @@ from cns_core.training.fact_swaps import ERROR_KINDS, inject_error
 from cns_core.training.grounding_fusion import DevClaim
 from cns_core.training.nli_data import scifact_fold
 
-__all__ = ["ERROR_KINDS", "inject_error", "claim_error_set", "scifact_supported_claims", "supported_claims"]
+__all__ = ["ERROR_KINDS", "SCIFACT_TRAINING_FOLDS", "inject_error", "claim_error_set", "scifact_supported_claims",
+           "supported_claims"]
+
+SCIFACT_FOLDS, SCIFACT_HELD_FOLDS = 5, (0, 1)      # as the verifier's settings split SciFact (scifact_*folds)
+SCIFACT_TRAINING_FOLDS = tuple(f for f in range(SCIFACT_FOLDS) if f not in SCIFACT_HELD_FOLDS)
 
 
 def _json_rows(path: Path) -> list[dict]:
@@ -32,8 +36,8 @@ def _json_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def supported_claims(root: Path | None = None, scifact_folds: int = 5,
-                     scifact_held_folds: Sequence[int] = (0, 1)) -> list[DevClaim]:
+def supported_claims(root: Path | None = None, scifact_folds: int = SCIFACT_FOLDS,
+                     scifact_held_folds: Sequence[int] = SCIFACT_HELD_FOLDS) -> list[DevClaim]:
     """WiCE dev's supported claims and SciFact's SUPPORT claims of the held-out folds, with their sources."""
     root = root or data_dir()
     wice = [DevClaim("wice", f"wice-{r['meta']['id']}", "original", "supported", r["claim"].strip(),
@@ -42,8 +46,8 @@ def supported_claims(root: Path | None = None, scifact_folds: int = 5,
     return wice + scifact_supported_claims(root, scifact_folds, scifact_held_folds)
 
 
-def scifact_supported_claims(root: Path | None = None, folds: int = 5,
-                             wanted_folds: Sequence[int] = (0, 1)) -> list[DevClaim]:
+def scifact_supported_claims(root: Path | None = None, folds: int = SCIFACT_FOLDS,
+                             wanted_folds: Sequence[int] = SCIFACT_HELD_FOLDS) -> list[DevClaim]:
     """SciFact's SUPPORT claims of ``wanted_folds`` (by claim) with their abstracts. The training folds (2-4
     of 5) make the development set of claims against long sources: the verifier trains on those claims as
     they are, never on their injected errors, so a round that forgets how to catch an error shows there
