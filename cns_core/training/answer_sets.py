@@ -86,7 +86,8 @@ def _long(name: str, root: Path) -> list[JudgedTurn]:
 
 SET_NAMES: tuple[str, ...] = (
     "nq301", "evouna_held", "saf_unseen", "swaps", "swaps_dev", "squality", "summedits_held", "bump_held",
-    "negation_held", "condaqa_held", "evouna_train", "saf_train", "summedits_train", "bump_train", "negation_train", "condaqa_train")
+    "negation_held", "condaqa_held", "evouna_train", "saf_train", "summedits_train", "bump_train", "negation_train",
+    "condaqa_train")
 
 
 def answer_set(name: str, limit: int = 0, seed: int = 34, root: Path | None = None) -> list[JudgedTurn]:
