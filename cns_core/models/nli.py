@@ -19,6 +19,7 @@ Backends, chosen by ``nli.backend`` in ``config/models.yaml`` or ``CNS_NLI_BACKE
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import threading
@@ -120,6 +121,11 @@ class TransformersNLI:
     def identity(self) -> str:
         """What scored a result: the model folder's name and its precision."""
         return f"{Path(self.model_name).name} ({self.precision})"
+
+    @functools.cached_property
+    def weights_hash(self) -> str:
+        """:func:`weights_fingerprint` of the model folder, hashed once per backend (the weights are 45 MB)."""
+        return weights_fingerprint(self.model_path)
 
     def _fail(self, problem: str, exc: Exception | None = None) -> ModelUnavailableError:
         detail = f" ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else exc!r})" if exc else ""
@@ -254,17 +260,8 @@ def nli_fingerprint(backend: Any) -> str:
     """What a stored result must be keyed by: :func:`nli_identity` and, for a model folder, the hash of its
     weights and calibration, so a verifier retrained into the same folder never passes for the one before."""
     identity = nli_identity(backend)
-    path = getattr(backend, "model_path", None)
-    if path is None:
-        return identity
-    cached = getattr(backend, "_weights_fingerprint", None)
-    if cached is None:
-        cached = weights_fingerprint(str(path))
-        try:
-            backend._weights_fingerprint = cached     # hashed once per loaded backend (45 MB)
-        except AttributeError:
-            pass
-    return f"{identity} weights={cached}" if cached else identity
+    weights = getattr(backend, "weights_hash", "")
+    return f"{identity} weights={weights}" if weights else identity
 
 
 def nli_settings(backend: str | None = None) -> tuple[str, dict[str, Any]]:

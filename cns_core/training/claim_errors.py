@@ -21,12 +21,11 @@ from typing import Sequence
 from cns_core.config import data_dir
 from cns_core.training.fact_swaps import ERROR_KINDS, inject_error
 from cns_core.training.grounding_fusion import DevClaim
-from cns_core.training.nli_data import scifact_fold
+from cns_core.training.nli_data import SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, scifact_fold
 
 __all__ = ["ERROR_KINDS", "SCIFACT_TRAINING_FOLDS", "inject_error", "claim_error_set", "scifact_supported_claims",
            "supported_claims"]
 
-SCIFACT_FOLDS, SCIFACT_HELD_FOLDS = 5, (0, 1)      # as the verifier's settings split SciFact (scifact_*folds)
 SCIFACT_TRAINING_FOLDS = tuple(f for f in range(SCIFACT_FOLDS) if f not in SCIFACT_HELD_FOLDS)
 
 

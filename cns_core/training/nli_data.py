@@ -164,6 +164,9 @@ _SCIFACT_LABELS = {"SUPPORT": "entailment", "CONTRADICT": "contradiction", "NOT_
 _WORDS = re.compile(r"[a-z0-9]{3,}")
 
 
+SCIFACT_FOLDS, SCIFACT_HELD_FOLDS = 5, (0, 1)   # the verifier's split of SciFact: folds 0 and 1 validate
+
+
 def scifact_fold(claim_id: int | str, folds: int) -> int:
     """The fold of a SciFact claim: a hash of its id, so every row of a claim lands in the same fold
     and the split does not move when rows are added, dropped or reordered."""
@@ -177,7 +180,7 @@ def closest_sentences(claim: str, sentences: Sequence[str], k: int) -> list[str]
     return [sentences[i] for i in sorted(ranked[:k])]
 
 
-def read_scifact_pairs(path: str | Path, *, folds: int = 5, held_folds: Sequence[int] = (0, 1),
+def read_scifact_pairs(path: str | Path, *, folds: int = SCIFACT_FOLDS, held_folds: Sequence[int] = SCIFACT_HELD_FOLDS,
                        held: bool = False, neutral_sentences: int = 2) -> NLIPairs:
     """(evidence, claim) pairs from SciFact's claim/cited-abstract rows (``train_claim_doc_pairs.jsonl``).
 
