@@ -178,6 +178,20 @@ def test_a_split_run_resumes_to_the_same_model(tmp_path, tiny_base):
     assert np.allclose(a, b, atol=2e-3)                    # fp16 storage rounds both the same way
 
 
+def test_stop_at_step_writes_the_model_there_on_the_whole_runs_schedule(tmp_path, tiny_base):
+    """A run a time limit stopped, repeated exactly: the model is written at that step, its learning rate
+    still that of every step (max_steps would shorten the schedule and train another model)."""
+    stopped = train_nli(_settings(tmp_path / "a", tiny_base, stop_at_step=5), progress=False, log=lambda _: None)
+    shortened = train_nli(_settings(tmp_path / "b", tiny_base, max_steps=5), progress=False, log=lambda _: None)
+    report = json.loads((stopped.output / REPORT_FILE).read_text())
+    assert stopped.finished and stopped.steps == shortened.steps == 5 and report["time_limit_at_step"] == 5
+    from safetensors.torch import load_file
+
+    a, b = (load_file(str(run.output / "model.safetensors")) for run in (stopped, shortened))
+    moved = [name for name in a if a[name].is_floating_point() and not a[name].float().allclose(b[name].float())]
+    assert any(name.startswith("classifier") for name in moved)     # another learning rate, other weights
+
+
 def test_a_checkpoint_from_other_settings_is_not_resumed(tmp_path, tiny_base):
     train_nli(_settings(tmp_path, tiny_base), stop_after_steps=2, progress=False, log=lambda _: None)
     with pytest.raises(ValueError, match="checkpoint was made with other settings"):

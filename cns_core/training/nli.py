@@ -115,6 +115,9 @@ class TrainSettings(BaseModel):
     exclude_questions: list[str] = Field(default_factory=list)  # TSV files (CNS_DATA_DIR-relative) whose
                                                                 # questions never reach training (NQ301)
     max_train_seconds: float | None = Field(None, gt=0)  # stop the epochs at this time and write the model
+    # Stop at this step and write the model, the schedule still that of every step (unlike max_steps): a run
+    # that a time limit stopped, repeated exactly on any machine.
+    stop_at_step: int | None = Field(None, ge=1)
     # The token embedding table stays the base model's: a continued run on a narrow mix cannot move the
     # vocabulary's meanings, and the weights that change are the encoder's and the head's alone.
     freeze_word_embeddings: bool = False
@@ -547,6 +550,10 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
                 state["time_limit_at_step"] = state["global_step"]   # the model is written as it stands
                 log(f"time limit of {settings.max_train_seconds:.0f} s reached at step {state['global_step']} "
                     f"of {total_steps}")
+                break
+            if state["global_step"] == settings.stop_at_step:
+                state["time_limit_at_step"] = state["global_step"]
+                log(f"stop_at_step: stopped at step {state['global_step']} of {total_steps}")
                 break
             if state["global_step"] % settings.checkpoint_every == 0:
                 save_checkpoint()
