@@ -546,14 +546,11 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
             state["seconds"] = time.perf_counter() - started
             if state["global_step"] >= total_steps:
                 break
-            if settings.max_train_seconds is not None and state["seconds"] >= settings.max_train_seconds:
+            timed_out = settings.max_train_seconds is not None and state["seconds"] >= settings.max_train_seconds
+            if timed_out or state["global_step"] == settings.stop_at_step:
                 state["time_limit_at_step"] = state["global_step"]   # the model is written as it stands
-                log(f"time limit of {settings.max_train_seconds:.0f} s reached at step {state['global_step']} "
-                    f"of {total_steps}")
-                break
-            if state["global_step"] == settings.stop_at_step:
-                state["time_limit_at_step"] = state["global_step"]
-                log(f"stop_at_step: stopped at step {state['global_step']} of {total_steps}")
+                reason = f"time limit of {settings.max_train_seconds:.0f} s reached" if timed_out else "stop_at_step"
+                log(f"{reason} at step {state['global_step']} of {total_steps}")
                 break
             if state["global_step"] % settings.checkpoint_every == 0:
                 save_checkpoint()
