@@ -136,10 +136,16 @@ def test_swaps_change_one_fact_and_label_it():
     assert swap_name_from_premise("The cat sat.", "Brazilian food is good.") is None
 
 
-@pytest.mark.parametrize("name", ["verifier_train.yaml", "verifier_train_associations.yaml",
-                                  "verifier_train_joint.yaml", "verifier_train_stage6.yaml",
-                                  "verifier_train_stage7.yaml", "verifier_train_stage8.yaml",
-                                  "verifier_train_stage9.yaml"])
+COMMITTED_VERIFIER_SETTINGS = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "config")
+                                     .glob("verifier_train*.yaml"))
+
+
+def test_every_stage_of_the_verifier_has_committed_settings():
+    assert {"verifier_train.yaml", "verifier_train_stage8.yaml", "verifier_train_stage9.yaml"} <= \
+        set(COMMITTED_VERIFIER_SETTINGS)
+
+
+@pytest.mark.parametrize("name", COMMITTED_VERIFIER_SETTINGS)
 def test_the_committed_verifier_settings_keep_every_evaluation_set_out(name):
     settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / name)
     trained = {Path(s.file).name for s in settings.sources}
