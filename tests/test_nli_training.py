@@ -286,7 +286,7 @@ def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_pat
     assert len(train) - 9 == 18                               # half of the 36 first-stage pairs
 
 
-def test_committed_second_stage_continues_the_first():
+def test_each_committed_stage_continues_the_one_before():
     from cns_core.training.nli import load_train_settings
 
     first = load_train_settings()
@@ -299,6 +299,10 @@ def test_committed_second_stage_continues_the_first():
     assert joint.output == "models/nli-minilm-l6-stage5-shipped" and 0 < joint.interpolation_weight < 1
     stage8 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage8.yaml")
     assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6"     # the shipped model
+    stage9 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage9.yaml")
+    stage10 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage10.yaml")
+    assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
+    assert len({stage8.output, stage9.output, stage10.output}) == 3      # no round overwrites the shipped model
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 
