@@ -289,18 +289,21 @@ def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_pat
 def test_each_committed_stage_continues_the_one_before():
     from cns_core.training.nli import load_train_settings
 
+    def committed(name: str):
+        return load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / name)
+
     first = load_train_settings()
-    second = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_negation.yaml")
+    second = committed("nli_train_negation.yaml")
     assert second.base_model == first.output and second.output == "models/nli-minilm-l6-stage2"
-    verifier = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train.yaml")
+    verifier = committed("verifier_train.yaml")
     assert verifier.base_model == second.output and verifier.output == "models/nli-minilm-l6-stage3"
-    joint = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_joint.yaml")
+    joint = committed("verifier_train_joint.yaml")
     assert joint.base_model == joint.interpolate_with == verifier.output
     assert joint.output == "models/nli-minilm-l6-stage5-shipped" and 0 < joint.interpolation_weight < 1
-    stage8 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage8.yaml")
+    stage8 = committed("verifier_train_stage8.yaml")
     assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6"     # the shipped model
-    stage9 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage9.yaml")
-    stage10 = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "verifier_train_stage10.yaml")
+    stage9 = committed("verifier_train_stage9.yaml")
+    stage10 = committed("verifier_train_stage10.yaml")
     assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
     assert len({stage8.output, stage9.output, stage10.output}) == 3      # no round overwrites the shipped model
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
