@@ -305,7 +305,9 @@ def test_each_committed_stage_continues_the_one_before():
     stage9 = committed("verifier_train_stage9.yaml")
     stage10 = committed("verifier_train_stage10.yaml")
     assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
-    assert len({stage8.output, stage9.output, stage10.output}) == 3      # no round overwrites the shipped model
+    stage11 = committed("verifier_train_stage11.yaml")     # stage 9's mix read with marks, from stage 8
+    assert stage11.base_model == stage8.output and stage11.mark_unstated_names
+    assert len({stage8.output, stage9.output, stage10.output, stage11.output}) == 4   # none overwrites the shipped
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 

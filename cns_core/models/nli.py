@@ -32,6 +32,7 @@ import numpy as np
 from cns_core.config import PROJECT_ROOT, env_override, load_config
 from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
+from cns_core.models.name_marks import mark_unstated_names, marks_unstated_names
 
 __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "softmax_rows", "nli_settings",
            "get_nli_backend", "reset_backends", "nli_identity", "nli_fingerprint", "resolve_model_path",
@@ -211,6 +212,8 @@ class TransformersNLI:
         tokenizer, model, _, device = self._load()
         if not pairs:
             return np.zeros((0, model.config.num_labels), dtype=np.float32)
+        if marks_unstated_names(model.config):     # a model trained on marked pairs reads them marked
+            pairs = [mark_unstated_names(p, h) for p, h in pairs]
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.empty((len(pairs), model.config.num_labels), dtype=np.float32)
         with self._lock, torch.inference_mode():

@@ -29,6 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically,
                              settings_error)
+from cns_core.models.name_marks import CONFIG_KEY as NAME_MARKS_KEY
+from cns_core.models.name_marks import mark_unstated_names, marks_unstated_names
 from cns_core.models.nli import CONTRADICTION, NLI_LABELS, softmax_rows
 from cns_core.training.association_mining import MiningConfig
 from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, NLIPairs, read_nli_tsv, read_scifact_pairs,
@@ -131,6 +133,10 @@ class TrainSettings(BaseModel):
     # of the checkpoint: the same run can be exported at another weight.
     interpolate_with: str | None = None
     interpolation_weight: float = Field(1.0, gt=0, le=1)
+    # The hypothesis's names and numbers that its premise never states are marked in the model's input, at
+    # training and at use (cns_core/models/name_marks.py); the model remembers it in its config.json. A base
+    # trained with marks keeps them whatever this says.
+    mark_unstated_names: bool = False
 
     @field_validator("device")
     @classmethod
@@ -300,8 +306,13 @@ def judged_answers_of(settings: TrainSettings, path: Path) -> tuple[list, list]:
                           held_folds=settings.question_held_folds)
 
 
-def _encode(tokenizer, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
-    enc = tokenizer(data.premises, data.hypotheses, truncation=True, max_length=max_length)
+def _encode(tokenizer, model, data: NLIPairs, max_length: int) -> list[dict[str, list[int]]]:
+    """Token ids of each pair, marked as the model reads them (:mod:`cns_core.models.name_marks`)."""
+    premises, hypotheses = data.premises, data.hypotheses
+    if marks_unstated_names(model.config):
+        marked = [mark_unstated_names(p, h) for p, h in zip(premises, hypotheses)]
+        premises, hypotheses = [p for p, _ in marked], [h for _, h in marked]
+    enc = tokenizer(premises, hypotheses, truncation=True, max_length=max_length)
     keys = [k for k in ("input_ids", "token_type_ids", "attention_mask") if k in enc]
     return [{k: enc[k][i] for k in keys} for i in range(len(data))]
 
@@ -368,6 +379,8 @@ def _load_base(settings: TrainSettings, device):
     labels = {"id2label": dict(enumerate(NLI_LABELS)), "label2id": {n: i for i, n in enumerate(NLI_LABELS)}}
     model = AutoModelForSequenceClassification.from_pretrained(
         str(base), num_labels=len(NLI_LABELS), local_files_only=True, dtype=torch.float32, **labels)
+    if settings.mark_unstated_names:         # saved in config.json, so the model is read marked wherever it goes
+        setattr(model.config, NAME_MARKS_KEY, True)
     return tokenizer, model.to(device)
 
 
@@ -420,7 +433,7 @@ def predict_logits(model, tokenizer, data: NLIPairs, max_length: int, batch_size
     """Model logits in ``NLI_LABELS`` order (the trainer's models use that order), sorted by length."""
     import torch
 
-    encoded = _encode(tokenizer, data, max_length)
+    encoded = _encode(tokenizer, model, data, max_length)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
     out = np.empty((len(encoded), len(NLI_LABELS)), dtype=np.float32)
     model.eval()
@@ -482,7 +495,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     tokenizer, model = _load_base(settings, device)
     _freeze(model, settings)
 
-    encoded = _encode(tokenizer, train, settings.max_length)
+    encoded = _encode(tokenizer, model, train, settings.max_length)
     lengths = [len(e["input_ids"]) for e in encoded]
     targets = torch.from_numpy(_soft_targets(settings, model, tokenizer, train, distill, device, log))
     steps_per_epoch = math.ceil(len(encoded) / settings.batch_size)
@@ -697,4 +710,5 @@ def _fingerprint(settings: TrainSettings, train_pairs: int) -> str:
             "augment_negation", "scifact_folds", "scifact_held_folds", "question_folds", "question_held_folds",
             "exclude_questions", "mining")
     dumped = settings.model_dump()
-    return json.dumps({k: dumped[k] for k in keys} | {"train_pairs": train_pairs}, sort_keys=True)
+    marks = {"mark_unstated_names": True} if settings.mark_unstated_names else {}   # earlier runs' stay the same
+    return json.dumps({k: dumped[k] for k in keys} | marks | {"train_pairs": train_pairs}, sort_keys=True)
