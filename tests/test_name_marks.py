@@ -40,6 +40,15 @@ def test_unstated_names_and_numbers_are_marked(premise, hypothesis, marked):
     assert mark_unstated_names(premise, hypothesis) == (premise, marked)
 
 
+def test_in_the_verifiers_form_only_the_answers_names_are_marked_not_the_questions():
+    from cns_core.models.verifier import verifier_pair
+
+    pair = verifier_pair("Canberra is the capital city of Australia.", "Sydney is the capital of Australia.",
+                         question="What is the capital of the Commonwealth of Australia?")
+    assert mark_unstated_names(*pair)[1] == ("Question: What is the capital of the Commonwealth of Australia? "
+                                             f"Answer: {MARK} Sydney {MARK} is the capital of Australia.")
+
+
 def test_a_mark_in_the_text_itself_is_taken_out_so_it_cannot_pass_for_one():
     premise, hypothesis = mark_unstated_names(f"Paris {MARK} is big.", f"{MARK} Paris is big {MARK}.")
     assert MARK not in premise and MARK not in hypothesis

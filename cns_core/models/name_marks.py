@@ -17,6 +17,8 @@ import re
 import unicodedata
 from typing import Any
 
+from cns_core.models.verifier import ANSWER_PREFIX, QUESTION_PREFIX
+
 __all__ = ["MARK", "CONFIG_KEY", "mark_unstated_names", "marks_unstated_names"]
 
 MARK = "†"                       # one token of the MiniLM vocabulary, and rare in the texts people store
@@ -29,7 +31,7 @@ _GAP = re.compile(r"[\s\-]*")    # what may lie between two names of one run ("N
 def _stop_words() -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return frozenset(ENGLISH_STOP_WORDS)
+    return frozenset(ENGLISH_STOP_WORDS) | {"yes", "yeah", "ok", "okay"}
 
 
 _STOP = _stop_words()
@@ -47,13 +49,24 @@ def _is_name(word: str) -> bool:
     return (word[:1].isupper() or word[:1].isdigit()) and _fold(word) not in _STOP
 
 
+def _claim_start(hypothesis: str) -> int:
+    """Where the claim begins: after the question of the verifier's form (its names are the question's
+    context, not what the answer asserts), else at the start."""
+    if hypothesis.startswith(QUESTION_PREFIX):
+        answer = hypothesis.find(f" {ANSWER_PREFIX} ")
+        if answer >= 0:
+            return answer + len(ANSWER_PREFIX) + 2
+    return 0
+
+
 def mark_unstated_names(premise: str, hypothesis: str) -> tuple[str, str]:
-    """``(premise, hypothesis)`` with every run of the hypothesis's names and numbers that the premise
-    never states put between marks; a mark already in either text is taken out first."""
+    """``(premise, hypothesis)`` with every run of the claim's names and numbers that the premise never
+    states put between marks; a mark already in either text is taken out first."""
     premise = premise.replace(MARK, " ")
     hypothesis = hypothesis.replace(MARK, " ")
     stated = {_fold(w) for w in _WORD.findall(premise)}
-    unstated = [m for m in _WORD.finditer(hypothesis) if _is_name(m.group()) and _fold(m.group()) not in stated]
+    unstated = [m for m in _WORD.finditer(hypothesis, _claim_start(hypothesis))
+                if _is_name(m.group()) and _fold(m.group()) not in stated]
     if not unstated:
         return premise, hypothesis
     runs: list[list[int]] = []
