@@ -4,12 +4,15 @@
 #                                           (config/verifier_train_joint.yaml) trains from it and blends into it
 #   bash scripts/verifier_restore.sh 5   -> models/nli-minilm-l6-stage5-shipped (shipped until 2026-11-28): stages
 #                                           6-8 (config/verifier_train_stage*.yaml) mine its confusions and train from it
+#   bash scripts/verifier_restore.sh 8   -> models/nli-minilm-l6-stage8 (shipped until 2026-11-28): stages 9-11
+#                                           mine its confusions and train from it (stage 11 blends into it)
 set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
   3) COMMIT=29761bc; DEST=models/nli-minilm-l6-stage3 ;;          # the last commits whose models/nli-minilm-l6
   5) COMMIT=d1bf32a; DEST=models/nli-minilm-l6-stage5-shipped ;;  # is that stage
-  *) echo "usage: bash scripts/verifier_restore.sh 3|5 (the shipped stage to restore)" >&2; exit 2 ;;
+  8) COMMIT=f3ccf7e; DEST=models/nli-minilm-l6-stage8 ;;
+  *) echo "usage: bash scripts/verifier_restore.sh 3|5|8 (the shipped stage to restore)" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -301,13 +301,14 @@ def test_each_committed_stage_continues_the_one_before():
     assert joint.base_model == joint.interpolate_with == verifier.output
     assert joint.output == "models/nli-minilm-l6-stage5-shipped" and 0 < joint.interpolation_weight < 1
     stage8 = committed("verifier_train_stage8.yaml")
-    assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6"     # the shipped model
+    assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6-stage8"
     stage9 = committed("verifier_train_stage9.yaml")
     stage10 = committed("verifier_train_stage10.yaml")
     assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
-    stage11 = committed("verifier_train_stage11.yaml")     # stage 9's mix read with marks, from stage 8
-    assert stage11.base_model == stage8.output and stage11.mark_unstated_names
-    assert len({stage8.output, stage9.output, stage10.output, stage11.output}) == 4   # none overwrites the shipped
+    stage11 = committed("verifier_train_stage11.yaml")     # stage 9's mix read with marks, from stage 8, blended
+    assert stage11.base_model == stage11.interpolate_with == stage8.output and stage11.mark_unstated_names
+    assert stage11.output == "models/nli-minilm-l6" and 0 < stage11.interpolation_weight < 1   # the shipped model
+    assert len({stage8.output, stage9.output, stage10.output, stage11.output}) == 4   # no round overwrites another
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 
