@@ -13,40 +13,46 @@ function marks its pairs at training and at use, so the two always see the same 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Any
 
 from cns_core.models.verifier import ANSWER_PREFIX, QUESTION_PREFIX
 
-__all__ = ["MARK", "CONFIG_KEY", "mark_unstated_names", "marks_unstated_names"]
+__all__ = ["MARK", "CONFIG_KEY", "WORD", "fold", "mark_unstated_names", "marks_unstated_names"]
 
 MARK = "†"                       # one token of the MiniLM vocabulary, and rare in the texts people store
 CONFIG_KEY = "cns_mark_unstated_names"
 
-_WORD = re.compile(r"\w+(?:[.,]\d+)*", re.UNICODE)
+WORD = re.compile(r"\w+(?:[.,]\d+)*", re.UNICODE)   # a word, or a number with its separators ("384,400")
 _GAP = re.compile(r"[\s\-]*")    # what may lie between two names of one run ("New York", "Jean-Paul")
 
 
+@functools.cache
 def _stop_words() -> frozenset[str]:
+    """Read at the first marked pair, not at import: scikit-learn costs seconds to import, and a model that
+    reads no marks never needs it."""
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
     return frozenset(ENGLISH_STOP_WORDS) | {"yes", "yeah", "ok", "okay"}
 
 
-_STOP = _stop_words()
+def fold(text: str) -> str:
+    """Lower case without accents ("Brasília" -> "brasilia")."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def _fold(word: str) -> str:
-    """Lower case without accents, numbers without thousands separators ("Brasília" == "brasilia")."""
-    decomposed = unicodedata.normalize("NFKD", word.lower())
-    folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+def _key(word: str) -> str:
+    """How a word is compared across the two texts: folded, a number without thousands separators."""
+    folded = fold(word)
     return folded.replace(",", "") if folded[:1].isdigit() else folded
 
 
 def _is_name(word: str) -> bool:
     """A capitalised word or a number; a capitalised function word ("The", "In") is not a name."""
-    return (word[:1].isupper() or word[:1].isdigit()) and _fold(word) not in _STOP
+    return (word[:1].isupper() or word[:1].isdigit()) and _key(word) not in _stop_words()
 
 
 def _claim_start(hypothesis: str) -> int:
@@ -64,9 +70,9 @@ def mark_unstated_names(premise: str, hypothesis: str) -> tuple[str, str]:
     states put between marks; a mark already in either text is taken out first."""
     premise = premise.replace(MARK, " ")
     hypothesis = hypothesis.replace(MARK, " ")
-    stated = {_fold(w) for w in _WORD.findall(premise)}
-    unstated = [m for m in _WORD.finditer(hypothesis, _claim_start(hypothesis))
-                if _is_name(m.group()) and _fold(m.group()) not in stated]
+    stated = {_key(w) for w in WORD.findall(premise)}
+    unstated = [m for m in WORD.finditer(hypothesis, _claim_start(hypothesis))
+                if _is_name(m.group()) and _key(m.group()) not in stated]
     if not unstated:
         return premise, hypothesis
     runs: list[list[int]] = []

@@ -9,11 +9,11 @@ right answer chosen as another answer's reference really states its gold answer
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from cns_core.models.name_marks import WORD, fold
 
 __all__ = ["content_tokens"]
 
-_WORD = re.compile(r"\w+(?:[.,]\d+)*", re.UNICODE)
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 
 
@@ -26,11 +26,6 @@ def _stop_words() -> frozenset[str]:
 _STOP = _stop_words()
 
 
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def _canonical(token: str) -> str:
     if _NUMBER.match(token):
         whole = token.replace(",", "")
@@ -40,4 +35,4 @@ def _canonical(token: str) -> str:
 
 def content_tokens(text: str) -> list[str]:
     """The words that carry content: folded, numbers canonical, stop words dropped."""
-    return [_canonical(t) for t in _WORD.findall(_fold(text)) if t not in _STOP]
+    return [_canonical(t) for t in WORD.findall(fold(text)) if t not in _STOP]
