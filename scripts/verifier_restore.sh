@@ -6,13 +6,16 @@
 #                                           6-8 (config/verifier_train_stage*.yaml) mine its confusions and train from it
 #   bash scripts/verifier_restore.sh 8   -> models/nli-minilm-l6-stage8 (shipped until 2026-11-28): stages 9-11
 #                                           mine its confusions and train from it (stage 11 blends into it)
+#   bash scripts/verifier_restore.sh 11  -> models/nli-minilm-l6-stage11-shipped (shipped from 2026-11-28): stage
+#                                           12 (config/verifier_train_stage12.yaml) mines its confusions and trains from it
 set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
   3) COMMIT=29761bc; DEST=models/nli-minilm-l6-stage3 ;;          # the last commits whose models/nli-minilm-l6
   5) COMMIT=d1bf32a; DEST=models/nli-minilm-l6-stage5-shipped ;;  # is that stage
   8) COMMIT=f3ccf7e; DEST=models/nli-minilm-l6-stage8 ;;
-  *) echo "usage: bash scripts/verifier_restore.sh 3|5|8 (the shipped stage to restore)" >&2; exit 2 ;;
+  11) COMMIT=b695fee; DEST=models/nli-minilm-l6-stage11-shipped ;;
+  *) echo "usage: bash scripts/verifier_restore.sh 3|5|8|11 (the shipped stage to restore)" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

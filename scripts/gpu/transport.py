@@ -21,7 +21,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 
 def short_name(folder: Path) -> str:
-    """``models/nli-minilm-l6-joint-c`` -> ``c``: the name a model's parts carry."""
+    """``models/nli-minilm-l6-gpu-c`` -> ``c``: the name a model's parts carry."""
     return folder.name.rsplit("-", 1)[-1]
 
 
