@@ -25,9 +25,10 @@ offline_and_quiet()
 from cns_core.config import PROJECT_ROOT, state_dir  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.training.grounding_fusion import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
-                                            fit_fusion, fitted_record, load_scifact, load_wice, verdict_accuracy)
+                                            fit_fusion, fitted_record, load_scifact, load_wice, predict_dev,
+                                            verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402
+from cns_core.critics.grounding_verdict import VerdictRule, load_fusion  # noqa: E402
 
 # The features the shipped fusion uses (chosen by cross-validated AUC on the dev sets; README).
 DEFAULT_FEATURES = ("entailment", "contradiction", "similarity", "top_entailment", "top_contradiction", "bm25",
@@ -64,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     cv = cross_validated(x, verdicts, groups, args.features, args.folds, args.c)
     cv_figures = {"auc": _rounded(auc_figures(claims, cv[:, 0])),
                   "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in cv]))}
+    shipped = predict_dev(load_fusion(), x)     # the fusion in force, on the same features: the refit's baseline
+    shipped_figures = {"auc": _rounded(auc_figures(claims, shipped[:, 0])),
+                       "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in shipped]))}
+    print(f"the shipped fusion on these features: {shipped_figures}")
     record = fitted_record(claims, args.folds, cv_figures, args.c, retrieval)
     fusion = fit_fusion(x, verdicts, args.features, args.c, record)
     header = ("# Grounding fusion: p(verdict) = softmax(coef . features + intercept), written by\n"
