@@ -9,7 +9,8 @@ Without a running app it writes the demo into a temporary state folder (the demo
 the demo corpus run, as ``make run`` does; then the figures the docs quote, ``docs/figures/demo.json``) and starts ``cns run`` (dashboard and judge loop, no judge model)
 on free ports, as ``tests/test_browser_demo.py`` does, with the browser tests' helpers
 (``tests/local_servers.py``, ``tests/test_browser.py``). Every page the router lists is opened
-by its address and saved, one window high, as ``docs/img/pages/<stem>.png``; the Reasoning graph is
+by its address and saved, one window high, as ``docs/img/pages/<stem>.png`` (and the pages of ``FILTERED_SHOTS``
+again with a sidebar filter set, e.g. ``engrams-sydney.png``); the Reasoning graph is
 copied to ``assets/dashboard.png`` for the README. Debian's ``/usr/bin/chromium`` is driven by
 Playwright; no browser is downloaded.
 """
@@ -44,6 +45,9 @@ from test_browser import (  # noqa: E402
 OUT = ROOT / "docs" / "img" / "pages"
 README_SHOT = ROOT / "assets" / "dashboard.png"
 README_PAGE = "graph"
+# A page shown once more with one sidebar text filter set: (page stem, title, filter label, text, file stem).
+# The Engrams page filtered to the demo's "Sydney is the capital of Australia." turns shows their answer verdict.
+FILTERED_SHOTS = (("engrams", "Engrams", "Text contains", "Sydney", "engrams-sydney"),)
 VIEWPORT = {"width": 1400, "height": 900}
 FIGURES = ROOT / "docs" / "figures" / "demo.json"
 MAKE_RUN_TURNS = 300          # python -m cns_core.cli.demo_memory's default, what make run writes
@@ -113,6 +117,22 @@ def wait_for_make_run_demo() -> None:
         raise SystemExit(f"docs-screens: make run's demo data is incomplete: {written.line()}")
 
 
+def shoot_filtered(page, base: str, stem: str, title: str, label: str, text: str, name: str) -> Path:
+    """The page again with its sidebar filter ``label`` set to ``text``, saved as ``<name>.png``."""
+    open_page(page, base, stem, title)
+    box = page.get_by_role("textbox", name=label)
+    box.fill(text)
+    box.press("Enter")
+    settle(page)
+    page.wait_for_timeout(2500)          # the rows' HTML and the histogram are drawn after the script run
+    settle(page)
+    assert_clean(page, f"{title} filtered to {text!r}")
+    path = OUT / f"{name}.png"
+    page.screenshot(path=str(path))
+    print(f"docs-screens: {title} ({label}: {text}) -> {path.relative_to(ROOT)}", flush=True)
+    return path
+
+
 def shoot_all(base: str) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
@@ -135,6 +155,8 @@ def shoot_all(base: str) -> list[Path]:
                 page.screenshot(path=str(path))
                 written.append(path)
                 print(f"docs-screens: {title:<16} -> {path.relative_to(ROOT)}", flush=True)
+            for stem, title, label, text, name in FILTERED_SHOTS:
+                written.append(shoot_filtered(page, base, stem, title, label, text, name))
         finally:
             browser.close()
     shutil.copyfile(OUT / f"{README_PAGE}.png", README_SHOT)
