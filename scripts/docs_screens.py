@@ -124,12 +124,18 @@ def shoot_filtered(page, base: str, stem: str, title: str, label: str, text: str
     box.fill(text)
     box.press("Enter")
     settle(page)
-    page.wait_for_timeout(2500)          # the rows' HTML and the histogram are drawn after the script run
+    return save_shot(page, f"{title} ({label}: {text})", name)
+
+
+def save_shot(page, what: str, name: str) -> Path:
+    """The page as it stands, once what is drawn after the script run (charts, graphs, grids, rows) is there,
+    saved as ``<name>.png``."""
+    page.wait_for_timeout(2500)
     settle(page)
-    assert_clean(page, f"{title} filtered to {text!r}")
+    assert_clean(page, what)
     path = OUT / f"{name}.png"
     page.screenshot(path=str(path))
-    print(f"docs-screens: {title} ({label}: {text}) -> {path.relative_to(ROOT)}", flush=True)
+    print(f"docs-screens: {what:<16} -> {path.relative_to(ROOT)}", flush=True)
     return path
 
 
@@ -148,13 +154,7 @@ def shoot_all(base: str) -> list[Path]:
                 open_page(page, base, stem, title)
                 if stem == "judge":              # the status row lands a moment after the script run
                     page.get_by_text("Judge loop").first.wait_for(timeout=60_000)
-                page.wait_for_timeout(2500)      # charts, graphs and grids are drawn after the script run
-                settle(page)
-                assert_clean(page, title)
-                path = OUT / f"{stem}.png"
-                page.screenshot(path=str(path))
-                written.append(path)
-                print(f"docs-screens: {title:<16} -> {path.relative_to(ROOT)}", flush=True)
+                written.append(save_shot(page, title, stem))
             for stem, title, label, text, name in FILTERED_SHOTS:
                 written.append(shoot_filtered(page, base, stem, title, label, text, name))
         finally:

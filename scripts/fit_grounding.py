@@ -39,6 +39,12 @@ def _rounded(figures: dict) -> dict:
     return {k: (None if v is None else round(float(v), 3)) for k, v in figures.items()}
 
 
+def _figures(claims, rule: VerdictRule, probabilities) -> dict:
+    """The AUCs of p(supported) and the verdict accuracy of per-claim verdict probabilities."""
+    return {"auc": _rounded(auc_figures(claims, probabilities[:, 0])),
+            "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in probabilities]))}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="first N rows of each set (a quick run)")
@@ -62,13 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]
     rule = VerdictRule.from_settings(settings)        # labelled as the critic labels them
-    cv = cross_validated(x, verdicts, groups, args.features, args.folds, args.c)
-    cv_figures = {"auc": _rounded(auc_figures(claims, cv[:, 0])),
-                  "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in cv]))}
-    shipped = predict_dev(load_fusion(), x)     # the fusion in force, on the same features: the refit's baseline
-    shipped_figures = {"auc": _rounded(auc_figures(claims, shipped[:, 0])),
-                       "verdict_accuracy": _rounded(verdict_accuracy(claims, [rule.decide(p) for p in shipped]))}
-    print(f"the shipped fusion on these features: {shipped_figures}")
+    cv_figures = _figures(claims, rule, cross_validated(x, verdicts, groups, args.features, args.folds, args.c))
+    # the fusion in force, on the same features: the refit's baseline
+    print(f"the shipped fusion on these features: {_figures(claims, rule, predict_dev(load_fusion(), x))}")
     record = fitted_record(claims, args.folds, cv_figures, args.c, retrieval)
     fusion = fit_fusion(x, verdicts, args.features, args.c, record)
     header = ("# Grounding fusion: p(verdict) = softmax(coef . features + intercept), written by\n"

@@ -7,18 +7,20 @@ set -eu
 cd "$(dirname "$0")/../.."
 SETTINGS=${SETTINGS:-config/verifier_train_stage12.yaml}
 DATA=${CNS_DATA_DIR:-../shared/data}
-# the files the settings train on and the questions they keep out, relative to the shared data
-files=$(CNS_DATA_DIR="$DATA" .venv/bin/python - "$SETTINGS" <<'PY'
+# read from the settings once: the run's mined-pairs folder, then the files it trains on and the questions it
+# keeps out (relative to the shared data)
+read=$(CNS_DATA_DIR="$DATA" .venv/bin/python - "$SETTINGS" <<'PY'
 import sys
 from cns_core.config import data_dir
 from cns_core.training.nli import load_train_settings
 settings, root = load_train_settings(path=sys.argv[1]), data_dir()
 paths = {settings.source_path(s) for s in settings.sources} | {root / q for q in settings.exclude_questions}
+print(settings.checkpoint_path / "mined")
 print("\n".join(sorted(str(p.relative_to(root)) for p in paths)))
 PY
 )
-MINED=${MINED:-$(.venv/bin/python -c "import sys; from cns_core.training.nli import load_train_settings as l
-print(l(path=sys.argv[1]).checkpoint_path / 'mined')" "$SETTINGS")}
+MINED=${MINED:-$(head -n 1 <<< "$read")}
+files=$(tail -n +2 <<< "$read")
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 rm -rf .gpu/mined && mkdir -p .gpu/whl .gpu/mined
 versions=$(.venv/bin/python -c "import importlib.metadata as m; print(' '.join(f'{n}=={m.version(n)}' for n in
