@@ -6,7 +6,8 @@
 # A model trained with frozen layers comes back as the tensors it changed (about 11 MB), a whole one in two parts.
 # The base model must be in the checkout (what travels): BASE (default models/nli-minilm-l6, the shipped model)
 # is given to each run as --base-model and --interpolate-with (a variant's own options come after and win), and
-# the parts are the tensors that differ from it. MAX_SECONDS (default 270) stops each run and writes its model.
+# the parts are the tensors that differ from it. MAX_SECONDS (default 270) stops each run and writes its model;
+# DEVICE=cpu tries the whole script on a machine without a GPU (a dry run with a small MAX_SECONDS).
 set -u
 cd "$(dirname "$0")/../.."
 BASE=${BASE:-models/nli-minilm-l6}
@@ -18,7 +19,7 @@ nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 train() {   # NAME EXTRA-OPTIONS
   local name=$1 out=models/nli-minilm-l6-gpu-$1
   mkdir -p $out.checkpoint/mined && cp .gpu/mined/*.jsonl.gz $out.checkpoint/mined/
-  python3 -m cns_core.cli train-verifier --settings "$SETTINGS" --output $out --device cuda \
+  python3 -m cns_core.cli train-verifier --settings "$SETTINGS" --output $out --device "${DEVICE:-cuda}" \
     --base-model "$BASE" --interpolate-with "$BASE" --threads 4 --max-seconds "${MAX_SECONDS:-270}" --quiet $2 > /tmp/log_$name.txt 2>&1
   echo "$name exit $?" >> /tmp/log_$name.txt
 }
