@@ -87,3 +87,38 @@ def test_cns_run_serves_the_dashboard_with_the_warm_up_started(monkeypatch):
     assert serve.main([]) == 2
     run_source = (ROOT / "cns_core" / "cli" / "run.py").read_text(encoding="utf-8")
     assert '"-m", "cns_core.views.serve", str(app)' in run_source
+
+
+def test_the_dashboard_process_exits_cleanly_while_a_daemon_thread_is_inside_torch(tmp_path):
+    """``cns run`` stopping a dashboard whose warm-up was still loading: an interpreter that finalizes with a
+    daemon thread inside PyTorch aborts (status 134); :func:`serve.leave` exits with the status it is given,
+    after the output it printed."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "stop_while_loading.py"
+    script.write_text(
+        "import sys, threading\n"
+        "import torch\n"
+        "busy = threading.Event()\n"
+        "def load():\n"
+        "    a = torch.randn(300, 300)\n"
+        "    busy.set()\n"
+        "    while True:\n"
+        "        a = (a @ a).tanh()\n"
+        "threading.Thread(target=load, daemon=True).start()\n"
+        "busy.wait()\n"
+        "print('  Stopping...')\n"
+        "if sys.argv[1] == 'leave':\n"
+        "    from cns_core.views.serve import leave\n"
+        "    leave(0)\n"
+        "sys.exit(0)\n", encoding="utf-8")
+
+    def run(how: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(script), how], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    finalized = run("exit")
+    assert finalized.returncode != 0, "PyTorch no longer aborts at finalization: serve.leave may not be needed"
+    left = run("leave")
+    assert left.returncode == 0, left.stderr
+    assert left.stdout == "  Stopping...\n" and "Fatal Python error" not in left.stderr
