@@ -153,16 +153,8 @@ def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, me
     assert scorer.settings.rule.verdict(wrong.critic_score, wrong.trust_score, wrong.answer_verdict) == "judge higher"
 
 
-# The demo memory's wording is a known miss of the shipped verifier (stage 11): its reading in the question's form
-# finds support 0.44, so the verdict is "unverified", not "incorrect" (docs/benchmarks.md, "Stage 12"). Strict: a
-# verifier that reads it incorrect fails this mark, to be held from then on.
-DEMO_WORDING_MISSED = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                        reason="stage 11 reads the demo's wording unverified")
-
-
-@pytest.mark.parametrize("reference", ["Canberra is the capital city of Australia.",       # issue 49's wording
-                                       pytest.param("Canberra is the capital of Australia.",  # the demo memory's
-                                                    marks=DEMO_WORDING_MISSED)])
+@pytest.mark.parametrize("reference", ["Canberra is the capital city of Australia.",   # issue 49's wording
+                                       "Canberra is the capital of Australia."])       # the demo memory's
 def test_the_popular_wrong_capital_reads_incorrect_in_the_memory_path(scorer, reference):
     """Issue 49: the answer people commonly give (Sydney) is contradicted by the reference as surely as an obscure
     one, with the shipped verifier in the memory's own scoring; the right answer beside it stays correct."""

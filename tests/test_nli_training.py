@@ -307,8 +307,17 @@ def test_each_committed_stage_continues_the_one_before():
     assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
     stage11 = committed("verifier_train_stage11.yaml")     # stage 9's mix read with marks, from stage 8, blended
     assert stage11.base_model == stage11.interpolate_with == stage8.output and stage11.mark_unstated_names
-    assert stage11.output == "models/nli-minilm-l6" and 0 < stage11.interpolation_weight < 1   # the shipped model
-    assert len({stage8.output, stage9.output, stage10.output, stage11.output}) == 4   # no round overwrites another
+    assert 0 < stage11.interpolation_weight < 1
+    stage12 = committed("verifier_train_stage12.yaml")     # one more CPU round from stage 11 as shipped
+    stage13 = committed("verifier_train_stage13.yaml")     # the whole mix with marks (a GPU round), blended
+    assert stage12.base_model == stage13.base_model == stage13.interpolate_with == stage11.output
+    assert stage13.mark_unstated_names and 0 < stage13.interpolation_weight < 1
+    assert stage13.output == "models/nli-minilm-l6"        # the shipped model
+    # stage 13 reads the pairs stage 12 mined: the same mining settings, seed and folds key the same cache
+    assert (stage13.mining, stage13.seed, stage13.question_folds, stage13.exclude_questions) == \
+        (stage12.mining, stage12.seed, stage12.question_folds, stage12.exclude_questions)
+    outputs = [stage8.output, stage9.output, stage10.output, stage11.output, stage12.output, stage13.output]
+    assert len(set(outputs)) == len(outputs)               # no round overwrites another
     assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
                                                                       first.seed)
 
