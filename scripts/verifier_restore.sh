@@ -6,8 +6,9 @@
 #                                           6-8 (config/verifier_train_stage*.yaml) mine its confusions and train from it
 #   bash scripts/verifier_restore.sh 8   -> models/nli-minilm-l6-stage8 (shipped until 2026-11-28): stages 9-11
 #                                           mine its confusions and train from it (stage 11 blends into it)
-#   bash scripts/verifier_restore.sh 11  -> models/nli-minilm-l6-stage11-shipped (shipped from 2026-11-28): stage
-#                                           12 (config/verifier_train_stage12.yaml) mines its confusions and trains from it
+#   bash scripts/verifier_restore.sh 11  -> models/nli-minilm-l6-stage11-shipped (shipped until stage 13, 2026-11-28):
+#                                           stages 12 and 13 (config/verifier_train_stage1[23].yaml) train from it
+#   bash scripts/verifier_restore.sh 13  -> models/nli-minilm-l6-stage13-shipped (shipped from 2026-11-28)
 set -eu
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -15,7 +16,8 @@ case "${1:-}" in
   5) COMMIT=d1bf32a; DEST=models/nli-minilm-l6-stage5-shipped ;;  # is that stage
   8) COMMIT=f3ccf7e; DEST=models/nli-minilm-l6-stage8 ;;
   11) COMMIT=b695fee; DEST=models/nli-minilm-l6-stage11-shipped ;;
-  *) echo "usage: bash scripts/verifier_restore.sh 3|5|8|11 (the shipped stage to restore)" >&2; exit 2 ;;
+  13) COMMIT=8994aa0; DEST=models/nli-minilm-l6-stage13-shipped ;;
+  *) echo "usage: bash scripts/verifier_restore.sh 3|5|8|11|13 (the shipped stage to restore)" >&2; exit 2 ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
