@@ -225,12 +225,16 @@ def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_pat
                     pub.publish(RESPONSE, payload)
             wait_for(lambda: len(loop.journal_rows(RESPONSE)) >= len(ids), 20, what="the turns journaled")
             graded = rng.randint(1, len(payloads) - 10)        # kill mid-work: some turns graded, most not
-            wait_for(lambda: len(loop.grades()) >= graded, 60, what=f"{graded} turns graded before the kill")
+            wait_for(lambda: len(loop.grades()) >= graded, 60, what=f"{graded} turns graded before the kill",
+                     progress=lambda: len(loop.grades()))
             loop.kill()
             graded_before = set(loop.grades())
             asked_before = len(judge.requests)
             loop.start()
-            wait_for(lambda: set(loop.grades()) >= set(ids), 45, what="every turn graded after the restart")
+            # the bound counts from the last grade: a restarted loop that keeps grading under a loaded suite is
+            # waited for, one that stalls fails
+            wait_for(lambda: set(loop.grades()) >= set(ids), 45, what="every turn graded after the restart",
+                     progress=lambda: len(loop.grades()))
             asked_again = [q for q in graded_before for r in judge.requests[asked_before:]
                            if answers[q] in json.dumps(r)]
             assert asked_again == [], "a turn the journal showed graded was sent to the judge again"
