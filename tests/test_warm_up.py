@@ -91,8 +91,8 @@ def test_cns_run_serves_the_dashboard_with_the_warm_up_started(monkeypatch):
 
 def test_the_dashboard_process_exits_cleanly_while_a_daemon_thread_is_inside_torch(tmp_path):
     """``cns run`` stopping a dashboard whose warm-up was still loading: an interpreter that finalizes with a
-    daemon thread inside PyTorch aborts (status 134); :func:`serve.leave` exits with the status it is given,
-    after the output it printed."""
+    daemon thread inside PyTorch aborts (status 134); :func:`cns_core.cli.process_exit.leave` exits with the
+    status it is given, after the output it printed."""
     import subprocess
     import sys
 
@@ -110,7 +110,7 @@ def test_the_dashboard_process_exits_cleanly_while_a_daemon_thread_is_inside_tor
         "busy.wait()\n"
         "print('  Stopping...')\n"
         "if sys.argv[1] == 'leave':\n"
-        "    from cns_core.views.serve import leave\n"
+        "    from cns_core.cli.process_exit import leave\n"
         "    leave(0)\n"
         "sys.exit(0)\n", encoding="utf-8")
 
@@ -118,7 +118,7 @@ def test_the_dashboard_process_exits_cleanly_while_a_daemon_thread_is_inside_tor
         return subprocess.run([sys.executable, str(script), how], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     finalized = run("exit")
-    assert finalized.returncode != 0, "PyTorch no longer aborts at finalization: serve.leave may not be needed"
+    assert finalized.returncode != 0, "PyTorch no longer aborts at finalization: leave may not be needed"
     left = run("leave")
     assert left.returncode == 0, left.stderr
     assert left.stdout == "  Stopping...\n" and "Fatal Python error" not in left.stderr

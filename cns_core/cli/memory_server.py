@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import IO, Sequence
 
+from cns_core.cli.process_exit import leave
+
 __all__ = ["main", "NOTEWORTHY"]
 
 NOTEWORTHY = re.compile(r"\b(?:WARN|ERROR)\b|panicked|[Aa]ddress already in use|[Ff]ailed")
@@ -96,13 +98,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     while not stop.wait(0.2):
         if not server.is_alive():
             _say(out, f"memory server: stopped: {failure[0] if failure else 'unknown reason'}")
-            os._exit(1)
+            leave(1)
         if not announced and server_answers(args.host, args.port, timeout=0.5):
             _say(out, f"serving the memory {folder.resolve()} on http://{args.host}:{args.port}")
             announced = True
     _say(out, "memory server: stopped")
     time.sleep(0.05)          # let the log pump pass a last line
-    os._exit(0)               # the server thread holds no state to save: Chroma wrote each write as it answered
+    leave(0)                  # the server thread holds no state to save: Chroma wrote each write as it answered
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,21 +4,19 @@ loading in the background from the moment the server process starts (:mod:`cns_c
 ``cns run`` starts the dashboard this way, so a visitor's first page finds the models loaded, or loading
 with a progress line, instead of paying for them itself.
 
-Once Streamlit has stopped, the process leaves without the interpreter's finalization (:func:`leave`): the
-warm-up is a daemon thread, and an interpreter that finalizes while a daemon thread is inside PyTorch's C++
-aborts ("terminate called without an active exception") or hangs past ``cns run``'s grace, so a dashboard
-stopped while the models were still loading was killed instead of exiting. The dashboard holds nothing to
-save: the memory is written through its server, settings files are replaced whole.
+Once Streamlit has stopped, the process leaves without the interpreter's finalization
+(:func:`cns_core.cli.process_exit.leave`): the warm-up is a daemon thread, and a dashboard stopped while the
+models were still loading aborted or was killed instead of exiting.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
-from typing import NoReturn, Sequence
+from typing import Sequence
 
-__all__ = ["main", "leave"]
+from cns_core.cli.process_exit import leave
+
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,18 +34,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     return 0
-
-
-def leave(code: int) -> NoReturn:
-    """End the process with ``code`` once its output is flushed, skipping the interpreter's finalization (the
-    module docstring says why); only for a process whose work is done, like a stopped server."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):      # a closed or broken pipe: nothing more can be said
-            pass
-    os._exit(code)
 
 
 if __name__ == "__main__":
