@@ -36,7 +36,7 @@ Sets (``CNS_DATA_DIR``; a seeded sample of ``--limit`` answers each):
 
 Scores, each as an AUC for "the answer is right" and, where it decides, a balanced accuracy:
 
-* **verdict**: p(right) of :func:`cns_core.agents.answer_verdict.judge_answers`; decides "correct";
+* **verdict**: p(right) of :func:`cns_core.judging.answer_verdict.judge_answers`; decides "correct";
 * **Trust**: the Trust Score the memory stores (``AnswerScorer``: drafted SNO, critics, the verdict's cap);
   decides at 0.5 (``--trust-limit`` answers of each set: it drafts and runs every critic);
 * **Trust before**: the pipeline before this verifier (``--baseline-model``, the old NLI folder), no cap;
@@ -63,8 +63,8 @@ offline_and_quiet()
 
 import numpy as np  # noqa: E402
 
-from cns_core.agents.answer_trust import AnswerItem, AnswerScorer  # noqa: E402
-from cns_core.agents.answer_verdict import judge_answers  # noqa: E402
+from cns_core.judging.answer_trust import AnswerItem, AnswerScorer  # noqa: E402
+from cns_core.judging.answer_verdict import judge_answers  # noqa: E402
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.models import get_embedder, get_nli_backend  # noqa: E402
 from cns_core.training.answer_sets import answer_set, sample  # noqa: E402
@@ -298,8 +298,8 @@ def print_verdict_probe(nli, beside, embedder) -> dict[str, dict]:
     in other words; the truth as the control): how many are called correct, incorrect, unverified."""
     from collections import Counter
 
-    from cns_core.agents.answer_trust import AnswerItem
-    from cns_core.agents.answer_verdict import judge_answers
+    from cns_core.judging.answer_trust import AnswerItem
+    from cns_core.judging.answer_verdict import judge_answers
     from cns_core.training.association_probe import load_probe, probe_answers
 
     cases = probe_answers(load_probe())

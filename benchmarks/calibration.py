@@ -4,12 +4,12 @@
     .venv/bin/python benchmarks/calibration.py --limit 0        # every answer
 
 NQ301's people's verdicts (``Acceptable?``) stand in for one user's annotations. p(answer right) comes
-from :func:`cns_core.agents.answer_verdict.judge_answers` against the gold answers; on CPU that is slow
+from :func:`cns_core.judging.answer_verdict.judge_answers` against the gold answers; on CPU that is slow
 (about 1-3 answers a second), so scores are cached in ``--cache`` (JSONL, one row per answer, keyed by
 question and answer) and a rerun only scores what is missing.
 
 The split is by question (:func:`cns_core.training.verifier_data.question_fold`): the calibration is fitted
-(:func:`cns_core.agents.verdict_calibration.fit_calibration`, itself cross-validated by question) on the
+(:func:`cns_core.judging.verdict_calibration.fit_calibration`, itself cross-validated by question) on the
 answers to half the questions, and balanced accuracy is compared on the other half: the configured
 threshold against the fitted one. Fitting must not lower it.
 
@@ -45,8 +45,8 @@ def _key(question: str, answer: str) -> str:
 
 def score_answers(answers: list, cache: Path, batch: int = 16) -> dict[str, float | None]:
     """p(right) of each answer, from the cache or :func:`judge_answers` (appended to the cache as it goes)."""
-    from cns_core.agents.answer_trust import AnswerItem
-    from cns_core.agents.answer_verdict import judge_answers
+    from cns_core.judging.answer_trust import AnswerItem
+    from cns_core.judging.answer_verdict import judge_answers
     from cns_core.models import get_embedder, get_nli_backend
 
     done: dict[str, float | None] = {}
@@ -81,7 +81,7 @@ def score_answers(answers: list, cache: Path, batch: int = 16) -> dict[str, floa
 def _one_score(item, nli, embedder) -> float | None:
     """p(right) of one answer; None (left out, counted) where the verifier fails on it (e.g. a BM25 index
     of a reference made of stop words only)."""
-    from cns_core.agents.answer_verdict import judge_answers
+    from cns_core.judging.answer_verdict import judge_answers
 
     try:
         return judge_answers([item], nli, embedder)[0].score
@@ -106,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     scores = score_answers(answers, Path(args.cache))
     if args.score_only:
         return 0
-    from cns_core.agents.answer_verdict import VerdictSettings
-    from cns_core.agents.verdict_calibration import _best_threshold, balanced_accuracy, fit_calibration, platt
+    from cns_core.judging.answer_verdict import VerdictSettings
+    from cns_core.judging.verdict_calibration import _best_threshold, balanced_accuracy, fit_calibration, platt
     from cns_core.memory import memory_settings
 
     rows = [(a, scores[_key(a.question, a.answer)]) for a in answers]

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copytree(source / "chroma", folder, ignore=shutil.ignore_patterns("cns-*"))
     server = None if args.embedded else _serve(folder)
     try:
-        from cns_core.agents.answer_trust import AnswerScorer, rejudge, relabel
+        from cns_core.judging.answer_trust import AnswerScorer, rejudge, relabel
         from cns_core.memory import MemoryService
         from cns_core.people.calibrate import annotated_engrams, calibrate_message, relabel_words, revert_message
 

@@ -5,7 +5,7 @@
 
 A long answer with one wrong detail is a wrong answer: the verdict makes it "incorrect" when a detail
 sentence that nothing supports is contradicted at ``verdict.detail_contradicted_at`` or more
-(``config/memory.yaml``; :mod:`cns_core.agents.answer_verdict`). This sweeps that threshold, and
+(``config/memory.yaml``; :mod:`cns_core.judging.answer_verdict`). This sweeps that threshold, and
 ``wrong_at``, on the **development** sets only, judging each answer once and deciding it again from its
 readings for every setting: NQ301 (short answers), SQuALITY (long answers against four references) and the
 trainable folds (1-4) of BUMP and SummEdits (summaries with one edited detail, against their document).
@@ -26,8 +26,8 @@ offline_and_quiet()
 
 import numpy as np  # noqa: E402
 
-from cns_core.agents.answer_trust import AnswerItem  # noqa: E402
-from cns_core.agents.answer_verdict import VerdictSettings, WrongDetail, decide, judge_answers  # noqa: E402
+from cns_core.judging.answer_trust import AnswerItem  # noqa: E402
+from cns_core.judging.answer_verdict import VerdictSettings, WrongDetail, decide, judge_answers  # noqa: E402
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.models import get_embedder, get_nli_backend  # noqa: E402
 from cns_core.training.answer_sets import answer_set  # noqa: E402

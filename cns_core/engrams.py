@@ -12,7 +12,7 @@ score filter plus a time window is then one range on one small key per kept scor
 (:func:`range_clauses`), which costs in proportion to the rows in the window.
 
 Beside the judge's grade an engram may carry the critics' Trust Score of its answer
-(``trust_*`` keys, :data:`TRUST_KEYS`; written by :mod:`cns_core.agents.answer_trust`). Where the
+(``trust_*`` keys, :data:`TRUST_KEYS`; written by :mod:`cns_core.judging.answer_trust`). Where the
 two disagree is a :class:`DisagreementRule` (thresholds in ``config/memory.yaml``, ``trust.disagree``).
 """
 
@@ -51,7 +51,7 @@ TRUST_KEYS = (
     "trust_evidence",     # int: evidence passages (from the reference and sources; 0: grounding has none)
     "trust_error",        # str: why no score could be made (drafting or scoring failed)
     "trust_uncapped",     # float: the critics' score before a verified-wrong answer was capped
-    "trust_verdict",      # str: correct / incorrect / unverified / no_answer (agents.answer_verdict)
+    "trust_verdict",      # str: correct / incorrect / unverified / no_answer (judging.answer_verdict)
     "trust_verdict_p",    # float: the probability of that verdict
     "trust_verdict_score",   # float: p(the answer is right)
     "trust_p_supported",  # float: the verifier's p(supported) of the answer given its question

@@ -83,7 +83,7 @@ def demo_data_running() -> bool:
 @st.cache_resource(show_spinner=False)
 def answer_scorer():
     """The critics' Trust scoring of stored answers, configured as ``cns trust-backfill`` configures it."""
-    from cns_core.agents.answer_trust import AnswerScorer, TrustSettings
+    from cns_core.judging.answer_trust import AnswerScorer, TrustSettings
 
     return AnswerScorer(TrustSettings.from_config())
 

@@ -10,10 +10,10 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display
-from cns_core.agents.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
+from cns_core.judging.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
-from cns_core.agents.agreement import agreement
-from cns_core.agents.verdict_calibration import active_calibration
+from cns_core.judging.agreement import agreement
+from cns_core.judging.verdict_calibration import active_calibration
 from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job

@@ -116,7 +116,7 @@ REFERENCE = "An adult human has 206 bones."
 @pytest.fixture(scope="module")
 def scorer():
     """The real drafting and critics, under memory.yaml's trust settings (models loaded once)."""
-    from cns_core.agents.answer_trust import AnswerScorer
+    from cns_core.judging.answer_trust import AnswerScorer
 
     return AnswerScorer()
 
@@ -158,7 +158,7 @@ def test_the_agent_stores_the_trust_score_beside_the_grade(bus_config, proxy, me
 def test_the_popular_wrong_capital_reads_incorrect_in_the_memory_path(scorer, reference):
     """Issue 49: the answer people commonly give (Sydney) is contradicted by the reference as surely as an obscure
     one, with the shipped verifier in the memory's own scoring; the right answer beside it stays correct."""
-    from cns_core.agents.answer_trust import AnswerItem
+    from cns_core.judging.answer_trust import AnswerItem
 
     question = "What is the capital of Australia?"
     wrong, right = scorer.verdicts([AnswerItem("wrong", question, "Sydney is the capital of Australia.", reference),
@@ -178,7 +178,7 @@ class _BrokenPipeline:
 
 
 def test_a_failed_scoring_stores_the_turn_without_a_score(bus_config, proxy, memory, caplog):
-    from cns_core.agents.answer_trust import AnswerScorer
+    from cns_core.judging.answer_trust import AnswerScorer
 
     with MemoryAgent(bus_config, memory, trust=AnswerScorer(pipeline=_BrokenPipeline())) as agent, \
             Publisher(bus_config) as pub:

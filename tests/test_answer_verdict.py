@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, TrustOutcome
-from cns_core.agents.answer_verdict import (AnswerVerdict, VerdictSettings, is_non_answer, judge_answers,
+from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, TrustOutcome
+from cns_core.judging.answer_verdict import (AnswerVerdict, VerdictSettings, is_non_answer, judge_answers,
                                            reference_units)
 from cns_core.config import ConfigError
 from cns_core.engrams import DisagreementRule, EngramFilters
@@ -127,7 +127,7 @@ def test_a_summary_is_backed_by_all_its_sentences_where_the_reference_says_as_mu
     does not make it right, its backing is the mean support of its sentences. Against a short gold answer, or
     read whole, the same answer keeps its best support (an aside the reference never mentions does not sink
     it)."""
-    from cns_core.agents.answer_verdict import VerdictReadings
+    from cns_core.judging.answer_verdict import VerdictReadings
 
     q = "What happens to the crew?"
     first, second, third = "The crew lands on Mars.", "The captain dies in a storm.", "They return home in a year."
@@ -271,7 +271,7 @@ def test_in_the_memorys_path_a_year_reads_right_and_a_wrong_year_wrong():
 def test_the_verdict_rules_are_part_of_what_makes_a_verdict(monkeypatch):
     """A change of how verdicts are made from the readings changes the scorer's identity, so stored answers
     are judged again the new way (the same as every answer scored after it)."""
-    import cns_core.agents.answer_verdict as answer_verdict
+    import cns_core.judging.answer_verdict as answer_verdict
 
     before = LEAN.identity()
     assert before == VerdictSettings(head=None).identity()

@@ -61,7 +61,7 @@ def test_corpus_table_shows_every_number_before_the_page_edge(state_dir):
 def test_the_agreement_panel_fits_the_page():
     """Engrams' "Agreement with you" was one table of eight columns (1,308 px): its right columns were off the page
     until scrolled. Two tables now, each narrower than the expander, with their widest values."""
-    from cns_core.agents.agreement import SCORES, ScoreAgreement
+    from cns_core.judging.agreement import SCORES, ScoreAgreement
     from cns_core.views.display import fit_widths
     from cns_core.views.people_view import agreement_tables
 

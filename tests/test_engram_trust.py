@@ -50,7 +50,7 @@ def test_a_bad_rule_is_refused_naming_the_key(cfg, message):
 
 
 def test_trust_settings_read_memory_yaml_and_name_bad_keys():
-    from cns_core.agents.answer_trust import TrustSettings
+    from cns_core.judging.answer_trust import TrustSettings
 
     settings = TrustSettings.from_config()
     assert settings.profile == "verification" and settings.rule == RULE and settings.enabled

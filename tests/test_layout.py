@@ -87,7 +87,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(frozenset(f.split()) for f in (
     "scoring training",                   # the Trust Score; the recipes that make the shipped models
     "pipeline coherence",
     "meta",
-    "agents engine",                      # the judge loop; corpus runs on Ray
+    "agents engine judging",              # the judge loop; corpus runs on Ray; judging an answer
     "people",                             # people's verdicts, calibration, export (above agents and memory)
     "cli views",
 ))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from cns_core.agents import verdict_calibration as vc
-from cns_core.agents.agreement import agreement
+from cns_core.judging import verdict_calibration as vc
+from cns_core.judging.agreement import agreement
 from cns_core.people.annotations import Annotation
 from cns_core.cli import main as cns
 from cns_core.config import ConfigError
@@ -83,7 +83,7 @@ def test_the_fit_moves_the_threshold_toward_the_persons_cut_and_says_by_how_much
 
 
 def test_calibrations_are_versioned_active_and_reversible(state_dir):
-    from cns_core.agents.answer_verdict import VerdictSettings
+    from cns_core.judging.answer_verdict import VerdictSettings
 
     assert vc.active_calibration() is None and VerdictSettings.from_config().correct_at == 0.5
     first = vc.save_calibration(vc.fit_calibration(*_synthetic(), base_threshold=0.5))

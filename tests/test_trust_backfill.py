@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from cns_core.agents.answer_trust import AnswerScorer, TrustSettings, backfill
+from cns_core.judging.answer_trust import AnswerScorer, TrustSettings, backfill
 from cns_core.cli import main
 from cns_core.memory import MemoryService
 from judge_loop_helpers import lean_torch  # noqa: F401  (fixture)

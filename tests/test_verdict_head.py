@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from cns_core.agents.answer_trust import AnswerItem
-from cns_core.agents.answer_verdict import VerdictSettings, judge_answers
-from cns_core.agents.verdict_head import FEATURES, VerdictHead, is_hedge, load_head, names_in
+from cns_core.judging.answer_trust import AnswerItem
+from cns_core.judging.answer_verdict import VerdictSettings, judge_answers
+from cns_core.judging.verdict_head import FEATURES, VerdictHead, is_hedge, load_head, names_in
 from cns_core.cli import main as cns
 from cns_core.config import ConfigError
 from cns_core.models.verifier import verifier_pair
@@ -23,7 +23,7 @@ REF = "Canberra is the capital city of Australia."
 
 
 def test_figures_that_differ_and_figures_that_are_hedged():
-    from cns_core.agents.verdict_head import figures_differ
+    from cns_core.judging.verdict_head import figures_differ
 
     assert figures_differ("1944.", "The Second World War ended in 1945.")
     assert not figures_differ("1945.", "The Second World War ended in 1945.")

@@ -14,9 +14,9 @@ from critic_doubles import TableEmbedder, TableNLI
 from judge_loop_helpers import lean_torch  # noqa: F401  (a fixture)
 from streamlit.testing.v1 import AppTest
 
-from cns_core.agents import verdict_calibration as vc
-from cns_core.agents.answer_trust import AnswerItem, TrustOutcome, rejudge, relabel
-from cns_core.agents.answer_verdict import (FEATURES, Evidence, VerdictReadings, VerdictSettings, decide,
+from cns_core.judging import verdict_calibration as vc
+from cns_core.judging.answer_trust import AnswerItem, TrustOutcome, rejudge, relabel
+from cns_core.judging.answer_verdict import (FEATURES, Evidence, VerdictReadings, VerdictSettings, decide,
                                            judge_answers)
 from cns_core.critics.grounding_verdict import shown_probability
 from cns_core.engrams import DisagreementRule
@@ -98,7 +98,7 @@ def judged_memory(tmp_path, monkeypatch, lean_torch):
     settings, 40 of them marked by a person whose cut lies near p(right) 0.3; the verifier is made unusable."""
     monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
     monkeypatch.setattr("cns_core.models.get_nli_backend", _no_model)
-    monkeypatch.setattr("cns_core.agents.answer_trust.AnswerScorer.verdicts", _no_model)
+    monkeypatch.setattr("cns_core.judging.answer_trust.AnswerScorer.verdicts", _no_model)
     rng = np.random.default_rng(5)
     memory = MemoryService()
     memory.write_episodic_many([{"query": f"Question {i % 12}?", "answer": f"Answer {i}.", "session_id": "s",
@@ -187,7 +187,7 @@ def test_an_answer_stored_without_readings_is_judged_by_the_verifier_once(tmp_pa
     stored = {e.id: e for e in memory.get(["old0", "old1", "old2"])}
     assert [stored[f"old{i}"].answer_verdict for i in range(3)] == ["correct", "incorrect", "unverified"]
     assert all("trust_readings" in e.metadata for e in stored.values())
-    monkeypatch.setattr("cns_core.agents.answer_trust.AnswerScorer.verdicts", _no_model)
+    monkeypatch.setattr("cns_core.judging.answer_trust.AnswerScorer.verdicts", _no_model)
     again = relabel(memory)
     assert again.relabelled == 3 and again.needs_model == []
 

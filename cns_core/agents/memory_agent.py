@@ -24,7 +24,7 @@
 * The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
   block a turn (it then goes to the quarantine) and may add flat metadata; a hook
   that raises is logged and the turn is written as usual.
-* The critics' Trust Score: with a ``trust`` scorer (:mod:`cns_core.agents.answer_trust`)
+* The critics' Trust Score: with a ``trust`` scorer (:mod:`cns_core.judging.answer_trust`)
   each written answer is drafted into an SNO (its reference and sources as evidence,
   which the engram keeps for a later backfill), scored, and the score stored beside the
   judge's grade. The engram is written first: a failure to draft or score leaves it
@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from pydantic import ValidationError
 
-from cns_core.agents.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
+from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
 from cns_core.agents.held import HeldWork

@@ -324,7 +324,7 @@ def _memory_agent(bus: Any, coherence: bool, trust: bool = True, start_seq: int 
     Score of every answer (``trust.enabled`` in memory.yaml), unless switched off. ``start_seq``: where
     the journal stood when this loop's proxy opened it (a first start replays from there); ``drain_s``:
     how long a clean stop may spend storing what the journal holds."""
-    from cns_core.agents.answer_trust import AnswerScorer
+    from cns_core.judging.answer_trust import AnswerScorer
     from cns_core.agents.memory_agent import MemoryAgent
     from cns_core.memory import MemoryService
 

@@ -55,7 +55,7 @@ def wait_for_dashboard(url: str, wait_s: float = _AFTER_WAIT_S) -> bool:
 
 def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> int:
     """Steps 2-4 of the module doc, recorded in the progress file; the exit status."""
-    from cns_core.agents.answer_trust import TrustSettings
+    from cns_core.judging.answer_trust import TrustSettings
     from cns_core.cli.demo_corpus import build_demo_corpus
     from cns_core.cli.demo_memory import plan_demo, write_demo_memory
     from cns_core.cli.demo_progress import DemoProgress, read_progress, write_progress

@@ -24,7 +24,7 @@ FIGURE_KEYS = ("engrams", "quarantined", "chains", "compared", "trust_scored", "
 
 def demo_figures(state: str | Path) -> dict[str, Any]:
     """The counts of the demo memory and the drift indicator of its coherence log, in ``state``."""
-    from cns_core.agents.answer_trust import TrustSettings
+    from cns_core.judging.answer_trust import TrustSettings
     from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
     from cns_core.coherence.log_view import load_log, summarise
     from cns_core.engrams import EngramFilters

@@ -262,7 +262,7 @@ def _complete_stored(memory: Any, count: int, seed: int, now: float | None, trus
     if plan.ungraded:
         memory.apply_scores(_grades(plan.ungraded))
     if trust is not None and plan.present:
-        from cns_core.agents.answer_trust import backfill
+        from cns_core.judging.answer_trust import backfill
 
         backfill(memory, trust, ids=plan.present)
 
@@ -294,7 +294,7 @@ def write_demo_memory(memory: Any, count: int = 300, *, with_hook: bool = True, 
         if with_hook:
             hook = demo_hook(memory)
         if with_trust:
-            from cns_core.agents.answer_trust import AnswerScorer
+            from cns_core.judging.answer_trust import AnswerScorer
 
             trust = AnswerScorer.configured()
         written = build_demo(memory, count, hook=hook, trust=trust, on_progress=on_progress)

@@ -3,7 +3,7 @@
 ``annotate``: a person's verdicts on stored answers (correct / incorrect / unsure, with a note); one id
 on the command line, or a CSV / JSONL file of many, checked whole (every row, every id against the
 memory) before anything is written, so a bad file changes nothing. ``calibrate``: the answer verdict's
-threshold fitted to those verdicts (:mod:`cns_core.agents.verdict_calibration`), reversible.
+threshold fitted to those verdicts (:mod:`cns_core.judging.verdict_calibration`), reversible.
 ``export``: every engram with its scores and verdicts, as CSV or JSONL (:mod:`cns_core.people.export`).
 """
 

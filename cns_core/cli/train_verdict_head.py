@@ -29,9 +29,9 @@ def register(subparsers) -> None:
 
 def _features(name: str, limit: int, seed: int, root: Path, cache: Path):
     """One set's features, from the cache when it holds this sample, else computed and kept."""
-    from cns_core.agents.answer_trust import AnswerItem
-    from cns_core.agents.answer_verdict import VerdictSettings, judge_answers
-    from cns_core.agents.verdict_head import FEATURES
+    from cns_core.judging.answer_trust import AnswerItem
+    from cns_core.judging.answer_verdict import VerdictSettings, judge_answers
+    from cns_core.judging.verdict_head import FEATURES
     from cns_core.models import get_embedder, get_nli_backend
     from cns_core.training.answer_sets import answer_set
     from cns_core.training.verdict_head import FeatureSet, read_feature_set, write_feature_set
@@ -62,7 +62,7 @@ def _features(name: str, limit: int, seed: int, root: Path, cache: Path):
 
 
 def run(args: argparse.Namespace) -> int:
-    from cns_core.agents.verdict_head import FEATURES
+    from cns_core.judging.verdict_head import FEATURES
     from cns_core.config import PROJECT_ROOT, data_dir
     from cns_core.training.verdict_head import fit_head, leave_one_set_out, load_head_settings, save_head
 

@@ -1,6 +1,6 @@
 """``cns trust-backfill``: the critics' Trust Score for answers already in memory.
 
-The MemoryAgent scores every answer it writes (:mod:`cns_core.agents.answer_trust`); this
+The MemoryAgent scores every answer it writes (:mod:`cns_core.judging.answer_trust`); this
 command does the same for turns stored before, or while scoring was off. Idempotent: an
 engram already scored under the same settings (weights, critic settings, models) is skipped.
 """
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_trust_backfill(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from cns_core.agents.answer_trust import AnswerScorer, TrustSettings, backfill
+    from cns_core.judging.answer_trust import AnswerScorer, TrustSettings, backfill
     from cns_core.memory import MemoryService
 
     if args.limit is not None and args.limit < 1:

@@ -2,7 +2,7 @@
 verdicts under it, in words.
 
 The command line (``cns calibrate``) and the Engrams page's buttons say the same thing the same way:
-both call these, which read the marked engrams, fit (:mod:`cns_core.agents.verdict_calibration`),
+both call these, which read the marked engrams, fit (:mod:`cns_core.judging.verdict_calibration`),
 store a new version and report the threshold before and after.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from cns_core.agents import verdict_calibration as vc
-from cns_core.agents.answer_trust import AnswerScorer, BackfillReport, RelabelReport, rejudge, relabel
-from cns_core.agents.answer_verdict import VerdictSettings, raw_scores
+from cns_core.judging import verdict_calibration as vc
+from cns_core.judging.answer_trust import AnswerScorer, BackfillReport, RelabelReport, rejudge, relabel
+from cns_core.judging.answer_verdict import VerdictSettings, raw_scores
 from cns_core.engrams import HUMAN_VERDICTS, Engram
 from cns_core.memory import memory_settings
 

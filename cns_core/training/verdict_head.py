@@ -1,5 +1,5 @@
 """Fitting the answer verdict's head: a logistic regression from the verifier's readings of an answer and
-its surface cues (:data:`cns_core.agents.verdict_head.FEATURES`) to "the answer is right".
+its surface cues (:data:`cns_core.judging.verdict_head.FEATURES`) to "the answer is right".
 
 The features are computed by the answer verdict itself (``cns train-verdict-head`` runs it over the
 training sets and keeps them per set, so a stopped run resumes); this module only weighs them. Every set

@@ -97,7 +97,7 @@ def score_histogram(memory: Any, filters: EngramFilters | None = None) -> dict[i
 
 def disagreement_rule() -> DisagreementRule:
     """The configured rule (``trust.disagree`` in config/memory.yaml)."""
-    from cns_core.agents.answer_trust import TrustSettings
+    from cns_core.judging.answer_trust import TrustSettings
 
     return TrustSettings.from_config().rule
 
@@ -156,7 +156,7 @@ def similarity_text(engram: Engram) -> str:
 def score_trust(memory: Any, scorer: Any, engram_id: str) -> str:
     """Score one stored answer now, exactly as ``cns trust-backfill`` does (its :func:`backfill`, for
     this id, forced), and say what came of it."""
-    from cns_core.agents.answer_trust import backfill
+    from cns_core.judging.answer_trust import backfill
 
     report = backfill(memory, scorer, ids=[engram_id], force=True)
     if report.total == 0:

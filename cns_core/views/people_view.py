@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from cns_core.agents.agreement import MIN_READABLE, ScoreAgreement
+from cns_core.judging.agreement import MIN_READABLE, ScoreAgreement
 
 __all__ = ["agreement_rows", "confusion_rows", "agreement_tables", "agreement_summary", "export_bytes"]
 

@@ -1,7 +1,7 @@
 """The few stored verdicts without readings judged again in the background after a calibration, with progress.
 
 Fitting or reverting a calibration re-decides every stored verdict from the readings kept on its engram, at
-once (:func:`cns_core.agents.answer_trust.relabel`: the Engrams page does it before its next rerun). An
+once (:func:`cns_core.judging.answer_trust.relabel`: the Engrams page does it before its next rerun). An
 answer stored before readings were kept has none: the verifier judges it again here, once (it carries its
 readings from then on). One job per memory runs at a time; a request while it runs makes it run once more
 when it ends, over the ids of both, so the last calibration always wins.
@@ -56,7 +56,7 @@ def relabel_job(memory: Any) -> RelabelJob | None:
 
 def start_relabel(memory: Any, ids: Sequence[str]) -> RelabelJob:
     """Start judging the verdicts of ``ids`` again with the verifier (or ask the running job to run once more)."""
-    from cns_core.agents.answer_trust import AnswerScorer, rejudge
+    from cns_core.judging.answer_trust import AnswerScorer, rejudge
     from cns_core.people.calibrate import threshold_words
 
     with _jobs_lock:
@@ -91,7 +91,7 @@ def relabel_after_calibration(memory: Any) -> str:
     """Every stored verdict decided again under the calibration now in force, at once (from the readings kept
     on each engram: no model); the few stored without readings go to the verifier in the background. Says
     what it did."""
-    from cns_core.agents.answer_trust import relabel
+    from cns_core.judging.answer_trust import relabel
     from cns_core.people.calibrate import relabel_words
 
     report = relabel(memory)

@@ -21,7 +21,7 @@ MAX_READ = 5000     # records read per group to order it (a larger group is orde
 _NOT_MARKED = {"human_verdict": {"$nin": list(HUMAN_VERDICTS)}}
 def verdict_threshold() -> float:
     """The p(answer right) at which the verifier calls an answer correct (the active setting)."""
-    from cns_core.agents.answer_verdict import VerdictSettings
+    from cns_core.judging.answer_verdict import VerdictSettings
 
     return VerdictSettings.from_config().correct_at
 

@@ -13,7 +13,7 @@ the verdict to theirs (``cns calibrate``, the button on the Engrams page):
   only when the cross-validated balanced accuracy rises; a fit that does not is stored but changes nothing.
 
 Each fit is a numbered version under ``<state dir>/calibration/verdict/`` and becomes active; ``--revert``
-goes back to the version before (or to the configuration). :class:`cns_core.agents.answer_verdict.VerdictSettings`
+goes back to the version before (or to the configuration). :class:`cns_core.judging.answer_verdict.VerdictSettings`
 reads the active one, and the stored verdicts are decided again from their readings at once
 (:func:`cns_core.people.calibrate.relabel_stored`), without the model.
 """
@@ -162,8 +162,8 @@ def fit_calibration(scores: Sequence[float], right: Sequence[bool], questions: S
 def fit_to_engrams(engrams: Sequence[Any], raw: Mapping[str, float], base_threshold: float) -> Calibration:
     """:func:`fit_calibration` on the engrams a person marked correct or incorrect that have a p(answer
     right) in ``raw`` (engram id -> the verifier's own p(right):
-    :func:`cns_core.agents.answer_verdict.raw_scores`), grouped by question."""
-    from cns_core.agents.agreement import person_labels
+    :func:`cns_core.judging.answer_verdict.raw_scores`), grouped by question."""
+    from cns_core.judging.agreement import person_labels
     from cns_core.engrams import question_key
 
     labelled = person_labels(engrams)

@@ -104,7 +104,7 @@ def _passage_text(judged: Any) -> str:
 
 def verdict_features(readings: Sequence[Any], plain: Any, checks: Sequence[Any], answer: str,
                      units: Sequence[str]) -> np.ndarray:
-    """The :data:`FEATURES` of one answer from its readings (:class:`~cns_core.agents.answer_verdict.Reading`),
+    """The :data:`FEATURES` of one answer from its readings (:class:`~cns_core.judging.answer_verdict.Reading`),
     plain reading, detail checks and the texts of the evidence units it was judged against."""
     supported = max(readings, key=lambda r: r.p_supported)
     support_text = _passage_text(supported.support)

@@ -7,7 +7,7 @@ main claim answers, the turn's reference and sources as evidence), scored by the
 pipeline under the configured weight profile (``trust`` in ``config/memory.yaml``) and the
 result stored in the engram's ``trust_*`` metadata (:data:`cns_core.engrams.TRUST_KEYS`).
 
-Beside the Trust Score each answer gets a verdict (:mod:`cns_core.agents.answer_verdict`):
+Beside the Trust Score each answer gets a verdict (:mod:`cns_core.judging.answer_verdict`):
 correct, incorrect, unverified or no answer, judged by the verifier against the reference or the
 sources, given the question. The Trust Score follows it: a verified-wrong answer is capped below
 the lowest accepting band (config/meta.yaml), whatever its argument's structure.
@@ -169,7 +169,7 @@ class AnswerScorer:
         self._weights = self.settings.weights()
         self._pipeline = pipeline
         self._fingerprint: str | None = None
-        from cns_core.agents.answer_verdict import VerdictSettings
+        from cns_core.judging.answer_verdict import VerdictSettings
 
         self._verdict_settings = VerdictSettings.from_config()
 
@@ -249,10 +249,10 @@ class AnswerScorer:
     def verdicts(self, items: Sequence[AnswerItem]) -> list[Any]:
         """Each answer's verdict (right, wrong, unverified, no answer), with the pipeline's own models and the
         verdict settings in force now (config/memory.yaml, or the active calibration)."""
-        from cns_core.agents.answer_verdict import judge_answers
+        from cns_core.judging.answer_verdict import judge_answers
         from cns_core.models import get_embedder, get_nli_backend
 
-        from cns_core.agents.answer_verdict import VerdictSettings
+        from cns_core.judging.answer_verdict import VerdictSettings
 
         current = VerdictSettings.from_config()      # a calibration fitted or reverted meanwhile takes effect now
         if current != self._verdict_settings:
@@ -346,11 +346,11 @@ RELABEL_BATCH = 500       # engrams read and written per Chroma call when relabe
 
 
 def relabel(memory: Any, on_progress: Callable[[int, int], None] | None = None) -> RelabelReport:
-    """Decide every stored verdict again from its readings (:func:`cns_core.agents.answer_verdict.decide`)
+    """Decide every stored verdict again from its readings (:func:`cns_core.judging.answer_verdict.decide`)
     under the verdict settings in force now (a calibration fitted or reverted), without the model, and
     re-apply the Trust cap: hundreds of answers a second. Answers stored without readings are listed in
     ``needs_model`` for :func:`rejudge`. Each batch is stored as it finishes."""
-    from cns_core.agents.answer_verdict import VerdictReadings, VerdictSettings, decide
+    from cns_core.judging.answer_verdict import VerdictReadings, VerdictSettings, decide
 
     started = time.perf_counter()
     settings = VerdictSettings.from_config()

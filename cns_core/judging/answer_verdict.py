@@ -19,7 +19,7 @@ same reason. Thresholds live in ``config/memory.yaml`` (``verdict``).
 Judging is two steps: the verifier's *readings* of the answer (:class:`VerdictReadings`: its numbers, and
 the claims and passages behind them) and the *decision* from them (:func:`decide`). The readings are kept
 on the engram (``trust_readings``), so a person's calibration (a Platt map of p(right) and a threshold on
-that scale, :mod:`cns_core.agents.verdict_calibration`) re-decides every stored verdict at once, without
+that scale, :mod:`cns_core.judging.verdict_calibration`) re-decides every stored verdict at once, without
 the model, exactly as a fresh judgement would: one p(right) gives one verdict everywhere.
 """
 
@@ -35,7 +35,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from cns_core.agents.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, name_gap,
+from cns_core.judging.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, name_gap,
                                          verdict_features)
 from cns_core.config import ConfigError
 
@@ -107,7 +107,7 @@ class VerdictSettings:
         return f"{configured!r} head={head_hash} rules={VERDICT_RULES}"
 
     def verdict_head(self) -> Any:
-        """The learned head of p(right) (None: :func:`~cns_core.agents.verdict_head.fallback_probability`);
+        """The learned head of p(right) (None: :func:`~cns_core.judging.verdict_head.fallback_probability`);
         a damaged head file is a ConfigError naming it."""
         try:
             return _cached_head(self.head)
@@ -137,7 +137,7 @@ class VerdictSettings:
             raise ConfigError(f"{_FILE}: verdict.head: expected a folder (text) or null, got {head!r}")
         values["head"] = head
         if cfg is None:         # the configured settings: a person's calibration wins (cns calibrate)
-            from cns_core.agents.verdict_calibration import active_calibration
+            from cns_core.judging.verdict_calibration import active_calibration
 
             calibration = active_calibration()
             if calibration is not None:
