@@ -431,7 +431,7 @@ def test_corrupt_weights_name_the_path_and_the_command_that_restores_them(tiny_m
         TransformersNLI(str(folder), device="cpu").predict(PAIRS[:1])
     message = str(info.value)
     assert f"cannot load model {folder}" in message and "missing or corrupt" in message
-    assert "git checkout -- models/nli-minilm-l6" in message and "cns train-nli" in message
+    assert "git checkout -- models/nli-minilm-l6" in message and "cns train-verifier" in message
 
 
 def test_int8_stays_close_to_fp32(tiny_models):
@@ -505,7 +505,7 @@ def test_shipped_model_card_and_calibration_are_there():
     assert 0.5 < calibration["temperature"] < 3.0 and 0.3 <= calibration["contradiction_threshold"] <= 0.95
     assert (folder / "model.safetensors").stat().st_size < 50 * 2 ** 20
     card = (folder / "MODEL_CARD.md").read_text().lower()
-    for needed in ("cns train-nli", "licence", "mnli_dev_mismatched", "learning rate", "multinli dev-mismatched"):
+    for needed in ("cns train-verifier", "licence", "mnli_dev_mismatched", "learning rate", "multinli dev-mismatched"):
         assert needed in card
 
 

@@ -110,15 +110,8 @@ def test_held_out_files_are_refused_as_training_data(tmp_path):
         train_nli(settings, progress=False, log=lambda _: None)
 
 
-def test_committed_settings_keep_evaluation_sets_out_of_training():
-    settings = load_train_settings()
-    assert "mnli_dev_mismatched.tsv.gz" in settings.held_out_files
-    assert not set(settings.train_files) & set(settings.held_out_files)
-    assert not any("sick" in name.lower() for name in settings.train_files)
-
-
 def test_bad_settings_name_the_field():
-    with pytest.raises(ConfigError, match="nli_train.yaml: epochs: Input should be greater than or equal to 1"):
+    with pytest.raises(ConfigError, match="verifier_train.yaml: epochs: Input should be greater than or equal to 1"):
         load_train_settings({"epochs": 0})
 
 
@@ -206,10 +199,10 @@ def test_cli_trains_with_overrides(tmp_path, tiny_base, monkeypatch, capsys):
     config_dir.mkdir()
     import yaml
 
-    (config_dir / "nli_train.yaml").write_text(yaml.safe_dump(settings.model_dump()))
+    (config_dir / "verifier_train.yaml").write_text(yaml.safe_dump(settings.model_dump()))
     monkeypatch.setenv("CNS_CONFIG_DIR", str(config_dir))
     out = tmp_path / "cli-model"
-    assert main(["train-nli", "--output", str(out), "--max-steps", "3", "--quiet"]) == 0
+    assert main(["train-verifier", "--output", str(out), "--max-steps", "3", "--quiet"]) == 0
     assert f"model written to {out} after 3 steps" in capsys.readouterr().out
     assert (out / "model.safetensors").is_file()
 
@@ -284,42 +277,6 @@ def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_pat
     assert dev.pairs == dev_first_stage.pairs                 # the same slice stays held apart
     assert train.sources.count("negation_augmentation") == 9   # 3 sentences x 3 pairs
     assert len(train) - 9 == 18                               # half of the 36 first-stage pairs
-
-
-def test_each_committed_stage_continues_the_one_before():
-    from cns_core.training.nli import load_train_settings
-
-    def committed(name: str):
-        return load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / name)
-
-    first = load_train_settings()
-    second = committed("nli_train_negation.yaml")
-    assert second.base_model == first.output and second.output == "models/nli-minilm-l6-stage2"
-    verifier = committed("verifier_train.yaml")
-    assert verifier.base_model == second.output and verifier.output == "models/nli-minilm-l6-stage3"
-    joint = committed("verifier_train_joint.yaml")
-    assert joint.base_model == joint.interpolate_with == verifier.output
-    assert joint.output == "models/nli-minilm-l6-stage5-shipped" and 0 < joint.interpolation_weight < 1
-    stage8 = committed("verifier_train_stage8.yaml")
-    assert stage8.base_model == joint.output and stage8.output == "models/nli-minilm-l6-stage8"
-    stage9 = committed("verifier_train_stage9.yaml")
-    stage10 = committed("verifier_train_stage10.yaml")
-    assert stage9.base_model == stage8.output and stage10.base_model == stage9.output
-    stage11 = committed("verifier_train_stage11.yaml")     # stage 9's mix read with marks, from stage 8, blended
-    assert stage11.base_model == stage11.interpolate_with == stage8.output and stage11.mark_unstated_names
-    assert 0 < stage11.interpolation_weight < 1
-    stage12 = committed("verifier_train_stage12.yaml")     # one more CPU round from stage 11 as shipped
-    stage13 = committed("verifier_train_stage13.yaml")     # the whole mix with marks (a GPU round), blended
-    assert stage12.base_model == stage13.base_model == stage13.interpolate_with == stage11.output
-    assert stage13.mark_unstated_names and 0 < stage13.interpolation_weight < 1
-    assert stage13.output == "models/nli-minilm-l6"        # the shipped model
-    # stage 13 reads the pairs stage 12 mined: the same mining settings, seed and folds key the same cache
-    assert (stage13.mining, stage13.seed, stage13.question_folds, stage13.exclude_questions) == \
-        (stage12.mining, stage12.seed, stage12.question_folds, stage12.exclude_questions)
-    outputs = [stage8.output, stage9.output, stage10.output, stage11.output, stage12.output, stage13.output]
-    assert len(set(outputs)) == len(outputs)               # no round overwrites another
-    assert (second.train_files, second.dev_fraction, second.seed) == (first.train_files, first.dev_fraction,
-                                                                      first.seed)
 
 
 # -- the claim-verification mix: SciFact rationales, files from several folders, per-file caps ---------------
@@ -431,17 +388,6 @@ def test_bad_source_entries_name_the_field(tmp_path):
     with pytest.raises(ConfigError, match=r"train_files.0.TrainSource.pairs: Input should be greater than or equal "
                                           "to 1"):
         load_train_settings({"train_files": [{"file": "x.tsv.gz", "pairs": 0}]})
-
-
-def test_committed_claim_verification_mix_continues_the_shipped_model_and_holds_out_its_reports():
-    settings = load_train_settings(path=Path(__file__).resolve().parent.parent / "config" / "nli_train_cv.yaml")
-    assert settings.base_model == "models/nli-minilm-l6"
-    assert (settings.resolved(settings.base_model) / "config.json").is_file()
-    assert {"snli_dev.tsv.gz", "mnli_dev_mismatched.tsv.gz"} <= set(settings.held_out_files)
-    names = [source.file for source in settings.sources]
-    assert not set(names) & set(settings.held_out_files)
-    assert {source.folder for source in settings.sources} == {None, "nli_train_more", "scifact_train"}
-    assert settings.scifact_held_folds == [0, 1] and settings.output != "models/nli-minilm-l6"
 
 
 def test_an_unfinished_run_exports_its_checkpoint_as_a_loadable_model(tmp_path, tiny_base):

@@ -105,15 +105,3 @@ def test_the_stage_reads_a_long_answers_set_by_name_and_leaves_fold_0_out(tmp_pa
     held = {(r.reference, r.answer) for r in everything if r.fold == 0}
     assert held and not held & set(zip(train.premises, train.hypotheses))
     assert set(train.labels) == {ENTAILMENT, CONTRADICTION}
-
-
-def test_the_committed_stage_4_settings_keep_every_evaluation_set_out():
-    from cns_core.training.nli import load_train_settings
-
-    root = Path(__file__).resolve().parents[1]
-    stage4 = load_train_settings(path=root / "config" / "verifier_train_opposites.yaml")
-    stage3 = load_train_settings(path=root / "config" / "verifier_train.yaml")
-    assert set(stage3.held_out_files) <= set(stage4.held_out_files)
-    assert not {Path(s.file).name for s in stage4.sources} & set(stage4.held_out_files)
-    assert stage4.question_held_folds == stage3.question_held_folds and stage4.exclude_questions == stage3.exclude_questions
-    assert "condaqa_dev" not in json.dumps(stage4.model_dump())

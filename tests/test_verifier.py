@@ -136,18 +136,8 @@ def test_swaps_change_one_fact_and_label_it():
     assert swap_name_from_premise("The cat sat.", "Brazilian food is good.") is None
 
 
-COMMITTED_VERIFIER_SETTINGS = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "config")
-                                     .glob("verifier_train*.yaml"))
-
-
-def test_every_stage_of_the_verifier_has_committed_settings():
-    assert {"verifier_train.yaml", "verifier_train_stage8.yaml", "verifier_train_stage10.yaml"} <= \
-        set(COMMITTED_VERIFIER_SETTINGS)
-
-
-@pytest.mark.parametrize("name", COMMITTED_VERIFIER_SETTINGS)
-def test_the_committed_verifier_settings_keep_every_evaluation_set_out(name):
-    settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / name)
+def test_the_committed_recipe_keeps_every_evaluation_set_out():
+    settings = load_train_settings(path=Path(__file__).resolve().parents[1] / "config" / "verifier_train.yaml")
     trained = {Path(s.file).name for s in settings.sources}
     assert not trained & set(settings.held_out_files)
     assert {"nq301_human.tsv", "claim_dev.jsonl", "snli_dev.tsv.gz", "mnli_dev_mismatched.tsv.gz",

@@ -16,7 +16,7 @@ from cns_core.bounds import printable
 from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("run", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_nli",
+_COMMAND_MODULES = ("run", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_verifier",
                     "train_drafter", "train_logic", "train_verdict_head", "people")
 
 

@@ -10,7 +10,7 @@ Backends, chosen by ``nli.backend`` in ``config/models.yaml`` or ``CNS_NLI_BACKE
 * ``transformers`` (default): any sequence-classification NLI model by hub name or
   local folder, loaded with ``local_files_only`` so nothing downloads. The default
   model is the project's own MiniLM cross-encoder shipped in ``models/nli-minilm-l6``
-  (trained by ``cns train-nli``), with the softmax temperature fitted beside it;
+  (made by ``cns train-verifier``), with the softmax temperature fitted beside it;
 * ``lexical`` (the fast offline proxy): a calibrated estimate from embeddings and
   contradiction cues (:mod:`cns_core.models.lexical_nli`);
 * ``ollama-minicheck``: a grounding model served by Ollama
@@ -41,7 +41,7 @@ __all__ = ["NLI_LABELS", "NLIBackend", "TransformersNLI", "label_columns", "soft
 # The project's own model, shipped in the repository (see its MODEL_CARD.md).
 SHIPPED_MODEL = "models/nli-minilm-l6"
 _RESTORE = ("Restore the shipped weights with `git checkout -- models/nli-minilm-l6` (or retrain them with "
-            "`cns train-nli`), point nli.transformers.model / CNS_NLI_MODEL at another NLI model folder, "
+            "`cns train-verifier`), point nli.transformers.model / CNS_NLI_MODEL at another NLI model folder, "
             "or choose nli.backend: lexical.")
 
 NLI_LABELS: tuple[str, str, str] = ("entailment", "neutral", "contradiction")

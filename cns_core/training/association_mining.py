@@ -12,18 +12,17 @@ mining again, and a new round (a new base model) mines anew.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from cns_core.training.association_swaps import (MiningSettings, NameNeighbours, ProbeFilter, SlotFact, claim_facts,
                                                  evouna_facts, mine_pairs, value_kind)
-from cns_core.training.nli_data import NLIPairs, read_nli_tsv
+from cns_core.training.nli_data import NLIPairs, read_nli_tsv, read_pairs_cache, write_pairs_cache
 
 __all__ = ["MiningConfig", "mined_pairs"]
 
@@ -41,6 +40,11 @@ class MiningConfig(BaseModel):
     question_form: float = Field(0.5, ge=0.0, le=1.0)
     max_facts: int = Field(8000, ge=1)            # facts mined per file (a seeded sample)
     probe: str | None = "benchmarks/data/association_probe.yaml"   # its facts never reach training
+    # Who mines: "base" (the model the run starts from) or "pilot" (a model of the same recipe, trained first
+    # without the mined sources: cns_core.training.pilot), for a recipe that starts from the public base.
+    model: Literal["base", "pilot"] = "base"
+    pilot_epochs: int = Field(1, ge=1, le=10)
+    pilot_fraction: float = Field(0.4, gt=0, le=1)   # share of the recipe's pairs the pilot trains on
 
     def method(self) -> MiningSettings:
         return MiningSettings(candidates=self.candidates, keep=self.keep, min_entailment=self.min_entailment,
@@ -87,7 +91,7 @@ def mined_pairs(settings: Any, path: Path, model_path: Path, answers: Sequence,
 
     cache = settings.checkpoint_path / "mined" / f"{path.name}.{_cache_key(settings, path, model_path)}.jsonl.gz"
     if cache.is_file():
-        return _read_cache(cache)
+        return read_pairs_cache(cache)
     facts, said = _facts_of(path, answers, settings.seed)
     probe = settings.mining.probe
     keep = ProbeFilter.from_file(PROJECT_ROOT / probe if probe else None)
@@ -109,27 +113,5 @@ def mined_pairs(settings: Any, path: Path, model_path: Path, answers: Sequence,
                                precision="fp32" if on_gpu else "int8")
     pairs = mine_pairs(facts, verifier.predict, neighbours, settings.mining.method(), seed=settings.seed,
                        source=f"associations:{path.name}", log=log)
-    _write_cache(cache, pairs)
+    write_pairs_cache(cache, pairs)
     return pairs
-
-
-def _write_cache(path: Path, pairs: NLIPairs) -> None:
-    from cns_core.config import replace_atomically
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with replace_atomically(path) as tmp:
-        with gzip.open(tmp, "wt", encoding="utf-8") as handle:
-            for row in zip(pairs.premises, pairs.hypotheses, pairs.labels, pairs.sources):
-                handle.write(json.dumps(row) + "\n")
-
-
-def _read_cache(path: Path) -> NLIPairs:
-    out = NLIPairs()
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            premise, hypothesis, label, source = json.loads(line)
-            out.premises.append(premise)
-            out.hypotheses.append(hypothesis)
-            out.labels.append(int(label))
-            out.sources.append(source)
-    return out

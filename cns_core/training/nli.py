@@ -37,13 +37,15 @@ from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, NLIPa
                                        sample_pairs, stratified_split)
 from cns_core.training.nli_metrics import expected_calibration_error, fit_temperature, precision_recall
 
-__all__ = ["TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
+__all__ = ["SETTINGS_FILE", "TrainSettings", "TrainSource", "TrainResult", "load_train_settings", "train_nli", "calibrate_model",
            "fit_contradiction_threshold", "bundled_base_model", "export_checkpoint", "CALIBRATION_FILE", "REPORT_FILE"]
 
 # How a training file is read: NLI TSV, SciFact claim/abstract rows, the judged-answer corpora, Symmetric
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
-           "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences")
+           "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences",
+           "restated", "false_alarms")
+SETTINGS_FILE = "verifier_train.yaml"         # the one recipe, in config/
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
 _STATE_FILE = "state.pt"
@@ -82,7 +84,7 @@ class TrainSource(BaseModel):
 
 
 class TrainSettings(BaseModel):
-    """Everything that decides a training run; read from ``config/nli_train.yaml``."""
+    """Everything that decides a training run; read from ``config/verifier_train.yaml``."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -176,9 +178,9 @@ class TrainSettings(BaseModel):
 
 
 def load_train_settings(overrides: dict[str, Any] | None = None, path: str | Path | None = None) -> TrainSettings:
-    """``config/nli_train.yaml`` (or the YAML file at ``path``) with ``overrides`` on top; errors name the field."""
+    """``config/verifier_train.yaml`` (or the YAML file at ``path``) with ``overrides`` on top; errors name the field."""
     if path is None:
-        raw, name = load_config("nli_train"), "nli_train.yaml"
+        raw, name = load_config(Path(SETTINGS_FILE).stem), SETTINGS_FILE
     else:
         raw, name = load_yaml_file(path), Path(path).name
     raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -219,7 +221,7 @@ def _training_mix(settings: TrainSettings) -> tuple[NLIPairs, NLIPairs, list[str
     held = {Path(name).name for name in settings.held_out_files}
     refused = [source.file for source in settings.sources if Path(source.file).name in held]
     if refused:
-        raise ConfigError(f"nli_train.yaml: train_files: {', '.join(refused)} is held out for evaluation "
+        raise ConfigError(f"{SETTINGS_FILE}: train_files: {', '.join(refused)} is held out for evaluation "
                           "and must not be trained on")
     paths = [settings.source_path(source) for source in settings.sources]
     everything = NLIPairs()
@@ -259,6 +261,17 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     seed = settings.seed + zlib.crc32(path.name.encode())
     if reader == "swaps":
         return vd.swap_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"swaps:{path.name}")
+    if reader == "restated":
+        from cns_core.training.restatements import restated_pairs
+
+        return restated_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"restated:{path.name}")
+    if reader == "false_alarms":        # the file read as its suffix says, then the miner's false alarms of it
+        from cns_core.training.false_alarms import false_alarm_pairs
+        from cns_core.training.pilot import miner_path
+
+        plain = _read_source(settings, source.model_copy(update={"reader": None, "pairs": None}), path)
+        data = false_alarm_pairs(settings, path, plain, miner_path(settings, _base_path(settings)))
+        return sample_pairs(data, source.pairs, seed) if source.pairs is not None else data
     if reader in long_answers.TRAIN_READERS:       # file: the set's folder inside long_answers/
         rows = long_answers.TRAIN_READERS[reader](path.parent.parent)
         data = long_answers.as_pairs(long_answers.trainable(rows), reader)
@@ -274,7 +287,9 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
 
         evouna = settings.source_path(TrainSource(file="evouna.jsonl", folder="answer_judgements"))
         answers = judged_answers_of(settings, evouna)[0] if evouna.is_file() else []
-        data = mined_pairs(settings, path, _base_path(settings), answers)
+        from cns_core.training.pilot import miner_path
+
+        data = mined_pairs(settings, path, miner_path(settings, _base_path(settings)), answers)
     elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq"):
         if reader.startswith("evouna"):
             answers, problems = judged_answers_of(settings, path)
@@ -391,7 +406,7 @@ def export_checkpoint(settings: TrainSettings, log: Callable[[str], None] = prin
 
     ckpt = settings.checkpoint_path / _STATE_FILE
     if not ckpt.is_file():
-        raise ValueError(f"{ckpt}: no checkpoint to export (run `cns train-nli` first)")
+        raise ValueError(f"{ckpt}: no checkpoint to export (run `cns train-verifier` first)")
     device = _device(settings.device)
     train, dev, problems = _training_data(settings)
     saved = torch.load(ckpt, map_location=device, weights_only=False)
@@ -481,8 +496,17 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
 
+    from cns_core.training.pilot import pilot_is_written, pilot_settings, uses_pilot
+
     if settings.threads:
         torch.set_num_threads(settings.threads)
+    if uses_pilot(settings) and not pilot_is_written(settings):       # the recipe's miner first
+        pilot = pilot_settings(settings)
+        log(f"pilot: training the recipe's miner in {pilot.output_path} ({pilot.epochs} epoch(s) on "
+            f"{pilot.train_fraction:.0%} of the pairs, mined sources left out)")
+        if not train_nli(pilot, resume=resume, stop_after_steps=stop_after_steps, progress=progress, log=log).finished:
+            log("the pilot stopped before its end; continue with the same command")
+            return TrainResult(None, 0, False)
     device = _device(settings.device)
     train, dev, problems, distill = _training_mix(settings)
     for problem in problems[:20]:
@@ -535,7 +559,7 @@ def train_nli(settings: TrainSettings, *, resume: bool = True, stop_after_steps:
     steps_this_call = 0
     started = time.perf_counter() - state["seconds"]
     bar = tqdm(total=total_steps, initial=state["global_step"], disable=not progress, unit="step",
-               desc="train-nli", dynamic_ncols=True)
+               desc="train-verifier", dynamic_ncols=True)
     stopped = False
     while state["epoch"] < settings.epochs and state["global_step"] < total_steps and not stopped:
         batches = _epoch_batches(lengths, settings.batch_size, settings.length_group_batches,
@@ -617,7 +641,7 @@ def calibrate_model(settings: TrainSettings, model=None, tokenizer=None, dev: NL
                     device=None) -> dict[str, Any]:
     """Fit the softmax temperature and the contradiction threshold on the dev slice; write calibration.json.
 
-    Called at the end of training, or alone (``cns train-nli --calibrate-only``) on a model already written:
+    Called at the end of training, or alone (``cns train-verifier --calibrate-only``) on a model already written:
     the dev slice is re-drawn from the same files, fraction and seed, so it is the slice training held apart.
     """
     import torch
@@ -626,7 +650,7 @@ def calibrate_model(settings: TrainSettings, model=None, tokenizer=None, dev: NL
     out = settings.output_path
     if model is None:
         if not (out / "config.json").is_file():
-            raise ValueError(f"output: {out} holds no trained model to calibrate (run `cns train-nli` first)")
+            raise ValueError(f"output: {out} holds no trained model to calibrate (run `cns train-verifier` first)")
         tokenizer = AutoTokenizer.from_pretrained(str(out), local_files_only=True)
         model = AutoModelForSequenceClassification.from_pretrained(str(out), local_files_only=True,
                                                                    dtype=torch.float32)

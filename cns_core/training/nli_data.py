@@ -23,7 +23,7 @@ import numpy as np
 
 from cns_core.models.nli import NLI_LABELS
 
-__all__ = ["NLIPairs", "RowProblem", "read_nli_tsv", "read_nli_files", "detokenize", "stratified_split",
+__all__ = ["NLIPairs", "RowProblem", "write_pairs_cache", "read_pairs_cache", "read_nli_tsv", "read_nli_files", "detokenize", "stratified_split",
            "read_scifact_pairs", "scifact_fold", "sample_pairs", "closest_sentences"]
 
 _COLUMNS = ("premise", "hypothesis", "label")
@@ -237,3 +237,27 @@ def stratified_split(labels: Sequence[int], fraction: float, seed: int) -> tuple
     held_apart = np.sort(np.concatenate(held)) if held else np.zeros(0, dtype=np.int64)
     kept = np.setdiff1d(np.arange(len(labels)), held_apart)
     return kept, held_apart
+
+
+def write_pairs_cache(path: Path, pairs: NLIPairs) -> None:
+    """Pairs written as gzip JSON lines (premise, hypothesis, label, source), atomically: a mined set's cache."""
+    from cns_core.config import replace_atomically
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with replace_atomically(path) as tmp:
+        with gzip.open(tmp, "wt", encoding="utf-8") as handle:
+            for row in zip(pairs.premises, pairs.hypotheses, pairs.labels, pairs.sources):
+                handle.write(json.dumps(row) + "\n")
+
+
+def read_pairs_cache(path: Path) -> NLIPairs:
+    """The pairs :func:`write_pairs_cache` wrote."""
+    out = NLIPairs()
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            premise, hypothesis, label, source = json.loads(line)
+            out.premises.append(premise)
+            out.hypotheses.append(hypothesis)
+            out.labels.append(int(label))
+            out.sources.append(source)
+    return out

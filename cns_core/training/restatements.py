@@ -1,0 +1,170 @@
+"""Restatements: a supported claim said in other words that a careful reader still calls supported.
+
+Real true claims rarely copy their evidence: a number is rounded or written another way, a long name is
+abbreviated or given in part, a precise figure is told approximately. A verifier that learned "a name or
+number the evidence does not write" as "contradicted" paints a red badge on every one of them. These pairs
+teach the difference from the corpora's own supported pairs: the restated hypothesis against the same
+premise stays *entailment* (the slot holds the same value), beside the fact swaps
+(:func:`cns_core.training.verifier_data.swap_pairs`) where another value in the same slot is a contradiction.
+
+Deterministic: the same pair always gives the same restatement.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Callable
+
+import numpy as np
+
+from cns_core.training.nli_data import NLIPairs
+
+__all__ = ["RESTATEMENT_KINDS", "restate", "restated_pairs", "rounded", "acronym"]
+
+RESTATEMENT_KINDS = ("rounded_number", "reformatted_number", "acronym", "partial_name")
+
+_ENTAILMENT = 0
+# A number standing alone (not in a name such as "CED-10", not a year, not an ordinal).
+_NUMBER = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d{2,}(?:\.\d+)?)(?![\w-])")
+_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
+_HEDGES = ("about", "around", "roughly", "nearly", "some", "approximately", "close to")
+# A multi-word proper name: capitalised words, "of"/"and"/"for"/"the" allowed inside.
+_LONG_NAME = re.compile(r"\b(?!The\b)([A-Z][a-z]+(?: (?:of |and |for |the )?[A-Z][a-z]+){2,5})\b")
+_PERSON = re.compile(r"\b([A-Z][a-z]+) ((?:[A-Z]\. )?[A-Z][a-z]{2,})\b")
+_SMALL = {"of", "and", "for", "the"}
+_NOT_A_GIVEN_NAME = frozenset("""The A An In On At Of For And But When Where What Which Who How This That These
+Those There He She It They We His Her Its Their New North South East West United Saint San Los Las Le La El
+January February March April May June July August September October November December Monday Tuesday
+Wednesday Thursday Friday Saturday Sunday Mount Lake River Cape Fort Port Royal National International
+American British French German Chinese Japanese""".split())
+
+
+def _pick(key: str, n: int) -> int:
+    return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % n
+
+
+def rounded(value: float) -> float:
+    """``value`` rounded to two significant figures (1,473 -> 1,500; 206 -> 210; 48.7 -> 49)."""
+    if value == 0:
+        return 0.0
+    digits = int(np.floor(np.log10(abs(value))))
+    return float(round(value, 1 - digits))
+
+
+def _written(value: float) -> str:
+    return f"{int(value):,}" if value == int(value) else f"{value:g}"
+
+
+def _number_spans(text: str) -> list[re.Match]:
+    return [m for m in _NUMBER.finditer(text) if not _YEAR.match(m.group(1))]
+
+
+def _round_number(premise: str, hypothesis: str) -> str | None:
+    """'1,473 minutes' -> 'about 1,500 minutes' where the premise writes 1,473 too."""
+    for match in _number_spans(hypothesis):
+        text = match.group(1)
+        if text not in premise:
+            continue
+        value = float(text.replace(",", ""))
+        near = rounded(value)
+        if near == value or abs(near - value) / value > 0.05:
+            continue
+        hedge = _HEDGES[_pick(hypothesis, len(_HEDGES))]
+        return hypothesis[:match.start(1)] + f"{hedge} {_written(near)}" + hypothesis[match.end(1):]
+    return None
+
+
+def _reformat_number(premise: str, hypothesis: str) -> str | None:
+    """'12,500' <-> '12500', '2,000,000' -> '2 million': the same value written another way."""
+    for match in _number_spans(hypothesis):
+        text = match.group(1)
+        if text not in premise:
+            continue
+        value = float(text.replace(",", ""))
+        if value >= 1_000_000 and value % 100_000 == 0:
+            new = f"{value / 1_000_000:g} million"
+        elif "," in text:
+            new = text.replace(",", "")
+        elif value >= 10_000 and value == int(value):
+            new = f"{int(value):,}"
+        else:
+            continue
+        return hypothesis[:match.start(1)] + new + hypothesis[match.end(1):]
+    return None
+
+
+def acronym(name: str) -> str | None:
+    """'World Health Organization' -> 'WHO' (the small words left out); None for fewer than three letters."""
+    words = name.split()
+    if words[0] == "The":
+        return None
+    letters = "".join(word[0] for word in words if word not in _SMALL)
+    return letters if len(letters) >= 3 else None
+
+
+def _abbreviate(premise: str, hypothesis: str) -> str | None:
+    for match in _LONG_NAME.finditer(hypothesis):
+        name = match.group(1)
+        short = acronym(name)
+        if short and name in premise and short not in premise:
+            return hypothesis[:match.start(1)] + short + hypothesis[match.end(1):]
+    return None
+
+
+def _partial_name(premise: str, hypothesis: str) -> str | None:
+    """'Tim Tebow was ...' -> 'Tebow was ...' where the premise gives the whole name and also calls him by the
+    family name alone (the evidence's own usage: "Rotten Tomatoes" is never "Tomatoes")."""
+    for match in _PERSON.finditer(hypothesis):
+        given, family = match.group(1), match.group(2)
+        if given in _NOT_A_GIVEN_NAME or match.group(0) not in premise:
+            continue
+        alone = re.search(rf"(?<!{re.escape(given)} )\b{re.escape(family)}\b", premise)
+        if not alone:
+            continue
+        return hypothesis[:match.start()] + family + hypothesis[match.end():]
+    return None
+
+
+_RESTATERS: dict[str, Callable[[str, str], str | None]] = {
+    "rounded_number": _round_number, "reformatted_number": _reformat_number, "acronym": _abbreviate,
+    "partial_name": _partial_name}
+
+
+def restate(premise: str, hypothesis: str, kind: str) -> str | None:
+    """``hypothesis`` restated in one way of ``kind`` that keeps it supported by ``premise``, or None."""
+    if kind not in _RESTATERS:
+        raise ValueError(f"kind: {kind!r} is not one of {', '.join(RESTATEMENT_KINDS)}")
+    changed = _RESTATERS[kind](premise, hypothesis)
+    return changed if changed and changed != hypothesis else None
+
+
+def restated_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "restated") -> NLIPairs:
+    """Restatements of the entailment rows of ``supported`` (-> entailment), the kinds taking turns, at most
+    ``limit`` pairs chosen by ``seed`` and at most a quarter of them of one kind (made-up acronyms, the
+    easiest to make, must not teach that any capitals go)."""
+    rows = [i for i, label in enumerate(supported.labels) if label == _ENTAILMENT]
+    rng = np.random.default_rng(seed)
+    rng.shuffle(rows)
+    out = NLIPairs()
+    turn = 0
+    per_kind = max(1, limit // len(RESTATEMENT_KINDS))
+    made = dict.fromkeys(RESTATEMENT_KINDS, 0)
+    for i in rows:
+        if len(out) >= limit:
+            break
+        premise, hypothesis = supported.premises[i], supported.hypotheses[i]
+        for step in range(len(RESTATEMENT_KINDS)):
+            kind = RESTATEMENT_KINDS[(turn + step) % len(RESTATEMENT_KINDS)]
+            if made[kind] >= per_kind:
+                continue
+            changed = restate(premise, hypothesis, kind)
+            if changed:
+                out.premises.append(premise)
+                out.hypotheses.append(changed)
+                out.labels.append(_ENTAILMENT)
+                out.sources.append(f"{source}:{kind}")
+                made[kind] += 1
+                turn = (turn + step + 1) % len(RESTATEMENT_KINDS)
+                break
+    return out
