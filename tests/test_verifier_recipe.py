@@ -64,6 +64,26 @@ def test_restated_pairs_are_entailed_and_no_kind_takes_more_than_its_share():
     assert restated_pairs(supported, 8, seed=3).hypotheses == out.hypotheses
 
 
+def test_a_general_answer_keeps_the_sentence_and_is_judged_right():
+    from cns_core.training.verifier_data import JudgedAnswer, general_answers
+
+    def judged(question, answer, correct=True, reference="Jane Austen"):
+        return JudgedAnswer("evouna-NQ", question, reference, answer, correct)
+
+    answers = [judged("Who wrote Emma?", "The novel Emma was written by Jane Austen in 1815."),
+               judged("Who wrote Emma?", "Charlotte Bronte.", correct=False),
+               # a name inside a longer name, a possessive, a question that asks for no person: left alone
+               judged("Who founded it?", "It was founded by Polly Sherman Smith and friends.", reference="Polly Sherman"),
+               judged("Who owns the house?", "The house is Jane Austen's own, bought in 1809.", reference="Jane Austen"),
+               judged("What did Jane Austen write first?", "Jane Austen wrote Sense and Sensibility first.")]
+    out = general_answers(answers, seed=1)
+    assert len(out) == 1
+    made = out[0]
+    assert made.correct is True and made.reference == answers[0].answer
+    assert made.answer.startswith("The novel Emma was written by ") and "Austen" not in made.answer
+    assert made.answer.endswith(" in 1815.")
+
+
 ROWS = [
     ("A man plays a guitar on stage.", "A man is playing music.", "entailment"),
     ("A man plays a guitar on stage.", "Nobody is playing an instrument.", "contradiction"),
@@ -145,7 +165,7 @@ def test_the_committed_recipe_makes_the_shipped_model_from_the_public_base():
     held = {Path(name).name for name in settings.held_out_files}
     assert not {Path(s.file).name for s in settings.sources} & held
     readers = {s.reader for s in settings.sources}
-    assert {"restated", "swaps", "associations", "false_alarms", "evouna", "scifact"} <= readers
+    assert {"restated", "swaps", "associations", "false_alarms", "evouna", "evouna_general", "scifact"} <= readers
     # one recipe: no other verifier settings, no restore script
     config = Path(__file__).resolve().parents[1] / "config"
     assert sorted(p.name for p in config.glob("verifier_train*.yaml")) == ["verifier_train.yaml"]

@@ -44,7 +44,7 @@ __all__ = ["SETTINGS_FILE", "TrainSettings", "TrainSource", "TrainResult", "load
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
            "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences",
-           "restated", "false_alarms")
+           "restated", "false_alarms", "evouna_general")
 SETTINGS_FILE = "verifier_train.yaml"         # the one recipe, in config/
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -290,13 +290,15 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         from cns_core.training.pilot import miner_path
 
         data = mined_pairs(settings, path, miner_path(settings, _base_path(settings)), answers)
-    elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq"):
+    elif reader in ("evouna", "evouna_sentences", "evouna_swaps", "evouna_general", "saf", "boolq"):
         if reader.startswith("evouna"):
             answers, problems = judged_answers_of(settings, path)
             if reader == "evouna_sentences":
                 answers = vd.answers_against_a_good_answer(answers, settings.seed)
             elif reader == "evouna_swaps":
                 answers = vd.plausible_swaps(answers, settings.seed)
+            elif reader == "evouna_general":
+                answers = vd.general_answers(answers, settings.seed)
         else:
             answers, problems = vd.read_saf(path) if reader == "saf" else vd.read_boolq(path)
         data = vd.answers_as_pairs(answers, path.name)

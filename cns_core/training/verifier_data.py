@@ -178,6 +178,46 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
     return out
 
 
+_SOMEONE = ("someone", "a person", "a well-known figure")
+
+
+def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
+    """Each who-question's right, sentence-long answers with the gold person put in more general words ('Jane
+    Austen wrote it' -> 'someone wrote it'), judged right against the sentence they came from.
+
+    A vague but true answer is not a wrong one: the judged answers alone teach "does not state the gold" as
+    "contradicted", and then every unspecific answer wears a red badge. Only whole names standing alone are
+    replaced (not "Polly" of "Polly Sherman", not a possessive), so every sentence stays English. At most one
+    sentence a question (chosen by ``seed``)."""
+    from cns_core.training.association_swaps import value_kind
+
+    out = []
+    for key, group in _by_question(answers).items():
+        sentences = [a for a in _right_sentences(group) if len(a.answer.split()) <= _SWAP_SENTENCE_WORDS]
+        if not sentences or not group[0].question.strip().lower().startswith("who "):
+            continue
+        sentence = sentences[int(hashlib.blake2b(f"{seed}:general:{key}".encode(), digest_size=4).hexdigest(), 16)
+                             % len(sentences)]
+        lowered = sentence.answer.lower()
+        golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
+        if not golds:
+            continue
+        gold = max(golds, key=len)
+        start = lowered.index(gold.lower())
+        end = start + len(gold)
+        before, after = sentence.answer[:start], sentence.answer[end:]
+        alone = not re.search(r"[A-Z][\w.]*\s*$", before) and not re.match(r"(?:'s|\w|\s+[A-Z])", after)
+        if value_kind(gold) != "name" or " " not in gold.strip() or not alone:
+            continue
+        general = _SOMEONE[int(hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=4).hexdigest(), 16) % len(_SOMEONE)]
+        if start == 0:
+            general = general[0].upper() + general[1:]
+        vague = before + general + after
+        out.append(JudgedAnswer(sentence.dataset + "-general", sentence.question, sentence.answer, vague, True,
+                                "general"))
+    return out
+
+
 def _bare(answer: str) -> str:
     return answer.strip().rstrip(".!").strip()
 
