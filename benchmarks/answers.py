@@ -43,8 +43,10 @@ Scores, each as an AUC for "the answer is right" and, where it decides, a balanc
 * **cosine**: MiniLM cosine of the answer to the reference; **length**: the answer's words (AUC only).
 
 For each set: the AUC of p(right) for "the answer is right", the balanced accuracy of "correct", and
-the precision and recall of "correct" (of the right answers) and of "incorrect" (of the wrong ones):
-a red badge must be right, so "incorrect" is chosen for precision and an unsure answer is "unverified".
+the precision and recall of "correct" (of the right answers) and of "incorrect" (of the wrong ones), and
+**red**: the share of right answers (supported claims) called incorrect. A red badge must be right, so
+"incorrect" is chosen for precision and an unsure answer is "unverified"; models and thresholds are chosen
+by red and the precision of "incorrect" first.
 
 Speed: answers per second of the verdict per set (SummEdits and BUMP: claims against a long document).
 """
@@ -106,10 +108,12 @@ def squality_ratings(root: Path, items: list[AnswerItem]) -> np.ndarray:
 
 
 def verdict_figures(verdicts: list, right: np.ndarray) -> dict[str, float]:
-    """AUC of p(right), balanced accuracy of "correct", precision and recall of "correct" and "incorrect"."""
+    """AUC of p(right), balanced accuracy of "correct", precision and recall of "correct" and "incorrect", and the
+    share of right answers called incorrect (a red badge on a right answer: the error that costs a reader most)."""
     score = _scores(verdicts)
     said = np.array([v.verdict for v in verdicts])
-    out = {"auc": auc(score, right), "ba": balanced(said == "correct", right)}
+    out = {"auc": auc(score, right), "ba": balanced(said == "correct", right),
+           "right_called_incorrect": float((said[right] == "incorrect").mean()) if right.any() else float("nan")}
     for verdict, truth in (("correct", right), ("incorrect", ~right)):
         pick = said == verdict
         out[f"{verdict}_n"] = int(pick.sum())
@@ -125,9 +129,10 @@ def _scores(verdicts: list) -> np.ndarray:
 
 def _cells(f: dict[str, float] | None) -> str:
     if not f:
-        return f"{'-':>6} {'-':>6} | {'-':>11} | {'-':>11}"
+        return f"{'-':>6} {'-':>6} | {'-':>11} | {'-':>13} | {'-':>5}"
+    red = f.get("right_called_incorrect", float("nan"))
     return (f"{f['auc']:6.3f} {f['ba']:6.3f} | {f['correct_precision']:5.2f} {f['correct_recall']:5.2f} | "
-            f"{f['incorrect_precision']:5.2f} {f['incorrect_recall']:5.2f}")
+            f"{f['incorrect_precision']:6.2f} {f['incorrect_recall']:6.2f} | {red:5.2f}")
 
 
 def auc(score: np.ndarray, right: np.ndarray) -> float:
@@ -203,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         beside = TransformersNLI(args.beside_model)
     probe = print_probe(nli, beside, args.beside_model)
     probe["verdicts"] = print_verdict_probe(nli, beside, embedder)
+    probe["demo_facts"] = print_demo_facts(nli, beside, embedder)
     sets = answer_sets(root, args.limit, args.sets, args.long_limit)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     if before and (before.get("limit"), before.get("long_limit")) != (args.limit, args.long_limit):
@@ -211,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         before = {}
     scorer = AnswerScorer() if args.trust_limit else None
     print(f"verdict before: {before.get('commit', 'none')}; columns: AUC of p(right), balanced accuracy of "
-          f"'correct', precision and recall of 'correct' and of 'incorrect'\n")
+          f"'correct', precision and recall of 'correct' and of 'incorrect', red: the share of right answers "
+          f"called incorrect\n")
     header = (f"{'set':24} {'n':>5} {'right':>5} {'':7}| {'AUC':>6} {'BA':>6} | {'correct P R':>11} | "
-              f"{'incorrect P R':>13} | {'Trust AUC':>9} {'BA':>6} | {'before AUC':>10} {'BA':>6} | {'cosine':>6} | "
+              f"{'incorrect P R':>13} | {'red':>5} | {'Trust AUC':>9} {'BA':>6} | {'before AUC':>10} {'BA':>6} | {'cosine':>6} | "
               f"{'length':>6} | {'ans/s':>5}")
     print(header)
     print("-" * len(header))
@@ -318,6 +325,34 @@ def print_verdict_probe(nli, beside, embedder) -> dict[str, dict]:
         print(f"  {label:8} popular answer: {pop['correct']} correct (none should be), {pop['incorrect']} incorrect, "
               f"{pop['unverified']} unverified of {len(cases['popular'])}; the truth: {tru['correct']} correct "
               f"(all should be)")
+    print()
+    return out
+
+
+def print_demo_facts(nli, beside, embedder) -> dict[str, dict]:
+    """The verdict on the demo memory's facts (cns_core.cli.demo_memory.FACTS) against their good answer: the good
+    answer itself, the vague but true one ("An English novelist.") and the wrong one ("The yuan."). A development
+    check of the two errors a reader sees first: a wrong answer read correct, a vague one read incorrect."""
+    from collections import Counter
+
+    from cns_core.cli.demo_memory import FACTS
+    from cns_core.judging.answer_trust import AnswerItem
+    from cns_core.judging.answer_verdict import judge_answers
+
+    kinds = ("good", "vague", "wrong")
+    items = [AnswerItem(f"demo-{i}-{kind}", question, answer, good, ())
+             for i, (question, good, *answers) in enumerate(FACTS) for kind, answer in zip(kinds, (good, *answers))]
+    models = {"now": nli} | ({"beside": beside} if beside is not None else {})
+    out: dict[str, dict] = {}
+    print(f"the demo memory's {len(FACTS)} facts against their good answer (verdict of the good, vague and wrong answer):")
+    for label, model in models.items():
+        counts = Counter((item.query_id.rsplit("-", 1)[1], v.verdict)
+                         for item, v in zip(items, judge_answers(items, model, embedder)))
+        out[label] = {kind: {v: counts.get((kind, v), 0) for v in ("correct", "incorrect", "unverified")}
+                      for kind in kinds}
+        good, vague, wrong = (out[label][k] for k in kinds)
+        print(f"  {label:8} good read correct {good['correct']}; vague read incorrect {vague['incorrect']} (none "
+              f"should be); wrong read correct {wrong['correct']} (none should be), incorrect {wrong['incorrect']}")
     print()
     return out
 
