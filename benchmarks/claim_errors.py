@@ -2,11 +2,12 @@
 and held-out NLI, one column per model.
 
     .venv/bin/python benchmarks/claim_errors.py                                  # the configured model
-    .venv/bin/python benchmarks/claim_errors.py --model models/nli-minilm-l6-cv  # ... beside a candidate
+    .venv/bin/python benchmarks/claim_errors.py --model models/nli-minilm-l6-new # ... beside a candidate
     .venv/bin/python benchmarks/claim_errors.py --nli-limit 0 --limit 40         # a quick run
     ... --cache DIR     keeps each model's outputs (keyed by its weights): a model is measured once
 
-Sets (``CNS_DATA_DIR``), none trained on by ``config/nli_train_cv.yaml``:
+Sets (``CNS_DATA_DIR``), all held out by the verifier's recipe (``config/verifier_train.yaml``; the shipped
+stage 13 trained on SNLI dev in its generic stages, docs/history.md):
 
 * **claim errors** (``cns_core.training.claim_errors``): WiCE dev supported claims and SciFact
   held-out-fold SUPPORT claims against their sources, each also with one injected error (a changed

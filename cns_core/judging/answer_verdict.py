@@ -382,8 +382,8 @@ def answer_backing(supported: Reading, checks: Sequence[DetailCheck], answer: st
     of it to be backed: the mean best support of its sentences, so one well-supported sentence does not make
     a summary right. Otherwise (an answer read whole, with its question; a reference shorter than the answer,
     whose asides it never mentions) the best support. On SQuALITY's long answers (a development set) the mean
-    ranks right above wrong where the best support barely did (docs/benchmarks.md, "A long answer's
-    backing"); an answer short enough to read whole is better judged whole, with its question, than by its
+    ranks right above wrong where the best support barely did (docs/history.md, "Stages 6 and 7, and a long
+    answer's backing"); an answer short enough to read whole is better judged whole, with its question, than by its
     sentences read plainly (SAF's exam answers)."""
     if read_whole or not checks or sum(len(u.split()) for u in units) < len(answer.split()):
         return supported.p_supported

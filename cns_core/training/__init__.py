@@ -3,7 +3,7 @@
 Kept apart from :mod:`cns_core.models`, which only loads and runs a model: nothing at inference time
 imports this package. Each ``cns train-*`` command runs one recipe here:
 
-* :mod:`~cns_core.training.nli` (``cns train-nli``): the NLI cross-encoder and the answer verifier,
+* :mod:`~cns_core.training.nli` (``cns train-verifier``): the NLI cross-encoder and the answer verifier,
   reading pairs through :mod:`~cns_core.training.nli_data` and :mod:`~cns_core.training.verifier_data`,
   augmented by :mod:`~cns_core.training.nli_augment` and :mod:`~cns_core.training.fact_swaps`, scored by
   :mod:`~cns_core.training.nli_metrics`;
