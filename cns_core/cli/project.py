@@ -2,12 +2,14 @@
 
 Without PART it prints each part's folder and why it is that one (a project folder named with
 ``CNS_PROJECT_DIR`` or ``cns --project``, the checkout the package runs from, or the copy an installed wheel
-carries); with PART it prints that one path alone, for scripts: ``cns evaluate "$(cns project examples)"``.
+carries); with PART it prints that one path alone, for scripts: ``cns evaluate "$(cns project examples)"``;
+with ``--json`` every part's path and where the project and state folder come from.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from cns_core.config import Project, config_dir, resolve_project
@@ -29,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("project", help="where the configuration, models, examples and state folder are",
                                    description=__doc__.splitlines()[0])
     parser.add_argument("part", nargs="?", choices=PARTS, help="print this part's path alone")
+    parser.add_argument("--json", action="store_true", help="every part's path and the origins, as JSON")
     parser.set_defaults(func=run)
 
 
@@ -37,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     paths = part_paths(project)
     if args.part:
         print(paths[args.part])
+        return 0
+    if args.json:
+        print(json.dumps({**paths, "root_origin": project.root_origin, "home": str(project.home),
+                          "state_origin": project.state_origin}, indent=2))
         return 0
     print(f"project folder: {paths['root']} ({project.root_origin})")
     if project.named is not None:
