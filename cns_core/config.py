@@ -153,7 +153,8 @@ def resolve_project() -> Project:
             named = None
     root = named or home
     if root == PACKAGED_PROJECT:
-        state, state_origin = user_state_dir(), "the user's state folder: the installed package's own folder is never written"
+        state = user_state_dir()
+        state_origin = "the user's state folder: the installed package's own folder is never written"
     else:
         state, state_origin = root / ".cns", "the project folder's .cns/"
     raw_state = os.environ.get(STATE_ENV, "")

@@ -63,6 +63,18 @@ def test_the_cli_option_names_the_project_for_its_command_only(tmp_path, capsys,
     assert PROJECT_ENV not in os.environ and STATE_ENV not in os.environ      # as it was before the command
 
 
+def test_every_command_runs_with_its_project_and_state_folder_in_the_environment(tmp_path, monkeypatch,
+                                                                                 no_project_env):
+    """What a command starts inherits them (``cns run``'s children, Ray's workers)."""
+    from cns_core.cli import project as project_command
+
+    seen: dict[str, str | None] = {}
+    monkeypatch.setattr(project_command, "run", lambda args: seen.update(
+        {name: os.environ.get(name) for name in (PROJECT_ENV, STATE_ENV)}) or 0)
+    assert main(["--project", str(tmp_path), "project"]) == 0
+    assert seen == {PROJECT_ENV: str(tmp_path.resolve()), STATE_ENV: str(tmp_path.resolve() / ".cns")}
+
+
 def _other_checkout(folder: Path) -> Path:
     """A second checkout of the package (its own cns_core, config/ and dashboard.py), as a virtualenv of another
     checkout meets this one: ``python -m`` in it imports its own cns_core."""

@@ -19,15 +19,16 @@ from cns_core.cli.quiet import offline_and_quiet
 from cns_core.config import pinned_for_children
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("run", "project", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_nli",
-                    "train_drafter", "train_logic", "train_verdict_head", "people")
+_COMMAND_MODULES = ("run", "project", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust",
+                    "train_nli", "train_drafter", "train_logic", "train_verdict_head", "people")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cns", description="CNS Studio: dialectical evaluation of SNOs.")
     parser.add_argument("--project", metavar="DIR",
-                        help="project folder whose config/, models/ and examples/ win over the package's own, file by "
-                             "file, and whose .cns/ holds the state (as CNS_PROJECT_DIR; `cns project` shows what is used)")
+                        help="project folder whose config/, models/ and examples/ win over the package's own, file "
+                             "by file, and whose .cns/ holds the state (as CNS_PROJECT_DIR; `cns project` shows what "
+                             "is used)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(f"cns_core.cli.{name}").register(subparsers)

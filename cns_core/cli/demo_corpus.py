@@ -32,7 +32,8 @@ def build_demo_corpus(folder: str | Path | None = None, on_progress: Callable[[i
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_corpus", description=__doc__.splitlines()[0])
-    parser.add_argument("--folder", default=str(project_path("examples")), help="folder of SNO files (default: examples/)")
+    parser.add_argument("--folder", default=str(project_path("examples")),
+                        help="folder of SNO files (default: the project's examples/)")
     args = parser.parse_args(argv)
     from cns_core.cli.quiet import offline_and_quiet
 

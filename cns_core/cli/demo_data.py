@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_data", description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300, help="demo turns in the memory (default 300)")
-    parser.add_argument("--folder", default=str(project_path("examples")), help="SNO files of the demo corpus run (default examples/)")
+    parser.add_argument("--folder", default=str(project_path("examples")),
+                        help="SNO files of the demo corpus run (default: the project's examples/)")
     parser.add_argument("--after", metavar="URL", help="start writing once this address answers (the dashboard's "
                                                        "health; cns run passes it)")
     args = parser.parse_args(argv)
