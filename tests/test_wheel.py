@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -43,12 +44,25 @@ def _run(argv: list[str], cwd: Path, timeout: float = 240) -> str:
     return done.stdout
 
 
+def _fresh_clone(target: Path) -> Path:
+    """The checkout's files as a fresh clone has them (git's tracked files and new ones it does not ignore), so that
+    no build output of the checkout (a stale ``*.egg-info/SOURCES.txt``) reaches the sdist, and nothing is written
+    into the checkout."""
+    names = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=CHECKOUT).split("\0")
+    for name in filter(None, names):
+        if (CHECKOUT / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CHECKOUT / name, target / name)
+    return target
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Installed:
     work = tmp_path_factory.mktemp("wheel")
+    clone = _fresh_clone(work / "clone")
     sdist = work / _run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
                                                "print(build_meta.build_sdist(sys.argv[1]))", str(work)],
-                        cwd=CHECKOUT).strip().splitlines()[-1]
+                        cwd=clone).strip().splitlines()[-1]
     with tarfile.open(sdist) as archive:
         archive.extractall(work, filter="data")
     source = work / sdist.name.removesuffix(".tar.gz")
