@@ -19,7 +19,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from cns_core.config import PROJECT_ROOT, ConfigError, config_number, data_dir, load_config, state_dir
+from cns_core.config import ConfigError, config_number, data_dir, load_config, project_dir, project_path, state_dir
 
 __all__ = ["AccessError", "TOKEN_ENV", "is_loopback", "token_file", "dashboard_token", "new_token",
            "token_matches", "token_id", "Root", "allowed_roots", "describe_roots", "confine"]
@@ -113,9 +113,9 @@ def allowed_roots() -> list[Root]:
     extra = (load_config("access").get("paths") or {}).get("data_roots") or []
     if not isinstance(extra, list) or not all(isinstance(p, str) and p.strip() for p in extra):
         raise ConfigError("access.yaml: paths.data_roots: expected a list of folder paths")
-    roots = [Root("state folder", state_dir()), Root("examples", PROJECT_ROOT / "examples"),
+    roots = [Root("state folder", state_dir()), Root("examples", project_path("examples")),
              Root("shared data", data_dir())]
-    roots += [Root("data root", PROJECT_ROOT / Path(p).expanduser()) for p in extra]
+    roots += [Root("data root", project_dir() / Path(p).expanduser()) for p in extra]
     return [Root(r.name, r.path.resolve()) for r in roots]
 
 
@@ -133,7 +133,7 @@ def confine(text: str | Path, what: str, roots: list[Root] | None = None) -> Pat
     if not raw:
         raise AccessError(f"{what}: is empty; give a path under one of: {describe_roots(roots)}")
     path = Path(raw).expanduser()
-    resolved = (path if path.is_absolute() else PROJECT_ROOT / path).resolve()
+    resolved = (path if path.is_absolute() else project_dir() / path).resolve()
     if any(resolved.is_relative_to(root.path) for root in roots):
         return resolved
     shown = raw if str(resolved) == raw else f"{raw} (= {resolved})"

@@ -1,8 +1,14 @@
-"""Loading the YAML defaults under ``config/`` with environment overrides.
+"""Loading the YAML defaults under ``config/`` with environment overrides, and finding the project.
 
 Every tunable number lives in one YAML file per concern (``models.yaml``,
 ``profiles.yaml``, ``meta.yaml``, ...). Code reads it once through
 :func:`load_config` and passes the values in, so tests can hand in their own.
+
+The project's files (``config/``, ``models/``, ``examples/``, the dashboard) are found by one resolver,
+:func:`resolve_project`: a project folder named once (``CNS_PROJECT_DIR``, or ``cns --project DIR``) wins
+file by file over the package's own folder, which is the checkout it runs from or, for an installed wheel,
+the copy of those files the wheel carries (``cns_core/_project``). ``cns`` hands the resolved project and
+state folder to every process it starts (:func:`pinned_for_children`), so all of them agree.
 """
 
 from __future__ import annotations
@@ -10,16 +16,31 @@ from __future__ import annotations
 import math
 import os
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+# Where a wheel carries the project's files (setup.py copies them there); absent in a checkout.
+PACKAGED_PROJECT = PACKAGE_DIR / "_project"
+# The variables that carry a resolved project to child processes.
+PROJECT_ENV = "CNS_PROJECT_DIR"
+STATE_ENV = "CNS_STATE_DIR"
 
-__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "config_dir", "load_config", "load_yaml_file", "yaml_problem", "data_dir", "state_dir", "env_override",
-           "config_number", "config_mapping", "replace_atomically"]
+__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "Project", "resolve_project", "project_dir",
+           "project_path", "pinned_for_children", "config_dir", "config_file", "load_config", "load_yaml_file",
+           "yaml_problem", "data_dir", "state_dir", "env_override", "config_number", "config_mapping",
+           "replace_atomically", "PACKAGE_DIR", "PACKAGED_PROJECT", "PROJECT_ENV", "STATE_ENV"]
+
+
+def __getattr__(name: str) -> Any:
+    """``PROJECT_ROOT``, kept for code written before the resolver: the project folder now (:func:`project_dir`)."""
+    if name == "PROJECT_ROOT":
+        return project_dir()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(ValueError):
@@ -57,20 +78,150 @@ def load_yaml_text(text: str) -> Any:
     return yaml.load(text, Loader=UniqueKeyLoader)     # noqa: S506 - a SafeLoader
 
 
+def _holds_a_project(folder: Path) -> bool:
+    return (folder / "config" / "models.yaml").is_file()
+
+
+@lru_cache(maxsize=None)
+def _package_home() -> tuple[Path, str]:
+    """The package's own project folder and what it is: the checkout the package runs from (a source checkout or an
+    editable install), else the copy an installed wheel carries."""
+    checkout = PACKAGE_DIR.parent
+    if _holds_a_project(checkout) and (checkout / "dashboard.py").is_file():
+        return checkout, "the checkout the package runs from"
+    if _holds_a_project(PACKAGED_PROJECT):
+        return PACKAGED_PROJECT, "the copy installed with the package"
+    raise ConfigError(f"the package at {PACKAGE_DIR} has no project files (no config/ beside it and no "
+                      f"{PACKAGED_PROJECT.name}/ in it); name a project folder with {PROJECT_ENV} or "
+                      "`cns --project DIR`, or reinstall the package from a wheel or a checkout")
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where this process reads the project's files and writes its state, and why.
+
+    ``named`` is the project folder named once (``CNS_PROJECT_DIR``), ``home`` the package's own; a file is
+    taken from ``named`` when it is there, else from ``home`` (:meth:`path`), so a named folder may hold only
+    the files it changes.
+    """
+
+    named: Path | None
+    home: Path
+    home_origin: str
+    state: Path
+    state_origin: str
+
+    @property
+    def root(self) -> Path:
+        """The project folder: the named one, else the package's own."""
+        return self.named or self.home
+
+    @property
+    def root_origin(self) -> str:
+        return f"named by {PROJECT_ENV}" if self.named else self.home_origin
+
+    def path(self, relative: str | Path) -> Path:
+        """``relative`` (``models/nli-minilm-l6``, ``examples``) in the named project when it has it, else in the
+        package's own folder; an absolute path is returned as it is."""
+        relative = Path(relative)
+        if relative.is_absolute():
+            return relative
+        if self.named is not None and (self.named / relative).exists():
+            return self.named / relative
+        return self.home / relative
+
+
+def user_state_dir() -> Path:
+    """The state folder of an installed package with no project named: ``$XDG_STATE_HOME/cns-studio`` (by default
+    ``~/.local/state/cns-studio``), never inside the installed package."""
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    return Path(base) / "cns-studio"
+
+
+def resolve_project() -> Project:
+    """The project of this process: ``CNS_PROJECT_DIR`` (a folder, or a ConfigError naming it) over the package's
+    own folder; the state folder is ``CNS_STATE_DIR``, else the project folder's ``.cns/``, else (an installed
+    package with no project named) :func:`user_state_dir`."""
+    home, home_origin = _package_home()
+    named = None
+    raw = os.environ.get(PROJECT_ENV, "")
+    if raw:
+        named = Path(raw).expanduser().resolve()
+        if not named.is_dir():
+            raise ConfigError(f"{PROJECT_ENV}={raw!r}: not a folder")
+        if named == home:               # as `cns` hands it to its children: the package's own folder
+            named = None
+    root = named or home
+    if root == PACKAGED_PROJECT:
+        state = user_state_dir()
+        state_origin = "the user's state folder: the installed package's own folder is never written"
+    else:
+        state, state_origin = root / ".cns", "the project folder's .cns/"
+    raw_state = os.environ.get(STATE_ENV, "")
+    if raw_state and Path(raw_state).expanduser().resolve() != state.resolve():
+        state, state_origin = Path(raw_state).expanduser(), f"named by {STATE_ENV}"
+    return Project(named, home, home_origin, state, state_origin)
+
+
+def project_dir() -> Path:
+    """The project folder (:attr:`Project.root`)."""
+    return resolve_project().root
+
+
+def project_path(relative: str | Path) -> Path:
+    """A project file or folder (:meth:`Project.path`): the named project's when it has it, else the package's."""
+    return resolve_project().path(relative)
+
+
+@contextmanager
+def pinned_for_children(named: str | Path | None = None) -> Iterator[Project]:
+    """Put this process's resolved project and state folder into the environment while the block runs, so every
+    child started meanwhile (the dashboard, the memory's server, the demo data, Ray's workers) uses the same ones,
+    whichever copy of the package its interpreter imports. ``named``: a project folder (``cns --project``) that
+    wins over ``CNS_PROJECT_DIR``. The environment is as it was once the block ends."""
+    saved = {name: os.environ.get(name) for name in (PROJECT_ENV, STATE_ENV)}
+    try:
+        if named:
+            if not Path(named).expanduser().is_dir():
+                raise ConfigError(f"the project folder {str(named)!r} is not a folder")
+            os.environ[PROJECT_ENV] = str(named)
+        project = resolve_project()
+        os.environ[PROJECT_ENV] = str(project.root)
+        os.environ[STATE_ENV] = str(project.state.resolve())
+        yield project
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def config_dir() -> Path:
-    """The folder of YAML defaults (``CNS_CONFIG_DIR`` overrides it)."""
-    return Path(os.environ.get("CNS_CONFIG_DIR", PROJECT_ROOT / "config"))
+    """The folder of YAML defaults: ``CNS_CONFIG_DIR``, else the project's ``config/``."""
+    raw = os.environ.get("CNS_CONFIG_DIR")
+    return Path(raw) if raw else project_path("config")
+
+
+def config_file(name: str) -> Path:
+    """``config/<name>`` (``profiles.yaml``): in :func:`config_dir`, else the package's own when a named project's
+    ``config/`` does not hold it (it may hold only the files it changes)."""
+    path = config_dir() / name
+    if path.exists() or os.environ.get("CNS_CONFIG_DIR"):
+        return path
+    return resolve_project().home / "config" / name
 
 
 def data_dir() -> Path:
-    """The shared evaluation data (``CNS_DATA_DIR``, default ``../shared/data``)."""
-    return Path(os.environ.get("CNS_DATA_DIR", PROJECT_ROOT.parent / "shared" / "data"))
+    """The shared evaluation data (``CNS_DATA_DIR``, default ``shared/data`` beside the project folder)."""
+    return Path(os.environ.get("CNS_DATA_DIR", project_dir().parent / "shared" / "data"))
 
 
 def state_dir(create: bool = True) -> Path:
-    """Where the product keeps what it writes: memory, logs, caches (``CNS_STATE_DIR``); created unless
-    ``create`` is False (a command that only reads must not leave an empty state folder behind)."""
-    path = Path(os.environ.get("CNS_STATE_DIR", PROJECT_ROOT / ".cns"))
+    """Where the product keeps what it writes: memory, logs, caches (:func:`resolve_project`: ``CNS_STATE_DIR``,
+    else the project's ``.cns/``); created unless ``create`` is False (a command that only reads must not leave an
+    empty state folder behind)."""
+    path = resolve_project().state
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
@@ -127,7 +278,7 @@ def _mark(mark: Any) -> str:
 
 def load_config(name: str) -> dict[str, Any]:
     """Return ``config/<name>.yaml`` as a fresh dict (callers may mutate it)."""
-    path = config_dir() / f"{name}.yaml"
+    path = config_file(f"{name}.yaml")
     if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found")
     return load_yaml_file(path)

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from cns_core.config import ConfigError, config_dir, config_mapping, config_number, load_config
+from cns_core.config import ConfigError, config_file, config_mapping, config_number, load_config
 from cns_core.critics import default_critics
 from cns_core.critics.base import Critic, CriticContext, CriticResult
 from cns_core.models.cancel import cancellable
@@ -65,7 +65,7 @@ def _profiles_as_of(path: str, stamp: int | None) -> dict[str, dict[str, float]]
 
 def _profiles() -> dict[str, dict[str, float]]:
     """The profiles, re-read only when ``profiles.yaml`` changes (a slider move must stay cheap)."""
-    path = config_dir() / "profiles.yaml"
+    path = config_file("profiles.yaml")
     try:
         stamp: int | None = path.stat().st_mtime_ns
     except OSError:

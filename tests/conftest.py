@@ -22,7 +22,7 @@ EXAMPLES_DIR = PROJECT_ROOT / "examples"
 LONGEST_FIRST = (
     "test_browser_demo.py", "test_batch_ray.py", "test_browser.py", "test_browser_demo35.py", "test_faults.py",
     "test_browser_entry.py", "test_coherence_cli.py", "test_run_supervisor.py", "test_demo_data.py",
-    "test_agents_load.py",
+    "test_agents_load.py", "test_wheel.py",
     "test_judge_loop_ownership.py", "test_batch_small_corpus.py", "test_argument_miner.py",
 )
 

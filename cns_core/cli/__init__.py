@@ -2,7 +2,9 @@
 
 A sub-module exposes ``register(subparsers)`` and sets ``func(args) -> int`` on
 each parser it adds; ``main`` turns expected errors into one clear line and a
-non-zero exit instead of a traceback.
+non-zero exit instead of a traceback, and runs the command with its project and state folder
+pinned in the environment (:func:`cns_core.config.pinned_for_children`), so that every process
+it starts uses the same ones.
 """
 
 from __future__ import annotations
@@ -14,14 +16,19 @@ from typing import Sequence
 
 from cns_core.bounds import printable
 from cns_core.cli.quiet import offline_and_quiet
+from cns_core.config import pinned_for_children
 
 # One module per family of commands, in help order.
-_COMMAND_MODULES = ("run", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_verifier",
-                    "train_drafter", "train_logic", "train_verdict_head", "people")
+_COMMAND_MODULES = ("run", "project", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust",
+                    "train_verifier", "train_drafter", "train_logic", "train_verdict_head", "people")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cns", description="CNS Studio: dialectical evaluation of SNOs.")
+    parser.add_argument("--project", metavar="DIR",
+                        help="project folder whose config/, models/ and examples/ win over the package's own, file "
+                             "by file, and whose .cns/ holds the state (as CNS_PROJECT_DIR; `cns project` shows what "
+                             "is used)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(f"cns_core.cli.{name}").register(subparsers)
@@ -36,7 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with pinned_for_children(args.project):     # every process it starts uses the same project and state folder
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -15,24 +15,25 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
-from cns_core.config import PROJECT_ROOT
+from cns_core.config import project_path
 
-__all__ = ["EXAMPLES", "build_demo_corpus", "main"]
-
-EXAMPLES = PROJECT_ROOT / "examples"
+__all__ = ["build_demo_corpus", "main"]
 
 
-def build_demo_corpus(folder: str | Path = EXAMPLES, on_progress: Callable[[int, int], None] | None = None) -> Path:
-    """Evaluate ``folder`` (resumable; ``on_progress(done, total)`` SNO by SNO); returns the results file."""
+def build_demo_corpus(folder: str | Path | None = None, on_progress: Callable[[int, int], None] | None = None) -> Path:
+    """Evaluate ``folder`` (default: the project's examples/; resumable; ``on_progress(done, total)`` SNO by SNO);
+    returns the results file."""
     from cns_core.engine import corpus
 
+    folder = folder or project_path("examples")
     corpus.evaluate_folder(folder, on_progress=on_progress)
     return corpus.folder_results_path(folder)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_corpus", description=__doc__.splitlines()[0])
-    parser.add_argument("--folder", default=str(EXAMPLES), help="folder of SNO files (default: examples/)")
+    parser.add_argument("--folder", default=str(project_path("examples")),
+                        help="folder of SNO files (default: the project's examples/)")
     args = parser.parse_args(argv)
     from cns_core.cli.quiet import offline_and_quiet
 

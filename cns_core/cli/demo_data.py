@@ -108,18 +108,18 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from cns_core.cli.demo_corpus import EXAMPLES
+    from cns_core.config import project_path, state_dir
 
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.demo_data", description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300, help="demo turns in the memory (default 300)")
-    parser.add_argument("--folder", default=str(EXAMPLES), help="SNO files of the demo corpus run (default examples/)")
+    parser.add_argument("--folder", default=str(project_path("examples")),
+                        help="SNO files of the demo corpus run (default: the project's examples/)")
     parser.add_argument("--after", metavar="URL", help="start writing once this address answers (the dashboard's "
                                                        "health; cns run passes it)")
     args = parser.parse_args(argv)
     if args.turns < 1:
         parser.error("--turns must be at least 1")
     from cns_core.cli.quiet import offline_and_quiet
-    from cns_core.config import state_dir
     from cns_core.memory.process_lock import ExclusiveLock, LockHeld
 
     offline_and_quiet()

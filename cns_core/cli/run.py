@@ -243,7 +243,7 @@ def _replaced_orphan(port: int) -> bool:
 def run_demo(args: argparse.Namespace) -> int:
     from cns_core.access import AccessError
     from cns_core.agents.bus import bus_settings
-    from cns_core.config import PROJECT_ROOT
+    from cns_core.config import project_path
     from cns_core.cli.quiet import quiet_model_loading
     from cns_core.cli.dashboard_record import write_dashboard_record
     from cns_core.cli.supervisor import ChildSpec, Supervisor
@@ -279,11 +279,11 @@ def run_demo(args: argparse.Namespace) -> int:
             print(f"dashboard: port {args.port} is already in use (another `make run`?); open "
                   f"http://localhost:{args.port}, or choose another port: PORT={args.port + 1} make run")
         else:
-            app = Path(PROJECT_ROOT) / "dashboard.py"
+            app = project_path("dashboard.py")
             argv = [sys.executable, "-m", "cns_core.views.serve", str(app), "--server.port", str(args.port),
                     "--server.address", args.address, *STREAMLIT_OPTIONS]
             port = args.port
-            children.append(ChildSpec("dashboard", argv, env=env, cwd=str(PROJECT_ROOT), death_signal=signal.SIGKILL,
+            children.append(ChildSpec("dashboard", argv, env=env, cwd=str(app.parent), death_signal=signal.SIGKILL,
                                       on_start=lambda pid: write_dashboard_record(pid, port)))
             dashboard_port = port
             where, url = dashboard_url(args.address, args.port, token)

@@ -29,7 +29,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cns_core.config import PROJECT_ROOT, data_dir
+    from cns_core.config import data_dir, project_dir
     from cns_core.models import get_embedder
     from cns_core.training.drafter import build_examples, fit_miner, load_miner_settings, training_golds
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     examples = build_examples(golds, get_embedder(), settings.max_distance)
     miner = fit_miner(examples, settings)
     output = Path(settings.output)
-    output = output if output.is_absolute() else PROJECT_ROOT / output
+    output = output if output.is_absolute() else project_dir() / output
     miner.save(output)
     info = miner.info
     print(f"argument miner written to {output}: {info['texts']} texts, {info['units']:,} units, "
@@ -53,12 +53,12 @@ def _refit(args: argparse.Namespace, settings, golds) -> int:
     """The shipped genres plus the corrections, into the state folder; the refit becomes the active drafter."""
     import sys
 
-    from cns_core.config import PROJECT_ROOT
+    from cns_core.config import project_path
     from cns_core.models import get_embedder
     from cns_core.text.corrections import CorrectionError, activate_refit, refit_dir
     from cns_core.training.drafter import refit_on_corrections
 
-    shipped = PROJECT_ROOT / "models" / "argument-miner"
+    shipped = project_path("models/argument-miner")
     output = Path(args.output) if args.output else refit_dir()
     try:
         miner = refit_on_corrections(settings, golds, Path(args.corrections), get_embedder(), output, shipped)

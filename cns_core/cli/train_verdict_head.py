@@ -63,14 +63,14 @@ def _features(name: str, limit: int, seed: int, root: Path, cache: Path):
 
 def run(args: argparse.Namespace) -> int:
     from cns_core.judging.verdict_head import FEATURES
-    from cns_core.config import PROJECT_ROOT, data_dir
+    from cns_core.config import data_dir, project_dir
     from cns_core.training.verdict_head import fit_head, leave_one_set_out, load_head_settings, save_head
 
     settings = load_head_settings(args.settings, {"output": args.output, "data_dir": args.data_dir,
                                                   "cache_dir": args.cache_dir})
 
     def here(p: str) -> Path:
-        return Path(p) if Path(p).is_absolute() else PROJECT_ROOT / p
+        return Path(p) if Path(p).is_absolute() else project_dir() / p
 
     root = Path(settings.data_dir) if settings.data_dir else data_dir()
     sets = [_features(name, limit, settings.seed, root, here(settings.cache_dir)) for name, limit in settings.sets.items()]

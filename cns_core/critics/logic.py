@@ -167,9 +167,9 @@ def load_model_cached(folder: str | None) -> tuple[Any, str | None]:
     """The loaded model of ``folder`` (relative to the project root) and None, or None and why not."""
     if not folder:
         return None, "no model configured (logic.model is null)"
-    from cns_core.config import PROJECT_ROOT
+    from cns_core.config import project_path
 
-    path = Path(folder) if Path(folder).is_absolute() else PROJECT_ROOT / folder
+    path = project_path(folder)
     key = str(path)
     with _MODELS_LOCK:
         if key not in _MODELS:

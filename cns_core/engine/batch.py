@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from cns_core.config import config_dir, load_config, replace_atomically
+from cns_core.config import config_file, load_config, replace_atomically
 from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, in_critic_order
 from cns_core.scoring import incomplete_note, load_profiles
 from cns_core.engine.rows import error_row
@@ -131,8 +131,8 @@ def config_fingerprint(critic_keys: Mapping[str, str], profiles: Mapping[str, Ma
     weights = weights_fingerprint(str(nli_cfg["transformers"]["model"])) if backend == "transformers" else ""
     params = ""
     params_file = (nli_cfg.get("lexical") or {}).get("params_file")
-    if backend == "lexical" and params_file and (config_dir() / params_file).is_file():
-        params = hashlib.blake2b((config_dir() / params_file).read_bytes(), digest_size=12).hexdigest()
+    if backend == "lexical" and params_file and config_file(params_file).is_file():
+        params = hashlib.blake2b(config_file(params_file).read_bytes(), digest_size=12).hexdigest()
     from cns_core.meta.settings import MetaConfig
     from cns_core.scoring import SCORING_VERSION
 

@@ -87,9 +87,9 @@ class Population:
     @classmethod
     def examples(cls, folder: Path | None = None) -> "Population":
         """The bundled examples (``examples/*.json|yaml``, file-name order), as the dashboard's default."""
-        from cns_core.config import PROJECT_ROOT
+        from cns_core.config import project_path
 
-        folder = folder or PROJECT_ROOT / "examples"
+        folder = folder or project_path("examples")
         files = sorted(p for p in folder.glob("*") if p.suffix.lower() in _SNO_SUFFIXES) if folder.is_dir() else []
         snos: list[SNO] = []
         for path in files:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from cns_core.config import PROJECT_ROOT
+from cns_core.config import project_path
 from cns_core.models import textcues as tc
 
 __all__ = ["FEATURES", "VerdictHead", "verdict_features", "fallback_probability", "load_head", "names_in",
@@ -193,7 +193,7 @@ def load_head(folder: str | Path | None) -> VerdictHead | None:
     if not folder:
         return None
     path = Path(folder)
-    path = (path if path.is_absolute() else PROJECT_ROOT / path) / "head.json"
+    path = project_path(path) / "head.json"
     if not path.is_file():
         return None
     if path.stat().st_size > _MAX_HEAD_BYTES:

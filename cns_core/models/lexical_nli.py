@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import yaml
 
-from cns_core.config import config_dir, ConfigError, load_yaml_text, yaml_problem
+from cns_core.config import ConfigError, config_file, load_yaml_text, yaml_problem
 from cns_core.models import textcues as tc
 from cns_core.models.embeddings import EmbeddingBackend, get_embedder
 from cns_core.models.errors import ModelUnavailableError
@@ -221,7 +221,7 @@ def from_config(nli_cfg: dict[str, Any]) -> LexicalNLI:
     name = (nli_cfg.get("lexical") or {}).get("params_file", "nli_lexical.yaml")
     path = Path(name)
     if not path.is_absolute():
-        path = config_dir() / path
+        path = config_file(name)
     try:
         return LexicalNLI(load_params(path))
     except ConfigError as exc:

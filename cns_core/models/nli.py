@@ -29,7 +29,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
 
-from cns_core.config import PROJECT_ROOT, env_override, load_config
+from cns_core.config import env_override, load_config, project_path
 from cns_core.models.cancel import raise_if_cancelled
 from cns_core.models.errors import ModelUnavailableError
 from cns_core.models.name_marks import mark_unstated_names, marks_unstated_names
@@ -87,7 +87,7 @@ def softmax_rows(logits: np.ndarray) -> np.ndarray:
 def resolve_model_path(model: str) -> str:
     """A relative folder is taken from the project root (so the shipped model is found from any
     working directory); anything else (absolute path, hub name) is returned as it is."""
-    candidate = PROJECT_ROOT / model
+    candidate = project_path(model)
     if not Path(model).is_absolute() and (candidate.exists() or model.startswith("models/")):
         return str(candidate)
     return model

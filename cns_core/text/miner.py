@@ -433,7 +433,7 @@ def default_miner_path() -> Path:
     """The active drafter: a refit on the person's corrections when one is active in the state folder
     (:mod:`cns_core.text.corrections`), else ``models/argument-miner`` in the project (``drafter.model``
     in config/models.yaml can point elsewhere)."""
-    from cns_core.config import PROJECT_ROOT, load_config
+    from cns_core.config import load_config, project_path
     from cns_core.text.corrections import active_refit
 
     refit = active_refit()
@@ -441,7 +441,7 @@ def default_miner_path() -> Path:
         return refit
     configured = (load_config("models").get("drafter") or {}).get("model")
     path = Path(configured) if configured else Path("models/argument-miner")
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    return project_path(path)
 
 
 @lru_cache(maxsize=4)

@@ -65,13 +65,13 @@ def _facts_of(path: Path, answers: Sequence, seed: int) -> tuple[list[SlotFact],
 
 
 def _cache_key(settings: Any, path: Path, model_path: Path) -> str:
-    from cns_core.config import PROJECT_ROOT
+    from cns_core.config import project_path
     from cns_core.models.nli import weights_fingerprint
 
     # what the probe leaves out of training, not its file: questions added to it do not change the pairs
     probe = settings.mining.probe
-    probe_text = repr(ProbeFilter.from_file(PROJECT_ROOT / probe).facts).encode() \
-        if probe and (PROJECT_ROOT / probe).is_file() else b""
+    probe_text = repr(ProbeFilter.from_file(project_path(probe)).facts).encode() \
+        if probe and project_path(probe).is_file() else b""
     stat = path.stat()
     parts = [str(_CACHE_VERSION), weights_fingerprint(str(model_path)), path.name, str(stat.st_size),
              settings.mining.model_dump_json(), str(settings.seed), json.dumps(settings.exclude_questions),
@@ -86,7 +86,7 @@ def mined_pairs(settings: Any, path: Path, model_path: Path, answers: Sequence,
 
     ``settings`` is the run's ``TrainSettings``; ``answers`` the judged answers training may read (their
     short answers are candidate names; for the judged-answer file itself, its facts)."""
-    from cns_core.config import PROJECT_ROOT
+    from cns_core.config import project_path
     from cns_core.models.embeddings import get_embedder
 
     cache = settings.checkpoint_path / "mined" / f"{path.name}.{_cache_key(settings, path, model_path)}.jsonl.gz"
@@ -94,7 +94,7 @@ def mined_pairs(settings: Any, path: Path, model_path: Path, answers: Sequence,
         return read_pairs_cache(cache)
     facts, said = _facts_of(path, answers, settings.seed)
     probe = settings.mining.probe
-    keep = ProbeFilter.from_file(PROJECT_ROOT / probe if probe else None)
+    keep = ProbeFilter.from_file(project_path(probe) if probe else None)
     facts = [f for f in facts if keep.keeps(f.texts())]
     if len(facts) > settings.mining.max_facts:
         rng = np.random.default_rng(settings.seed)

@@ -55,9 +55,9 @@ def load_miner_settings(overrides: dict[str, Any] | None = None, path: str | Pat
                         ) -> MinerTrainSettings:
     from pydantic import ValidationError
 
-    from cns_core.config import config_dir, load_yaml_file, settings_error
+    from cns_core.config import config_file, load_yaml_file, settings_error
 
-    file = Path(path) if path else config_dir() / "drafter_train.yaml"
+    file = Path(path) if path else config_file("drafter_train.yaml")
     data = load_yaml_file(file)
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     unknown = [g for g in data.get("genres", []) if g not in GENRES]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
-from cns_core.config import PROJECT_ROOT, ConfigError, data_dir, load_config
+from cns_core.config import ConfigError, data_dir, load_config, project_dir
 from cns_core.metrics import roc_auc
 from cns_core.training.logic_data import (FLAW_TYPES, Example, JudgedText, drafted, flawed_copies, load_gold,
                                         percentile_within, read_ibm, read_webis, subsample_by_topic, text_split)
@@ -52,7 +52,7 @@ class LogicTrainSettings:
 
     def path(self, value: str) -> Path:
         p = Path(value)
-        return p if p.is_absolute() else PROJECT_ROOT / p
+        return p if p.is_absolute() else project_dir() / p
 
     @property
     def data_path(self) -> Path:

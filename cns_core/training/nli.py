@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cns_core.config import (PROJECT_ROOT, ConfigError, data_dir, load_config, load_yaml_file, replace_atomically,
+from cns_core.config import (ConfigError, data_dir, load_config, load_yaml_file, project_dir, replace_atomically,
                              settings_error)
 from cns_core.models.name_marks import CONFIG_KEY as NAME_MARKS_KEY
 from cns_core.models.name_marks import mark_unstated_names, marks_unstated_names
@@ -151,7 +151,7 @@ class TrainSettings(BaseModel):
         if name is None:
             return None
         path = Path(name)
-        return path if path.is_absolute() else PROJECT_ROOT / path
+        return path if path.is_absolute() else project_dir() / path
 
     @property
     def data_folder(self) -> Path:

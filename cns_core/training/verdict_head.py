@@ -50,9 +50,9 @@ class VerdictHeadSettings(BaseModel):
 
 def load_head_settings(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> VerdictHeadSettings:
     """The settings file (default ``config/verdict_head_train.yaml``) with non-empty ``overrides``."""
-    from cns_core.config import config_dir, load_yaml_file, settings_error
+    from cns_core.config import config_file, load_yaml_file, settings_error
 
-    file = Path(path) if path else config_dir() / "verdict_head_train.yaml"
+    file = Path(path) if path else config_file("verdict_head_train.yaml")
     try:
         return VerdictHeadSettings(**{**load_yaml_file(file), **{k: v for k, v in (overrides or {}).items() if v}})
     except ValidationError as exc:

@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping
 
-from cns_core.config import PROJECT_ROOT
+from cns_core.config import project_path
 from cns_core.critics.base import CRITIC_NAMES, CriticContext, CriticResult
 from cns_core.engine.population import Population
 from cns_core.scoring import blend, load_profiles
@@ -79,7 +79,8 @@ BLEND_FROM, BLEND_TO = "exploration", "verification"     # the Weights page's bl
 
 
 def examples_dir() -> Path:
-    return PROJECT_ROOT / "examples"
+    """The bundled examples: the project's ``examples/`` (:func:`cns_core.config.project_path`)."""
+    return project_path("examples")
 
 
 @lru_cache(maxsize=4)
