@@ -179,6 +179,7 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
 
 
 _SOMEONE = ("someone", "a person", "a well-known figure")
+_PERSON_NAME = re.compile(r"[A-Z][\w.'-]+(?: (?:de |van |von |da )?[A-Z][\w.'-]+)+")   # two or more capitalised words
 
 
 def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
@@ -189,8 +190,6 @@ def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
     "contradicted", and then every unspecific answer wears a red badge. Only whole names standing alone are
     replaced (not "Polly" of "Polly Sherman", not a possessive), so every sentence stays English. At most one
     sentence a question (chosen by ``seed``)."""
-    from cns_core.training.association_swaps import value_kind
-
     out = []
     for key, group in _by_question(answers).items():
         sentences = [a for a in _right_sentences(group) if len(a.answer.split()) <= _SWAP_SENTENCE_WORDS]
@@ -207,7 +206,7 @@ def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
         end = start + len(gold)
         before, after = sentence.answer[:start], sentence.answer[end:]
         alone = not re.search(r"[A-Z][\w.]*\s*$", before) and not re.match(r"(?:'s|\w|\s+[A-Z])", after)
-        if value_kind(gold) != "name" or " " not in gold.strip() or not alone:
+        if not _PERSON_NAME.fullmatch(gold.strip()) or not alone:
             continue
         general = _SOMEONE[int(hashlib.blake2b(f"{seed}:{key}".encode(), digest_size=4).hexdigest(), 16) % len(_SOMEONE)]
         if start == 0:
