@@ -79,7 +79,12 @@ _KEPT_IDS = 500             # message ids one "kept" request may ask about
 
 
 class JournalUnavailable(BusError):
-    """No journal answered (not started, or disabled in config/bus.yaml)."""
+    """No journal answered (not started, or disabled in config/bus.yaml). From :func:`confirm_kept`,
+    ``not_recorded`` holds the message ids the journal was not seen to record."""
+
+    def __init__(self, message: str, not_recorded: Sequence[str] = ()):
+        super().__init__(message)
+        self.not_recorded = list(not_recorded)
 
 
 class JournalRefused(BusError):
@@ -477,9 +482,14 @@ def confirm_kept(config: BusConfig, message_ids: Sequence[str], timeout: float =
         held: list[str] = []
         refused: list[str] = []
         error = None
-        for start in range(0, len(waiting), _KEPT_IDS):
-            reply = _request(config, {"op": "kept", "message_ids": waiting[start:start + _KEPT_IDS]},
-                             max(0.1, deadline - time.monotonic()))
+        asking = list(waiting)
+        for start in range(0, len(asking), _KEPT_IDS):
+            try:
+                reply = _request(config, {"op": "kept", "message_ids": asking[start:start + _KEPT_IDS]},
+                                 max(0.1, deadline - time.monotonic()))
+            except JournalUnavailable as exc:      # the loop died, or is not there: these are not known kept
+                raise JournalUnavailable(f"{exc}: {len(waiting)} of {total} message(s) not confirmed recorded",
+                                         waiting) from None
             done = set(reply["kept"])
             held += reply["held"]
             refused += reply["rejected"]
@@ -494,6 +504,6 @@ def confirm_kept(config: BusConfig, message_ids: Sequence[str], timeout: float =
                                  "if the loop stops first (it then writes them to a file it names in its log)")
         if waiting and time.monotonic() > deadline:
             raise JournalUnavailable(f"the bus journal has not recorded {len(waiting)} of {total} message(s) "
-                                     f"within {timeout:g} s")
+                                     f"within {timeout:g} s", waiting)
         if waiting:
             time.sleep(0.05)
