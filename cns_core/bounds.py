@@ -169,14 +169,19 @@ def loads_json_bounded(text: bytes | str, max_depth: int, max_digits: int = MAX_
 def jsonl_records(handle: IO[bytes], max_depth: int, max_line_bytes: int,
                   limit_name: str = "") -> Iterator[tuple[int, Any, str]]:
     """``(line number, value, "")`` or ``(line number, None, problem)`` for each non-blank line of a JSON
-    Lines file, read at most ``max_line_bytes`` a line (a longer line ends the reading, said as its
-    problem, ``limit_name`` naming the limit); a byte-order mark before the first line (a spreadsheet's,
-    Notepad's) is skipped. Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
+    Lines file, read at most ``max_line_bytes`` a line: a longer line is named as a problem
+    (``limit_name`` naming the limit) and skipped to its end unread, and the lines after it are read
+    as usual; a byte-order mark before the first line (a spreadsheet's, Notepad's) is skipped.
+    Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
     for number, data in enumerate(iter(lambda: handle.readline(max_line_bytes + 1), b""), 1):
-        if len(data) > max_line_bytes and not data.endswith(b"\n"):
+        if len(data) > max_line_bytes:
             named = f" ({limit_name})" if limit_name else ""
-            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; the rest of the file is not read"
-            return
+            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; skipped"
+            while not data.endswith(b"\n"):            # the rest of this line, a bounded piece at a time
+                data = handle.readline(max_line_bytes + 1)
+                if not data:
+                    return
+            continue
         if number == 1:
             data = data.removeprefix(b"\xef\xbb\xbf")
         try:

@@ -593,8 +593,12 @@ def test_cns_replay_reads_hostile_lines_bounded(tmp_path):
 
     path = tmp_path / "turns.jsonl"
     path.write_bytes(json.dumps(turn_payload(1)).encode() + b"\n" + b"[" * 100_000 + b"\n\xff\xfe\n"
-                     + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000)
+                     + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000 + b"\n"
+                     + json.dumps(turn_payload(3)).encode() + b"\n" + b"y" * 2_500_000)
     found = [(n, p is not None, problem) for n, p, problem in read_turns(path)]
+    # issue 71 item 6: an over-long line is named and skipped; the lines after it are read (once: "the rest
+    # of the file is not read")
     assert found == [(1, True, ""), (2, False, "nested more than 32 levels deep"),
                      (3, False, "not UTF-8 text (byte 0)"), (4, True, ""),
-                     (5, False, "longer than 1,000,000 bytes (the bus limit); the rest of the file is not read")]
+                     (5, False, "longer than 1,000,000 bytes (the bus limit); skipped"), (6, True, ""),
+                     (7, False, "longer than 1,000,000 bytes (the bus limit); skipped")]
