@@ -204,3 +204,62 @@ def test_cns_agents_says_when_the_journal_stops_and_starts_writing(capsys):
     assert err == ["error: the bus journal cannot write (OperationalError: database or disk is full): turns are "
                    "held in memory only until the disk has room; senders that ask (cns replay, cns grade) are told",
                    "bus journal: writing again; the turns held in memory are on disk"]
+
+
+_STUCK_STOP = '''
+import sqlite3, sys, threading, time
+import cns_core.agents.journal as journal_module
+from cns_core.agents.critic import CriticAgent
+
+class Full:
+    """A journal connection whose inserts fail, as on a full disk."""
+    def __init__(self, db): self._db = db
+    def __enter__(self): return self._db.__enter__()
+    def __exit__(self, *exc): return self._db.__exit__(*exc)
+    def executemany(self, sql, rows):
+        if sql.lstrip().upper().startswith("INSERT"):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.executemany(sql, rows)
+    def __getattr__(self, name): return getattr(self._db, name)
+
+opened = journal_module.Journal._open
+journal_module.Journal._open = lambda self, path: Full(opened(self, path))
+CriticAgent.stop = lambda self, timeout=None: threading.Event().wait()   # a stop that never ends
+from cns_core.cli import main
+sys.exit(main(["agents", "--no-memory", "--no-generator", "--grace", "1"]))
+'''
+
+
+def test_a_stop_that_outlasts_its_grace_writes_the_held_turns_first(tmp_path, state_dir, bus_config):
+    """Issue 71 item 2: stopped while the disk was full, `cns agents` said "not stopped within 8 s; exiting
+    anyway" and wrote no cns-unjournaled file: every held turn was lost without a word."""
+    import signal
+    import sys
+
+    from local_servers import ROOT, wait_for
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = {**os.environ, "CNS_STATE_DIR": str(state_dir), "TMPDIR": str(spill), "CNS_OLLAMA_URL": "http://127.0.0.1:9",
+           "CNS_BUS_PUB_PORT": str(bus_config.pub_port), "CNS_BUS_SUB_PORT": str(bus_config.sub_port),
+           "CNS_BUS_JOURNAL_PORT": str(bus_config.journal_port)}
+    log = tmp_path / "agents.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", _STUCK_STOP], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "press Ctrl-C" in log.read_text(), 60, what="cns agents started", proc=proc, log=log)
+        with Publisher(bus_config) as pub:
+            sent = [pub.publish(RESPONSE, turn_payload(i, "stuck")) for i in range(5)]
+            with pytest.raises(JournalRefused, match="5 of 5 turn"):
+                confirm_kept(bus_config, [e.message_id for e in sent])
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 1                      # the grace ran out: the watchdog ended it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert "not stopped within 1 s; exiting anyway" in text
+    (path,) = spill.glob("cns-unjournaled-*.jsonl")
+    assert [p["query_id"] for _, p, _ in read_turns(path)] == [e.payload["query_id"] for e in sent]
+    assert f"wrote the 5 turn(s) it held in memory to {path}; send them again with `cns replay {path}`" in text

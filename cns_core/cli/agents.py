@@ -177,6 +177,7 @@ def _run_judge_loop(args: argparse.Namespace) -> int:
         return 0
     finally:
         stop.request()          # from here on the watchdog ends the process at the grace period's end
+        _spill_held_turns(proxy)    # first: whatever the grace period leaves undone, held turns are in a file
         for agent in started:   # all at once: each finishes the batch in hand meanwhile
             agent.request_stop()
         if grader is not None:
@@ -190,6 +191,18 @@ def _run_judge_loop(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _say("stopped", err=True)
+
+
+def _spill_held_turns(proxy: Any) -> None:
+    """At a stop, while the journal cannot write: its held turns to a spill file at once, said on stderr with
+    how many and where (the journal's own stop writes any held after this one)."""
+    journal = getattr(proxy, "journal", None)
+    if journal is None or not journal.write_error:
+        return
+    count, path = journal.spill_now()
+    if path is not None:
+        _say(f"cns agents: stopping while the bus journal cannot write: wrote the {count} turn(s) it held in "
+             f"memory to {path}; send them again with `cns replay {path}` once the disk has room", err=True)
 
 
 class _JournalWatch:
