@@ -30,7 +30,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.config import ConfigError, env_override, load_config, state_dir
-from cns_core.memory.access import MemoryStoreError, StoreBusyError, open_store
+from cns_core.memory.access import REQUEST_TIMEOUT_S, MemoryStoreError, StoreBusyError, open_store
 from cns_core.engrams import (
     answer_digest,
     turn_document,
@@ -249,7 +249,8 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
-        store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)))
+        store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)),
+                           timeout_s=float(cfg.get("request_timeout_s", REQUEST_TIMEOUT_S)))
         self._closer = weakref.finalize(self, _let_go, store)
         self._closer.atexit = False          # at exit the kernel releases the lock; Chroma stops on its own
         self._client = store.client
