@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import reprlib
+import threading
 import stat
 import time
 from pathlib import Path
@@ -48,7 +49,8 @@ from typing import IO, Any, Iterator
 
 __all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
            "digits_problem", "printable", "printable_json", "logger",
-           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
+           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged",
+           "RepeatedFailure"]
 
 MAX_INT_DIGITS = 1000       # longest integer any input may hold (Python's own limit is 4,300, with an obscure message)
 
@@ -286,6 +288,44 @@ def logger(name: str) -> logging.Logger:
     if _FILTER not in log.filters:
         log.addFilter(_FILTER)
     return log
+
+
+class RepeatedFailure:
+    """A failure that repeats (a full disk under a log written per request, a store refusing every call) said
+    once, then counted: a line every ``every_s`` with how many more there were, and one when it works again.
+    A full disk once wrote "No space left on device" 54 times a second, 3,771 log lines a minute."""
+
+    def __init__(self, log: logging.Logger, what: str, every_s: float = 60.0, level: int = logging.WARNING):
+        self.log, self.what, self.every_s, self.level = log, what, every_s, level
+        self.failing = False
+        self.total = 0              # failures since it started failing
+        self._unsaid = 0            # ... not yet counted in a line
+        self._said_at = 0.0
+        self._lock = threading.Lock()
+
+    def failed(self, problem: object) -> None:
+        import time
+
+        with self._lock:
+            now = time.monotonic()
+            self.total += 1
+            if not self.failing:
+                self.failing, self._said_at, self._unsaid = True, now, 0
+                self.log.log(self.level, "%s: %s (repeats are counted, said every %.0f s)", self.what, problem,
+                             self.every_s)
+                return
+            self._unsaid += 1
+            if now - self._said_at >= self.every_s:
+                self.log.log(self.level, "%s: %s: %d more time(s) in the last %.0f s", self.what, problem,
+                             self._unsaid, now - self._said_at)
+                self._said_at, self._unsaid = now, 0
+
+    def succeeded(self) -> None:
+        if not self.failing:
+            return
+        with self._lock:
+            self.log.warning("%s: works again, after %d failure(s)", self.what, self.total)
+            self.failing, self.total, self._unsaid = False, 0, 0
 
 
 _REPR = reprlib.Repr()

@@ -263,3 +263,47 @@ def test_a_stop_that_outlasts_its_grace_writes_the_held_turns_first(tmp_path, st
     (path,) = spill.glob("cns-unjournaled-*.jsonl")
     assert [p["query_id"] for _, p, _ in read_turns(path)] == [e.payload["query_id"] for e in sent]
     assert f"wrote the 5 turn(s) it held in memory to {path}; send them again with `cns replay {path}`" in text
+
+
+def test_a_log_that_cannot_write_is_said_once_and_counted(tmp_path, caplog):
+    """Issue 71 item 3: with the disk full, "coherence log: [Errno 28] No space left on device" came about 54
+    times a second (3,771 log lines a minute)."""
+    from cns_core.bounds import RepeatedFailure
+
+    log = logging.getLogger("cns_core.test_repeated")
+    failures = RepeatedFailure(log, "coherence log", every_s=3600)
+    with caplog.at_level(logging.WARNING, logger="cns_core.test_repeated"):
+        for _ in range(500):
+            failures.failed(OSError(errno.ENOSPC, "No space left on device"))
+        failures.succeeded()
+        failures.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["coherence log: [Errno 28] No space left on device (repeats are counted, said every 3600 s)",
+                     "coherence log: works again, after 500 failure(s)"]
+
+
+def test_the_coherence_hook_says_a_full_disk_once(tmp_path, caplog, monkeypatch):
+    from cns_core.coherence.hook import CoherenceHook
+    from cns_core.coherence.log import CoherenceLog
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(CoherenceLog, "write_event", full)
+    hook = CoherenceHook(log=tmp_path / "coherence.jsonl", quarantine=False)
+    with caplog.at_level(logging.WARNING, logger="cns_core.coherence.hook"):
+        for i in range(200):
+            hook._event("probe", f"chain-{i}")
+    assert sum("No space left on device" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_the_memory_servers_repeated_error_lines_are_said_once_and_counted():
+    """Issue 71 item 3: one Chroma error line per request while the disk was full."""
+    from cns_core.cli.memory_server import _Repeats
+
+    repeats = _Repeats(every_s=3600)
+    said = [repeats.say(f"2026-12-06T10:00:{i % 60:02d} ERROR request {i}: database or disk is full")
+            for i in range(300)]
+    assert [s for s in said if s] == ["2026-12-06T10:00:00 ERROR request 0: database or disk is full (repeats are "
+                                      "counted, said every minute)"]
+    assert repeats.say("WARN another problem") == "WARN another problem (repeats are counted, said every minute)"
