@@ -71,9 +71,30 @@ def state_dir(create: bool = True) -> Path:
     """Where the product keeps what it writes: memory, logs, caches (``CNS_STATE_DIR``); created unless
     ``create`` is False (a command that only reads must not leave an empty state folder behind)."""
     path = Path(os.environ.get("CNS_STATE_DIR", PROJECT_ROOT / ".cns"))
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
+    if create and not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)     # the owner's alone: memory, grades, journal
     return path
+
+
+def make_private(folder: str | Path) -> list[str]:
+    """Make a state folder its owner's alone: the folder mode 700 and nothing in it readable by group or others
+    (the memory's SQLite store and the server record were once world-readable); what is created in it later is
+    behind the folder's mode. Only what this user owns is changed; returns what could not be (a folder of
+    another user's, a read-only mount)."""
+    folder = Path(folder)
+    problems: list[str] = []
+    me = os.geteuid()
+    for root, dirs, files in os.walk(folder):
+        for name in [".", *dirs, *files]:
+            path = Path(root) / name if name != "." else Path(root)
+            try:
+                info = path.lstat()
+                if info.st_uid != me or not (info.st_mode & 0o077) or path.is_symlink():
+                    continue
+                path.chmod(info.st_mode & 0o700)
+            except OSError as exc:
+                problems.append(f"{path}: {exc.strerror or exc}")
+    return problems
 
 
 @contextmanager

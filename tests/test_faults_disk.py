@@ -307,3 +307,46 @@ def test_the_memory_servers_repeated_error_lines_are_said_once_and_counted():
     assert [s for s in said if s] == ["2026-12-06T10:00:00 ERROR request 0: database or disk is full (repeats are "
                                       "counted, said every minute)"]
     assert repeats.say("WARN another problem") == "WARN another problem (repeats are counted, said every minute)"
+
+
+def test_the_state_folder_is_its_owners_alone(tmp_path, monkeypatch):
+    """Issue 71 item 7: the state folder was mode 755 and chroma.sqlite3 and cns-server.json world-readable: another
+    local user (nobody) read them. Checked as that user where the test can switch to one."""
+    import shutil
+    import stat
+
+    from cns_core.config import make_private, state_dir
+
+    shared = Path(tempfile.mkdtemp(prefix="cns-71-", dir="/tmp"))   # a place other users can reach
+    try:
+        shared.chmod(0o755)
+        fresh = shared / "fresh"
+        monkeypatch.setenv("CNS_STATE_DIR", str(fresh))
+        assert stat.S_IMODE(state_dir().stat().st_mode) == 0o700
+        old = shared / "old"
+        (old / "chroma").mkdir(parents=True)
+        for name in ("chroma/chroma.sqlite3", "chroma/cns-server.json"):
+            (old / name).write_text("engrams")
+            (old / name).chmod(0o644)
+        old.chmod(0o755)
+        (old / "chroma").chmod(0o755)
+        assert make_private(old) == []
+        modes = {p.relative_to(old).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in [old, *old.rglob("*")]}
+        assert modes == {".": 0o700, "chroma": 0o700, "chroma/chroma.sqlite3": 0o600,
+                         "chroma/cns-server.json": 0o600}
+        runuser = shutil.which("runuser") or shutil.which("setpriv")
+        if os.geteuid() != 0 or runuser is None:
+            pytest.skip("reading as another local user needs root and runuser; the modes above are checked")
+        as_nobody = ([runuser, "-u", "nobody", "--"] if runuser.endswith("runuser")
+                     else [runuser, "--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        control = shared / "control"
+        control.write_text("anyone")
+        control.chmod(0o644)
+        readable = subprocess.run(as_nobody + ["cat", str(control)], capture_output=True, text=True)
+        if readable.returncode != 0:
+            pytest.skip(f"cannot run a command as nobody here ({readable.stderr.strip()})")
+        for name in ("chroma/chroma.sqlite3", "chroma/cns-server.json"):
+            done = subprocess.run(as_nobody + ["cat", str(old / name)], capture_output=True, text=True)
+            assert done.returncode != 0 and "Permission denied" in done.stderr, (name, done.stderr)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -104,7 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.path)
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from cns_core.config import make_private
+
+    os.umask(0o077)                             # what the server creates is the owner's alone
+    for problem in make_private(folder):        # ... and what is there already
+        _say(sys.stderr, f"memory server: warning: cannot make private: {problem}")
     try:
         store_lock(folder, f"the Chroma server of `cns run` on port {args.port}").acquire()
     except LockHeld as exc:

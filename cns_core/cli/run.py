@@ -261,6 +261,10 @@ def run_demo(args: argparse.Namespace) -> int:
     from cns_core.memory.access import MemoryStoreError, clear_server_record
 
     quiet_model_loading()   # the children inherit the switches
+    from cns_core.config import make_private, state_dir
+
+    for problem in make_private(state_dir()):    # the state folder is the owner's alone (and so are new files)
+        print(f"cns run: warning: cannot make private: {problem}", file=sys.stderr)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     try:
         memory_server, served_folder = memory_server_plan(env)
