@@ -41,6 +41,7 @@ import logging
 import os
 import re
 import reprlib
+import threading
 import stat
 import time
 from pathlib import Path
@@ -48,7 +49,8 @@ from typing import IO, Any, Iterator
 
 __all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
            "digits_problem", "printable", "printable_json", "logger",
-           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged"]
+           "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged",
+           "RepeatedFailure"]
 
 MAX_INT_DIGITS = 1000       # longest integer any input may hold (Python's own limit is 4,300, with an obscure message)
 
@@ -169,14 +171,19 @@ def loads_json_bounded(text: bytes | str, max_depth: int, max_digits: int = MAX_
 def jsonl_records(handle: IO[bytes], max_depth: int, max_line_bytes: int,
                   limit_name: str = "") -> Iterator[tuple[int, Any, str]]:
     """``(line number, value, "")`` or ``(line number, None, problem)`` for each non-blank line of a JSON
-    Lines file, read at most ``max_line_bytes`` a line (a longer line ends the reading, said as its
-    problem, ``limit_name`` naming the limit); a byte-order mark before the first line (a spreadsheet's,
-    Notepad's) is skipped. Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
+    Lines file, read at most ``max_line_bytes`` a line: a longer line is named as a problem
+    (``limit_name`` naming the limit) and skipped to its end unread, and the lines after it are read
+    as usual; a byte-order mark before the first line (a spreadsheet's, Notepad's) is skipped.
+    Problems: "not UTF-8 text (byte N)" and those of :func:`loads_json_bounded`."""
     for number, data in enumerate(iter(lambda: handle.readline(max_line_bytes + 1), b""), 1):
-        if len(data) > max_line_bytes and not data.endswith(b"\n"):
+        if len(data) > max_line_bytes:
             named = f" ({limit_name})" if limit_name else ""
-            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; the rest of the file is not read"
-            return
+            yield number, None, f"longer than {max_line_bytes:,} bytes{named}; skipped"
+            while not data.endswith(b"\n"):            # the rest of this line, a bounded piece at a time
+                data = handle.readline(max_line_bytes + 1)
+                if not data:
+                    return
+            continue
         if number == 1:
             data = data.removeprefix(b"\xef\xbb\xbf")
         try:
@@ -281,6 +288,44 @@ def logger(name: str) -> logging.Logger:
     if _FILTER not in log.filters:
         log.addFilter(_FILTER)
     return log
+
+
+class RepeatedFailure:
+    """A failure that repeats (a full disk under a log written per request, a store refusing every call) said
+    once, then counted: a line every ``every_s`` with how many more there were, and one when it works again.
+    A full disk once wrote "No space left on device" 54 times a second, 3,771 log lines a minute."""
+
+    def __init__(self, log: logging.Logger, what: str, every_s: float = 60.0, level: int = logging.WARNING):
+        self.log, self.what, self.every_s, self.level = log, what, every_s, level
+        self.failing = False
+        self.total = 0              # failures since it started failing
+        self._unsaid = 0            # ... not yet counted in a line
+        self._said_at = 0.0
+        self._lock = threading.Lock()
+
+    def failed(self, problem: object) -> None:
+        import time
+
+        with self._lock:
+            now = time.monotonic()
+            self.total += 1
+            if not self.failing:
+                self.failing, self._said_at, self._unsaid = True, now, 0
+                self.log.log(self.level, "%s: %s (repeats are counted, said every %.0f s)", self.what, problem,
+                             self.every_s)
+                return
+            self._unsaid += 1
+            if now - self._said_at >= self.every_s:
+                self.log.log(self.level, "%s: %s: %d more time(s) in the last %.0f s", self.what, problem,
+                             self._unsaid, now - self._said_at)
+                self._said_at, self._unsaid = now, 0
+
+    def succeeded(self) -> None:
+        if not self.failing:
+            return
+        with self._lock:
+            self.log.warning("%s: works again, after %d failure(s)", self.what, self.total)
+            self.failing, self.total, self._unsaid = False, 0, 0
 
 
 _REPR = reprlib.Repr()

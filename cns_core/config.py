@@ -219,12 +219,33 @@ def data_dir() -> Path:
 
 def state_dir(create: bool = True) -> Path:
     """Where the product keeps what it writes: memory, logs, caches (:func:`resolve_project`: ``CNS_STATE_DIR``,
-    else the project's ``.cns/``); created unless ``create`` is False (a command that only reads must not leave an
-    empty state folder behind)."""
+    else the project's ``.cns/``); created, the owner's alone, unless ``create`` is False (a command that only
+    reads must not leave an empty state folder behind)."""
     path = resolve_project().state
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
+    if create and not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)     # the owner's alone: memory, grades, journal
     return path
+
+
+def make_private(folder: str | Path) -> list[str]:
+    """Make a state folder its owner's alone: the folder mode 700 and nothing in it readable by group or others
+    (the memory's SQLite store and the server record were once world-readable); what is created in it later is
+    behind the folder's mode. Only what this user owns is changed; returns what could not be (a folder of
+    another user's, a read-only mount)."""
+    folder = Path(folder)
+    problems: list[str] = []
+    me = os.geteuid()
+    for root, dirs, files in os.walk(folder):
+        for name in [".", *dirs, *files]:
+            path = Path(root) / name if name != "." else Path(root)
+            try:
+                info = path.lstat()
+                if info.st_uid != me or not (info.st_mode & 0o077) or path.is_symlink():
+                    continue
+                path.chmod(info.st_mode & 0o700)
+            except OSError as exc:
+                problems.append(f"{path}: {exc.strerror or exc}")
+    return problems
 
 
 @contextmanager

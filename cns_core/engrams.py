@@ -29,7 +29,8 @@ from typing import Any, Mapping, Protocol, Sequence
 __all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
            "time_key", "time_keys", "range_clauses", "and_clauses", "HUMAN_PREFIX", "HUMAN_VERDICTS", "HUMAN_KEYS",
-           "AGREEMENTS", "MAX_NOTE_CHARS", "MAX_WHO_CHARS", "Annotation", "question_key"]
+           "AGREEMENTS", "MAX_NOTE_CHARS", "MAX_WHO_CHARS", "Annotation", "question_key", "turn_document",
+           "answer_digest"]
 
 UNGRADED = -1                      # critic_score of an engram no judge has scored yet
 ORDERS = ("newest", "oldest", "score", "relevance")
@@ -122,6 +123,19 @@ def question_key(question: str) -> str:
     """A question's identity across turns and files: lower case, words only ("Who wrote X?" == "who wrote x")."""
     return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
 
+
+
+def turn_document(query: str, answer: str) -> str:
+    """The stored text of a turn (the answer starts at ``len(query) + 2``)."""
+    return f"{query}\n\n{answer}"
+
+
+def answer_digest(query: str, answer: str) -> str:
+    """A short fingerprint of the question and answer a grade judged: a grade is applied only to an engram
+    holding this very text, never to another answer that shares its query id."""
+    import hashlib
+
+    return hashlib.sha256(turn_document(query, answer).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def validate_score(score: Any, field_name: str = "score") -> int:

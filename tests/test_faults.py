@@ -206,6 +206,41 @@ def test_turns_left_ungraded_by_a_failing_judge_are_graded_once_it_recovers(tmp_
     assert "Traceback" not in loop.log
 
 
+def test_two_answers_under_one_query_id_are_each_graded_and_the_grade_is_the_stored_answers(tmp_path, judge):
+    """Issue 71 item 5: "100 degrees Celsius." then "90 degrees Celsius." under one query id: the first
+    answer's grade (4) once stayed on the engram holding the second, which was never graded (the pending
+    grader saw a grade, and the critic skipped a request for a query id it had scored)."""
+    from cns_core.engrams import answer_digest
+    from fake_ollama import fake_grade
+
+    question = "At what temperature does water boil at sea level?"
+    first, second = "100 degrees Celsius.", "90 degrees Celsius."
+    assert fake_grade(first) != fake_grade(second)
+    judge.delay = 0.5
+    loop = LoopUnderTest(tmp_path, judge.url).start()
+
+    def judged(answer: str) -> list:
+        return [json.loads(b)["payload"] for b in loop.journal_rows(CRITIQUE)
+                if json.loads(b)["payload"].get("answer") == answer]
+
+    try:
+        with Publisher(loop.bus, source="faults") as pub:
+            pub.publish(RESPONSE, {"query": question, "answer": first, "query_id": "boil"})
+            wait_for(lambda: any(c["score"] for c in judged(first)), 30, what="the first answer graded")
+            judge.mode = "error"                              # the second answer's live grade fails
+            pub.publish(RESPONSE, {"query": question, "answer": second, "query_id": "boil"})
+            wait_for(lambda: judged(second), 30, what="the second answer's failed grade")
+            judge.mode = "good"
+            wait_for(lambda: any(c["score"] for c in judged(second)), 45,
+                     what="the second answer graded by the pending grader")
+    finally:
+        status = loop.stop()
+    assert status == 0, loop.log
+    (engram,) = MemoryService(path=loop.state / "chroma").get(["boil"])
+    assert engram.answer == second and engram.critic_score == fake_grade(second)
+    assert engram.metadata["critic_answer_digest"] == answer_digest(question, second)
+
+
 def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_path, judge):
     """Item 5: after kill -9 every turn is stored once and graded once within a deadline, with the judge up
     (the start-up sweep waits for the journal's replay); a turn the journal shows graded is never sent to
@@ -558,8 +593,12 @@ def test_cns_replay_reads_hostile_lines_bounded(tmp_path):
 
     path = tmp_path / "turns.jsonl"
     path.write_bytes(json.dumps(turn_payload(1)).encode() + b"\n" + b"[" * 100_000 + b"\n\xff\xfe\n"
-                     + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000)
+                     + json.dumps(turn_payload(2)).encode() + b"\n" + b"x" * 1_100_000 + b"\n"
+                     + json.dumps(turn_payload(3)).encode() + b"\n" + b"y" * 2_500_000)
     found = [(n, p is not None, problem) for n, p, problem in read_turns(path)]
+    # issue 71 item 6: an over-long line is named and skipped; the lines after it are read (once: "the rest
+    # of the file is not read")
     assert found == [(1, True, ""), (2, False, "nested more than 32 levels deep"),
                      (3, False, "not UTF-8 text (byte 0)"), (4, True, ""),
-                     (5, False, "longer than 1,000,000 bytes (the bus limit); the rest of the file is not read")]
+                     (5, False, "longer than 1,000,000 bytes (the bus limit); skipped"), (6, True, ""),
+                     (7, False, "longer than 1,000,000 bytes (the bus limit); skipped")]

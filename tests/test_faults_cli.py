@@ -12,7 +12,7 @@ import pytest
 
 from cns_core.cli import evaluate as evaluate_cli
 from cns_core.cli import main
-from judge_loop_helpers import bus_config, proxy  # noqa: F401  (fixtures)
+from judge_loop_helpers import bus_config, fake_ollama, judge_settings, ollama, proxy  # noqa: F401  (fixtures)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -135,3 +135,47 @@ def test_a_file_name_with_control_characters_is_printed_escaped(tmp_path, capsys
     assert main(["evaluate", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "evil\\x1b[2J\\x07.yaml: 1 problem(s)" in err and "\x1b" not in err and "\x07" not in err
+
+
+def test_replay_under_a_loop_that_dies_exits_1_and_keeps_the_turns_for_a_second_send(tmp_path, state_dir, bus_config,
+                                                                                    proxy, capsys, monkeypatch):
+    """Issue 71 item 4: the agents killed while `cns replay` sent: "sent 20000 turn(s)", a warning, exit 0, and
+    the turns the journal never recorded gone unnamed."""
+    from cns_core.agents.bus import BusProxy, Publisher
+    from cns_core.agents.journal import replay
+
+    path = tmp_path / "turns.jsonl"
+    path.write_text("".join(json.dumps({"query": f"Q{i}?", "answer": f"A{i}", "query_id": f"r{i}"}) + "\n"
+                            for i in range(6)))
+    publish = Publisher.publish
+
+    def dying(self, subject, payload=None, **fields):
+        envelope = publish(self, subject, payload, **fields)
+        if (payload or {}).get("query_id") == "r2":
+            proxy.stop()                                    # the loop dies after the third turn
+        return envelope
+
+    monkeypatch.setattr(Publisher, "publish", dying)
+    assert main(["replay", str(path)]) == 1
+    err = capsys.readouterr().err
+    (kept,) = tmp_path.glob("turns.not-kept-*.jsonl")
+    assert f"6 of 6 turn(s) are not kept; wrote them to {kept}: send them again with `cns replay {kept}`" in err
+    assert [json.loads(line)["query_id"] for line in kept.read_text().splitlines()] == [f"r{i}" for i in range(6)]
+    monkeypatch.setattr(Publisher, "publish", publish)
+    with BusProxy(bus_config):                          # the loop is back: the kept turns are sent again
+        assert main(["replay", str(kept)]) == 0
+        journaled = {e.payload["query_id"] for _, e in replay(bus_config, after_seq=0)}
+    assert journaled == {f"r{i}" for i in range(6)}
+
+
+def test_replay_wait_exits_1_when_a_turn_has_no_score(tmp_path, state_dir, bus_config, proxy, judge_settings,
+                                                      ollama, capsys):
+    """Issue 71 item 4: `cns replay --wait` said "graded 0, no score 1" and exited 0."""
+    from cns_core.agents.critic import CriticAgent
+
+    path = tmp_path / "turns.jsonl"
+    path.write_text(json.dumps({"query": "Q?", "answer": "A", "query_id": "unscored"}) + "\n")
+    ollama.mode = "error"
+    with CriticAgent(bus_config, settings=judge_settings):
+        assert main(["replay", str(path), "--wait", "--timeout", "60"]) == 1
+    assert "graded 0, no score 1, no critique 0" in capsys.readouterr().out

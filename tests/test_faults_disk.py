@@ -204,3 +204,149 @@ def test_cns_agents_says_when_the_journal_stops_and_starts_writing(capsys):
     assert err == ["error: the bus journal cannot write (OperationalError: database or disk is full): turns are "
                    "held in memory only until the disk has room; senders that ask (cns replay, cns grade) are told",
                    "bus journal: writing again; the turns held in memory are on disk"]
+
+
+_STUCK_STOP = '''
+import sqlite3, sys, threading, time
+import cns_core.agents.journal as journal_module
+from cns_core.agents.critic import CriticAgent
+
+class Full:
+    """A journal connection whose inserts fail, as on a full disk."""
+    def __init__(self, db): self._db = db
+    def __enter__(self): return self._db.__enter__()
+    def __exit__(self, *exc): return self._db.__exit__(*exc)
+    def executemany(self, sql, rows):
+        if sql.lstrip().upper().startswith("INSERT"):
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._db.executemany(sql, rows)
+    def __getattr__(self, name): return getattr(self._db, name)
+
+opened = journal_module.Journal._open
+journal_module.Journal._open = lambda self, path: Full(opened(self, path))
+CriticAgent.stop = lambda self, timeout=None: threading.Event().wait()   # a stop that never ends
+from cns_core.cli import main
+sys.exit(main(["agents", "--no-memory", "--no-generator", "--grace", "1"]))
+'''
+
+
+def test_a_stop_that_outlasts_its_grace_writes_the_held_turns_first(tmp_path, state_dir, bus_config):
+    """Issue 71 item 2: stopped while the disk was full, `cns agents` said "not stopped within 8 s; exiting
+    anyway" and wrote no cns-unjournaled file: every held turn was lost without a word."""
+    import signal
+    import sys
+
+    from local_servers import ROOT, wait_for
+
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    env = {**os.environ, "CNS_STATE_DIR": str(state_dir), "TMPDIR": str(spill), "CNS_OLLAMA_URL": "http://127.0.0.1:9",
+           "CNS_BUS_PUB_PORT": str(bus_config.pub_port), "CNS_BUS_SUB_PORT": str(bus_config.sub_port),
+           "CNS_BUS_JOURNAL_PORT": str(bus_config.journal_port)}
+    log = tmp_path / "agents.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", _STUCK_STOP], cwd=ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "press Ctrl-C" in log.read_text(), 60, what="cns agents started", proc=proc, log=log)
+        with Publisher(bus_config) as pub:
+            sent = [pub.publish(RESPONSE, turn_payload(i, "stuck")) for i in range(5)]
+            with pytest.raises(JournalRefused, match="5 of 5 turn"):
+                confirm_kept(bus_config, [e.message_id for e in sent])
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 1                      # the grace ran out: the watchdog ended it
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = log.read_text()
+    assert "not stopped within 1 s; exiting anyway" in text
+    (path,) = spill.glob("cns-unjournaled-*.jsonl")
+    assert [p["query_id"] for _, p, _ in read_turns(path)] == [e.payload["query_id"] for e in sent]
+    assert f"wrote the 5 turn(s) it held in memory to {path}; send them again with `cns replay {path}`" in text
+
+
+def test_a_log_that_cannot_write_is_said_once_and_counted(tmp_path, caplog):
+    """Issue 71 item 3: with the disk full, "coherence log: [Errno 28] No space left on device" came about 54
+    times a second (3,771 log lines a minute)."""
+    from cns_core.bounds import RepeatedFailure
+
+    log = logging.getLogger("cns_core.test_repeated")
+    failures = RepeatedFailure(log, "coherence log", every_s=3600)
+    with caplog.at_level(logging.WARNING, logger="cns_core.test_repeated"):
+        for _ in range(500):
+            failures.failed(OSError(errno.ENOSPC, "No space left on device"))
+        failures.succeeded()
+        failures.succeeded()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == ["coherence log: [Errno 28] No space left on device (repeats are counted, said every 3600 s)",
+                     "coherence log: works again, after 500 failure(s)"]
+
+
+def test_the_coherence_hook_says_a_full_disk_once(tmp_path, caplog, monkeypatch):
+    from cns_core.coherence.hook import CoherenceHook
+    from cns_core.coherence.log import CoherenceLog
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(CoherenceLog, "write_event", full)
+    hook = CoherenceHook(log=tmp_path / "coherence.jsonl", quarantine=False)
+    with caplog.at_level(logging.WARNING, logger="cns_core.coherence.hook"):
+        for i in range(200):
+            hook._event("probe", f"chain-{i}")
+    assert sum("No space left on device" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_the_memory_servers_repeated_error_lines_are_said_once_and_counted():
+    """Issue 71 item 3: one Chroma error line per request while the disk was full."""
+    from cns_core.cli.memory_server import _Repeats
+
+    repeats = _Repeats(every_s=3600)
+    said = [repeats.say(f"2026-12-06T10:00:{i % 60:02d} ERROR request {i}: database or disk is full")
+            for i in range(300)]
+    assert [s for s in said if s] == ["2026-12-06T10:00:00 ERROR request 0: database or disk is full (repeats are "
+                                      "counted, said every minute)"]
+    assert repeats.say("WARN another problem") == "WARN another problem (repeats are counted, said every minute)"
+
+
+def test_the_state_folder_is_its_owners_alone(tmp_path, monkeypatch):
+    """Issue 71 item 7: the state folder was mode 755 and chroma.sqlite3 and cns-server.json world-readable: another
+    local user (nobody) read them. Checked as that user where the test can switch to one."""
+    import shutil
+    import stat
+
+    from cns_core.config import make_private, state_dir
+
+    shared = Path(tempfile.mkdtemp(prefix="cns-71-", dir="/tmp"))   # a place other users can reach
+    try:
+        shared.chmod(0o755)
+        fresh = shared / "fresh"
+        monkeypatch.setenv("CNS_STATE_DIR", str(fresh))
+        assert stat.S_IMODE(state_dir().stat().st_mode) == 0o700
+        old = shared / "old"
+        (old / "chroma").mkdir(parents=True)
+        for name in ("chroma/chroma.sqlite3", "chroma/cns-server.json"):
+            (old / name).write_text("engrams")
+            (old / name).chmod(0o644)
+        old.chmod(0o755)
+        (old / "chroma").chmod(0o755)
+        assert make_private(old) == []
+        modes = {p.relative_to(old).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in [old, *old.rglob("*")]}
+        assert modes == {".": 0o700, "chroma": 0o700, "chroma/chroma.sqlite3": 0o600,
+                         "chroma/cns-server.json": 0o600}
+        runuser = shutil.which("runuser") or shutil.which("setpriv")
+        if os.geteuid() != 0 or runuser is None:
+            pytest.skip("reading as another local user needs root and runuser; the modes above are checked")
+        as_nobody = ([runuser, "-u", "nobody", "--"] if runuser.endswith("runuser")
+                     else [runuser, "--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        control = shared / "control"
+        control.write_text("anyone")
+        control.chmod(0o644)
+        readable = subprocess.run(as_nobody + ["cat", str(control)], capture_output=True, text=True)
+        if readable.returncode != 0:
+            pytest.skip(f"cannot run a command as nobody here ({readable.stderr.strip()})")
+        for name in ("chroma/chroma.sqlite3", "chroma/cns-server.json"):
+            done = subprocess.run(as_nobody + ["cat", str(old / name)], capture_output=True, text=True)
+            assert done.returncode != 0 and "Permission denied" in done.stderr, (name, done.stderr)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

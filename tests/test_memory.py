@@ -106,6 +106,44 @@ def test_rewriting_a_turn_keeps_its_score(memory):
     assert memory.get(["q0"])[0].critic_score == 5
 
 
+def _critique_of(qid: str, query: str, answer: str, score: int) -> dict:
+    from cns_core.agents.messages import CritiqueMessage
+
+    return CritiqueMessage(query_id=qid, query=query, answer=answer, score=score, feedback=f"on {answer}",
+                           judge_model="j").memory_fields()
+
+
+def test_a_grade_lands_only_on_the_answer_it_judged(memory):
+    """Issue 71 item 5: two turns share a query id with different answers; the first answer's grade once
+    landed on the engram holding the second, which was then never graded."""
+    question = "At what temperature does water boil at sea level?"
+    memory.write_episodic(question, "100 degrees Celsius.", "s", "boil")
+    first = _critique_of("boil", question, "100 degrees Celsius.", 4)
+    assert memory.record_critiques([first]) == ["applied"]
+    memory.write_episodic(question, "90 degrees Celsius.", "s", "boil")      # another answer: ungraded again
+    (engram,) = memory.get(["boil"])
+    assert engram.answer == "90 degrees Celsius." and not engram.graded and engram.feedback in ("", None)
+    assert "critic_judge_model" not in engram.metadata
+    assert memory.record_critiques([first]) == ["stale"]                     # a late copy of the first grade
+    assert not memory.get(["boil"])[0].graded and memory.pending_critiques() == []
+    assert memory.record_critiques([_critique_of("boil", question, "90 degrees Celsius.", 2)]) == ["applied"]
+    (engram,) = memory.get(["boil"])
+    assert (engram.critic_score, engram.feedback) == (2, "on 90 degrees Celsius.")
+    memory.write_episodic(question, "90 degrees Celsius.", "s", "boil")      # the same text again keeps it
+    assert memory.get(["boil"])[0].critic_score == 2
+
+
+def test_a_parked_grade_of_another_answer_is_not_applied(memory):
+    question = "At what temperature does water boil at sea level?"
+    assert memory.record_critiques([_critique_of("early", question, "100 degrees Celsius.", 4)]) == ["pending"]
+    memory.write_episodic(question, "90 degrees Celsius.", "s", "early")
+    assert not memory.get(["early"])[0].graded and memory.pending_critiques() == []
+    memory.write_episodic(question, "Ninety.", "s", "later")                  # parked while a writer crashed:
+    memory.park_critique("later", 3, "judged another text", answer_digest="0" * 32)
+    assert memory.apply_pending() == 0 and not memory.get(["later"])[0].graded
+    assert memory.pending_critiques() == []
+
+
 def test_a_critique_before_its_engram_is_parked_and_survives_a_new_client(memory, tmp_path):
     assert memory.record_critiques([{"query_id": "early", "score": 2, "feedback": "Thin.", "judge_model": "j"}]) \
         == ["pending"]

@@ -239,3 +239,113 @@ def test_an_idle_judge_loop_uses_little_cpu(tmp_path):
     finally:
         if proc.poll() is None:
             stop_process(proc)
+
+
+_WEDGED_ON_FIRST_START = '''
+import http.server, os, sys, threading
+first = not os.path.exists(sys.argv[1])
+open(sys.argv[1], "a").write("x")
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if "heartbeat" not in self.path and first:
+            threading.Event().wait()          # the read never ends: a store wedged on its lock
+        body = b"[]" if "heartbeat" not in self.path else b'{"nanosecond heartbeat": 1}'
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
+'''
+
+
+def test_a_server_whose_heartbeat_answers_while_reads_hang_is_restarted(tmp_path):
+    """Issue 71 item 1: after a full disk was freed the memory's Chroma server kept its SQLite lock: its heartbeat
+    answered, every read hung, and for 14 minutes nothing restarted it (the supervisor watched only the process)."""
+    import io
+    import threading
+
+    from cns_core.cli.supervisor import ChildSpec, Supervisor
+    from cns_core.memory.access import server_answers, server_read_problem
+
+    port = free_port()
+    starts = tmp_path / "starts"
+    server = ChildSpec("chroma", [sys.executable, "-c", _WEDGED_ON_FIRST_START, str(starts), str(port)],
+                       restart=True, max_restarts=2, restart_pause_s=0.1, health_every_s=0.2, health_misses=2,
+                       health_grace_s=5.0, health=lambda: server_read_problem("127.0.0.1", port, timeout=0.5))
+    out = io.StringIO()
+    sup = Supervisor([server], grace_s=5, out=out, poll_s=0.1)
+
+    def stop_once_it_reads() -> None:
+        try:
+            wait_for(lambda: starts.exists() and starts.read_text() == "xx"
+                     and server_read_problem("127.0.0.1", port, timeout=2.0) is None, 120,
+                     what="the restarted server answering a read")
+        finally:
+            sup._on_signal(signal.SIGINT, None)
+
+    threading.Thread(target=stop_once_it_reads, daemon=True).start()
+    assert sup.run() == 0, out.getvalue()
+    text = out.getvalue()
+    assert "[chroma] does not answer a read within 0.5 s (2 checks in a row); killing it to restart it" in text
+    assert "restarting (1/2)" in text and starts.read_text() == "xx"
+    assert not server_answers("127.0.0.1", port)
+
+
+def test_every_request_to_a_wedged_memory_server_has_a_deadline(tmp_path):
+    """Issue 71 item 1: a write to a server whose reads and writes hang held its caller for good (Chroma's client
+    has no timeout): now it fails after memory.request_timeout_s, and the MemoryAgent holds the turns for a retry."""
+    import threading
+
+    from cns_core.memory.access import MemoryStoreError, open_store, server_answers
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-c", _WEDGED_ON_FIRST_START, str(tmp_path / "starts"), str(port)])
+    outcome: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            open_store(url=f"http://127.0.0.1:{port}", timeout_s=1.0)
+        except BaseException as exc:  # noqa: BLE001 - what the test looks at
+            outcome.append(exc)
+
+    try:
+        wait_for(lambda: server_answers("127.0.0.1", port), 60, what="the wedged server's heartbeat")
+        threading.Thread(target=open_it, daemon=True).start()
+        wait_for(lambda: outcome, 60, what="the request to the wedged server to give up")
+    finally:
+        stop_process(proc)
+    assert isinstance(outcome[0], MemoryStoreError) and "Timeout" in str(outcome[0])
+
+
+def test_a_child_that_recovers_between_deaths_is_not_given_up_and_one_that_does_not_says_why(tmp_path):
+    """Issue 71 item 8: after 5 restarts of the memory's server the whole run stopped, although it had served
+    well between them; now restarts are forgiven once a child ran ``stable_s``, and giving up says why."""
+    import io
+    import threading
+
+    from cns_core.cli.supervisor import ChildSpec, Supervisor
+
+    starts = tmp_path / "starts"
+    script = f"import sys, time; open({str(starts)!r}, 'a').write('x'); time.sleep(float(sys.argv[1]))"
+    steady = ChildSpec("chroma", [sys.executable, "-c", script, "1.0"], restart=True, max_restarts=1,
+                       restart_pause_s=0.1, stable_s=0.5)
+    out = io.StringIO()
+    sup = Supervisor([steady], grace_s=5, out=out, poll_s=0.1)
+
+    def stop_after_four_starts() -> None:
+        try:
+            wait_for(lambda: starts.exists() and len(starts.read_text()) >= 4, 120, what="four starts")
+        finally:
+            sup._on_signal(signal.SIGINT, None)
+
+    threading.Thread(target=stop_after_four_starts, daemon=True).start()
+    assert sup.run() == 0, out.getvalue()
+    assert "restarting (1/1)" in out.getvalue() and "restarting (2/1)" not in out.getvalue()
+
+    failing = ChildSpec("chroma", [sys.executable, "-c", "import sys; sys.exit(3)"], restart=True, max_restarts=1,
+                        restart_pause_s=0.1)
+    out = io.StringIO()
+    assert Supervisor([failing], grace_s=5, out=out, poll_s=0.1).run() == 3
+    assert "[chroma] exited with status 3 after 1 restart(s), none of which ran 300 s healthy; stopping the rest" \
+        in out.getvalue()

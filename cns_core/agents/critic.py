@@ -25,6 +25,7 @@ from cns_core.agents.chat import ChatClient, ChatError
 from cns_core.agents.prometheus import JudgeSettings, build_messages, chat_client, critic_settings
 from cns_core.agents.state_machine import CRITIC_MACHINE, CriticAction, CriticState, StateMachine
 from cns_core.bounds import excerpt, logger
+from cns_core.engrams import answer_digest
 
 __all__ = ["CriticAgent"]
 
@@ -36,7 +37,7 @@ class CriticAgent(Agent):
 
     name = "critic"
     subjects = (RESPONSE, GRADE)
-    remember_scored = 100_000     # query ids whose grade was published: a pending request for one is skipped
+    remember_scored = 100_000     # (query id, answer) pairs whose grade was published: a request for one is skipped
 
     def __init__(self, bus: BusConfig | None = None, *, settings: JudgeSettings | None = None,
                  client: ChatClient | None = None):
@@ -47,7 +48,7 @@ class CriticAgent(Agent):
         self.graded = 0
         self.failed = 0
         self.skipped = 0
-        self._scored: OrderedDict[str, None] = OrderedDict()
+        self._scored: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     def grade(self, turn: TurnMessage) -> CritiqueMessage:
         """Judge one turn; never raises. Leaves the machine in PUBLISHING (score) or ERROR (null score)."""
@@ -98,9 +99,8 @@ class CriticAgent(Agent):
 
     def _handle(self, envelope: Envelope) -> None:
         machine = self.machine
-        qid = envelope.payload.get("query_id")
-        if envelope.subject == GRADE and isinstance(qid, str) and qid in self._scored:
-            self.skipped += 1      # a pending request for a turn graded since: never grade twice
+        if envelope.subject == GRADE and self._scored_key(envelope.payload) in self._scored:
+            self.skipped += 1      # a pending request for an answer graded since: never grade twice
             return
         machine.fire(CriticAction.RECEIVE)
         try:
@@ -121,12 +121,20 @@ class CriticAgent(Agent):
             machine.fire(CriticAction.FAIL)
         else:
             self.graded += 1
-            self._scored[turn.query_id] = None
+            self._scored[(turn.query_id, answer_digest(turn.query, turn.answer))] = None
             while len(self._scored) > self.remember_scored:
                 self._scored.popitem(last=False)
         if critique.score is None:
             self._publish(critique)
         machine.fire(CriticAction.RESET)
+
+    @staticmethod
+    def _scored_key(payload: dict) -> tuple[str, str] | None:
+        """A grade is of one answer: another answer under the same query id is graded on its own."""
+        qid, query, answer = payload.get("query_id"), payload.get("query"), payload.get("answer")
+        if not all(isinstance(v, str) for v in (qid, query, answer)):
+            return None
+        return qid, answer_digest(query, answer)
 
     def _publish(self, critique: CritiqueMessage) -> bool:
         try:

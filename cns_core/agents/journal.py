@@ -79,7 +79,12 @@ _KEPT_IDS = 500             # message ids one "kept" request may ask about
 
 
 class JournalUnavailable(BusError):
-    """No journal answered (not started, or disabled in config/bus.yaml)."""
+    """No journal answered (not started, or disabled in config/bus.yaml). From :func:`confirm_kept`,
+    ``not_recorded`` holds the message ids the journal was not seen to record."""
+
+    def __init__(self, message: str, not_recorded: Sequence[str] = ()):
+        super().__init__(message)
+        self.not_recorded = list(not_recorded)
 
 
 class JournalRefused(BusError):
@@ -102,6 +107,8 @@ class Journal:
         self._failing_since = 0.0
         self._said_at = 0.0
         self.spilled: list[Path] = []                  # files holding turns no disk write could keep
+        self._spilled_ids: set[str] = set()            # held messages already written to a spill file
+        self._spill_lock = threading.Lock()
         self.recorded = 0
         self.rejected = 0
         self.errors = 0
@@ -189,8 +196,7 @@ class Journal:
             time.sleep(0.05)        # a failing disk must not turn this loop into a spin
 
     def _record(self, pull: zmq.Socket, db: sqlite3.Connection) -> None:
-        rows, refused = self._unsaved, []
-        self._unsaved = []
+        rows, refused = list(self._unsaved), []      # held rows stay held (for spill_now) until written
         now = time.time()
         while pull.poll(0, zmq.POLLIN) and len(rows) < 50_000:
             frames = pull.recv_multipart()
@@ -212,6 +218,7 @@ class Journal:
         except sqlite3.Error as exc:
             self._hold(rows, exc)
             return
+        self._unsaved = []
         if self.write_error is not None:
             log.warning("bus journal: writing again; the %d message(s) held in memory are on disk now "
                         "(after %.0f s)", len(rows), time.monotonic() - self._failing_since)
@@ -253,13 +260,25 @@ class Journal:
         held, self._unsaved = self._unsaved, []
         self._spill(held, "the loop stopped while the journal could not write")
 
-    def _spill(self, rows: list[tuple[Any, ...]], why: str) -> None:
+    def spill_now(self) -> tuple[int, Path | None]:
+        """Write the turns held in memory (the journal cannot write) to a spill file now, from any thread:
+        called as soon as a stop is asked, before any grace period can end the process. Returns how many
+        turns were written and where (0, None when none is held). Turns written to disk later as well are
+        harmless in the file: ``cns replay`` of a turn already stored stores nothing twice."""
+        held = list(self._unsaved)
+        return self._spill(held, "a stop was asked while the journal could not write")
+
+    def _spill(self, rows: list[tuple[Any, ...]], why: str) -> tuple[int, Path | None]:
         """Write the turns among ``rows`` (message id, subject, body, time) as JSON lines ``cns replay`` sends
-        again, to a file outside the journal's folder; say where, or that they are lost."""
-        turns = [json.loads(body).get("payload") for _, subject, body, _ in rows if subject == "response.generation"]
+        again, to a file outside the journal's folder (each turn once, whoever asks); say where, or that they
+        are lost. Returns how many were written and where."""
+        with self._spill_lock:
+            rows = [r for r in rows if r[0] not in self._spilled_ids and r[1] == "response.generation"]
+            self._spilled_ids.update(r[0] for r in rows)
+        turns = [json.loads(body).get("payload") for _, subject, body, _ in rows]
         turns = [t for t in turns if isinstance(t, dict)]
         if not turns:
-            return
+            return 0, None
         path = spill_folder() / f"cns-unjournaled-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}.jsonl"
         try:
             with open(path, "x", encoding="utf-8") as handle:
@@ -267,10 +286,11 @@ class Journal:
         except OSError as exc:
             log.error("bus journal: %s; %d turn(s) could not be written anywhere and are LOST (%s)", why,
                       len(turns), exc)
-            return
+            return 0, None
         self.spilled.append(path)
         log.error("bus journal: %s; wrote the %d turn(s) it could not journal to %s: send them again with "
                   "`cns replay %s` once the disk has room", why, len(turns), path, path)
+        return len(turns), path
 
     def _kept(self, request: dict[str, Any], db: sqlite3.Connection) -> dict[str, Any]:
         """Which of a sender's messages are on disk, held in memory, or refused."""
@@ -477,9 +497,14 @@ def confirm_kept(config: BusConfig, message_ids: Sequence[str], timeout: float =
         held: list[str] = []
         refused: list[str] = []
         error = None
-        for start in range(0, len(waiting), _KEPT_IDS):
-            reply = _request(config, {"op": "kept", "message_ids": waiting[start:start + _KEPT_IDS]},
-                             max(0.1, deadline - time.monotonic()))
+        asking = list(waiting)
+        for start in range(0, len(asking), _KEPT_IDS):
+            try:
+                reply = _request(config, {"op": "kept", "message_ids": asking[start:start + _KEPT_IDS]},
+                                 max(0.1, deadline - time.monotonic()))
+            except JournalUnavailable as exc:      # the loop died, or is not there: these are not known kept
+                raise JournalUnavailable(f"{exc}: {len(waiting)} of {total} message(s) not confirmed recorded",
+                                         waiting) from None
             done = set(reply["kept"])
             held += reply["held"]
             refused += reply["rejected"]
@@ -494,6 +519,6 @@ def confirm_kept(config: BusConfig, message_ids: Sequence[str], timeout: float =
                                  "if the loop stops first (it then writes them to a file it names in its log)")
         if waiting and time.monotonic() > deadline:
             raise JournalUnavailable(f"the bus journal has not recorded {len(waiting)} of {total} message(s) "
-                                     f"within {timeout:g} s")
+                                     f"within {timeout:g} s", waiting)
         if waiting:
             time.sleep(0.05)

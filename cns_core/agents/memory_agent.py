@@ -87,6 +87,7 @@ class MemoryAgent(Agent):
         self.quarantined = 0
         self.scores_applied = 0
         self.scores_parked = 0
+        self.scores_stale = 0          # grades of another answer than the engram holds: not stored
         self.replayed = 0
         self.trust_scored = 0
         self.trust_failed = 0
@@ -391,3 +392,4 @@ class MemoryAgent(Agent):
         outcome = self.memory.record_critiques([c.memory_fields() for c in critiques])
         self.scores_applied += outcome.count("applied")
         self.scores_parked += outcome.count("pending")
+        self.scores_stale += outcome.count("stale")

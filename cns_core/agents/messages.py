@@ -19,6 +19,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError, field_validator
 
 from cns_core.bounds import excerpt
+from cns_core.engrams import answer_digest
 
 __all__ = ["TurnMessage", "CritiqueMessage", "QueryMessage", "describe_errors", "LIMITS"]
 
@@ -117,6 +118,8 @@ class CritiqueMessage(BaseModel):
         """What MemoryService stores with the score (as ``critic_*`` keys)."""
         out: dict[str, Any] = {"query_id": self.query_id, "score": self.score, "feedback": self.feedback,
                                "judge_model": self.judge_model}
+        if self.query:        # the text judged: the memory applies the grade only to an engram holding it
+            out["answer_digest"] = answer_digest(self.query, self.answer)
         if self.latency_s is not None:
             out["latency_s"] = round(float(self.latency_s), 4)
         return out

@@ -10,10 +10,13 @@
 * ``cns replay FILE.jsonl [--wait]`` publishes many turns with a progress bar. A line
   is a JSON object with query and answer (or Prometheus' instruction and response)
   and optional reference (reference_answer), rubric, query_id and session_id. Bad
-  lines are reported with their line numbers and the rest are still sent (exit 1).
+  lines are reported with their line numbers and the rest are still sent (exit 1). With ``--wait``
+  it exits 1 unless every turn it sent came back with a score.
 
 Both senders then ask the bus journal whether their turns are on disk: when it cannot write
-(a full disk) they say so and exit 1 (:func:`~cns_core.agents.journal.confirm_kept`).
+(a full disk) or is gone (the loop died under them) they say so and exit 1
+(:func:`~cns_core.agents.journal.confirm_kept`); ``cns replay`` writes the turns the journal was not
+seen to record to ``<file>.not-kept-<time>.jsonl``, which it sends again.
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ def _run_judge_loop(args: argparse.Namespace) -> int:
         return 0
     finally:
         stop.request()          # from here on the watchdog ends the process at the grace period's end
+        _spill_held_turns(proxy)    # first: whatever the grace period leaves undone, held turns are in a file
         for agent in started:   # all at once: each finishes the batch in hand meanwhile
             agent.request_stop()
         if grader is not None:
@@ -187,6 +191,18 @@ def _run_judge_loop(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         _say("stopped", err=True)
+
+
+def _spill_held_turns(proxy: Any) -> None:
+    """At a stop, while the journal cannot write: its held turns to a spill file at once, said on stderr with
+    how many and where (the journal's own stop writes any held after this one)."""
+    journal = getattr(proxy, "journal", None)
+    if journal is None or not journal.write_error:
+        return
+    count, path = journal.spill_now()
+    if path is not None:
+        _say(f"cns agents: stopping while the bus journal cannot write: wrote the {count} turn(s) it held in "
+             f"memory to {path}; send them again with `cns replay {path}` once the disk has room", err=True)
 
 
 class _JournalWatch:
@@ -373,7 +389,7 @@ def run_grade(args: argparse.Namespace) -> int:
     with Publisher(bus, source="cns grade") as pub, Subscriber([CRITIQUE], bus) as sub:
         sub.wait_ready(pub)
         envelope = pub.publish(RESPONSE, turn.model_dump(exclude_none=True))
-        kept = _journaled(bus, [envelope.message_id], "cns grade")
+        kept, _ = _journaled(bus, [envelope.message_id], "cns grade")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             envelope = sub.recv(timeout=max(0.0, deadline - time.monotonic()))
@@ -384,21 +400,24 @@ def run_grade(args: argparse.Namespace) -> int:
     return 1
 
 
-def _journaled(bus: Any, message_ids: list[str], command: str) -> bool:
-    """Whether the journal holds the turns just sent on disk; when it cannot write (a full disk), says so on
-    stderr: the sender is told its turns are not kept (a loop without a journal is not asked)."""
+def _journaled(bus: Any, message_ids: list[str], command: str) -> tuple[bool, list[str]]:
+    """(whether the journal holds the turns just sent on disk, the ids it was not seen to record). When it
+    cannot write (a full disk) or is gone (the loop died while they were sent), says so on stderr: the sender
+    is told its turns are not kept (a loop without a journal is not asked). Turns held in memory by a journal
+    that cannot write are not among the ids: the loop writes those to a file itself at a stop."""
     from cns_core.agents.journal import JournalRefused, JournalUnavailable, confirm_kept
 
     if not message_ids or not bus.journal_enabled:
-        return True
+        return True, []
     try:
         confirm_kept(bus, message_ids, timeout=max(5.0, len(message_ids) / 200))
     except JournalRefused as exc:
         print(f"{command}: error: {exc}", file=sys.stderr)
-        return False
+        return False, []
     except JournalUnavailable as exc:
-        print(f"{command}: warning: cannot tell whether the turns are kept: {exc}", file=sys.stderr)
-    return True
+        print(f"{command}: error: the turns are not known to be kept: {exc}", file=sys.stderr)
+        return False, exc.not_recorded or list(message_ids)
+    return True, []
 
 
 def _print_critique(critique: dict[str, Any], as_json: bool) -> int:
@@ -464,8 +483,7 @@ class _RepeatedIds:
 def run_replay(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from cns_core.agents.bus import CRITIQUE, RESPONSE, Publisher, Subscriber
-
+    from cns_core.agents.bus import CRITIQUE, RESPONSE, BusError, Publisher, Subscriber
     from cns_core.bounds import regular_file_problem
 
     path = Path(args.file)
@@ -476,7 +494,8 @@ def run_replay(args: argparse.Namespace) -> int:
     bad: list[str] = []
     sent: set[str] = set()
     published = 0
-    envelopes: list[str] = []
+    envelopes: dict[str, dict[str, Any]] = {}      # message id -> the turn sent: re-sent if not recorded
+    unsent: list[dict[str, Any]] = []              # turns after the bus refused one (the loop is gone)
     repeats = _RepeatedIds(path)
     with Publisher(bus, source="cns replay") as pub, Subscriber([CRITIQUE], bus) as sub:
         if args.wait:
@@ -487,7 +506,16 @@ def run_replay(args: argparse.Namespace) -> int:
                     bad.append(f"{path}:{number}: {printable(problem)}")
                     continue
                 repeats.check(number, payload)
-                envelopes.append(pub.publish(RESPONSE, payload).message_id)
+                if unsent:
+                    unsent.append(payload)
+                    continue
+                try:
+                    envelopes[pub.publish(RESPONSE, payload).message_id] = payload
+                except BusError as exc:
+                    print(f"cns replay: error: {path}:{number}: {printable(str(exc))}; the rest is not sent",
+                          file=sys.stderr)
+                    unsent.append(payload)
+                    continue
                 sent.add(payload["query_id"])
                 published += 1
                 bar.update(1)
@@ -496,13 +524,40 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"sent {published} turn(s)" + (f" for {len(sent)} query id(s)" if len(sent) != published else "")
               + (f", {len(repeats.warnings)} repeating a query id with another answer" if repeats.warnings else "")
               + (f", skipped {len(bad)} bad line(s)" if bad else ""))
-        kept = _journaled(bus, envelopes, "cns replay")
-        if args.wait and sent:
-            _wait_for_critiques(sub, sent, args.timeout)
-    return 1 if bad or not kept else 0
+        kept, not_recorded = _journaled(bus, list(envelopes), "cns replay")
+        if not_recorded or unsent:
+            _keep_unsent(path, [envelopes[i] for i in not_recorded] + unsent, published + len(unsent))
+        graded = _wait_for_critiques(sub, sent, args.timeout) if args.wait and sent else True
+    return 1 if bad or unsent or not kept or not graded else 0
 
 
-def _wait_for_critiques(sub: Any, pending: set[str], timeout: float) -> None:
+def _keep_unsent(source: Path, turns: list[dict[str, Any]], total: int) -> Path | None:
+    """Write turns the journal was not seen to record as JSON lines ``cns replay`` sends again (each with its
+    query id, so a turn that did arrive is not stored twice): beside ``source``, else in the temporary folder."""
+    from cns_core.agents.journal import spill_folder
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"{source.stem}.not-kept-{stamp}-{uuid.uuid4().hex[:6]}.jsonl"
+    text = "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in turns)
+    for folder in (source.parent, spill_folder()):
+        target = folder / name
+        try:
+            with open(target, "x", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            print(f"cns replay: warning: cannot write {printable(str(target))}: {exc}", file=sys.stderr)
+            continue
+        print(f"cns replay: error: {len(turns):,} of {total:,} turn(s) are not kept; wrote them to "
+              f"{printable(str(target))}: send them again with `cns replay {printable(str(target))}` once the "
+              "judge loop runs", file=sys.stderr)
+        return target
+    print(f"cns replay: error: {len(turns):,} of {total:,} turn(s) are not kept and could not be written anywhere; "
+          f"send {printable(str(source))} again once the judge loop runs", file=sys.stderr)
+    return None
+
+
+def _wait_for_critiques(sub: Any, pending: set[str], timeout: float) -> bool:
+    """Print how the turns were graded; True when every one has a score."""
     from tqdm import tqdm
 
     scores: list[int] = []
@@ -522,3 +577,4 @@ def _wait_for_critiques(sub: Any, pending: set[str], timeout: float) -> None:
             bar.update(1)
     mean = f", mean score {sum(scores) / len(scores):.2f}" if scores else ""
     print(f"graded {len(scores)}, no score {failed}, no critique {len(pending)}{mean}")
+    return not failed and not pending

@@ -37,18 +37,45 @@ def _say(out: IO[str], text: str) -> None:
         pass
 
 
+class _Repeats:
+    """Chroma logs an error per request: a line that repeats (numbers and times aside) is said once, then every
+    ``every_s`` with how many times it came meanwhile (a full disk once made one line per request)."""
+
+    def __init__(self, every_s: float = 60.0):
+        self.every_s = every_s
+        self._seen: dict[str, list[float]] = {}     # shape -> [last said (monotonic), times since]
+
+    def say(self, line: str) -> str | None:
+        shape = re.sub(r"\d+", "#", line)[:300]
+        now = time.monotonic()
+        seen = self._seen.get(shape)
+        if seen is None or now - seen[0] >= self.every_s:
+            if len(self._seen) > 1000:
+                self._seen.clear()
+            repeated = f" (and {int(seen[1])} more like it in the last {now - seen[0]:.0f} s)" if seen and seen[1] \
+                else (" (repeats are counted, said every minute)" if seen is None else "")
+            self._seen[shape] = [now, 0]
+            return line + repeated
+        seen[1] += 1
+        return None
+
+
 def _filter_stdout(out: IO[str]) -> None:
     """Send this process's fd 1 (where the Chroma server writes) through a pipe; pass only noteworthy lines."""
     read_end, write_end = os.pipe()
     os.dup2(write_end, 1)
     os.close(write_end)
 
+    repeats = _Repeats()
+
     def pump() -> None:
         with os.fdopen(read_end, "r", encoding="utf-8", errors="replace") as lines:
             for line in lines:
                 plain = _ANSI.sub("", line).rstrip()
                 if plain.strip() and NOTEWORTHY.search(plain):
-                    _say(out, plain.strip())
+                    said = repeats.say(plain.strip())
+                    if said:
+                        _say(out, said)
 
     threading.Thread(target=pump, name="cns-chroma-log", daemon=True).start()
 
@@ -77,7 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.path)
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from cns_core.config import make_private
+
+    os.umask(0o077)                             # what the server creates is the owner's alone
+    for problem in make_private(folder):        # ... and what is there already
+        _say(sys.stderr, f"memory server: warning: cannot make private: {problem}")
     try:
         store_lock(folder, f"the Chroma server of `cns run` on port {args.port}").acquire()
     except LockHeld as exc:

@@ -171,7 +171,8 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
     already. StoreBusyError when another process holds the folder embedded. Says which."""
     from cns_core.cli.supervisor import ChildSpec
     from cns_core.memory import memory_settings
-    from cns_core.memory.access import StoreBusyError, served_record, store_folder, store_lock, write_server_record
+    from cns_core.memory.access import (StoreBusyError, server_read_problem, served_record, store_folder, store_lock,
+                                        write_server_record)
 
     cfg = memory_settings()
     if cfg.get("url"):
@@ -194,7 +195,9 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
     print(f"memory: serving {folder} through a Chroma server on http://{host}:{port} ([chroma] below); the judge "
           "loop, the dashboard and any `cns` command reach the memory there")
     return ChildSpec("chroma", argv, env=env, restart=True, max_restarts=5, restart_pause_s=1.0,
-                     stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid)), folder
+                     stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid),
+                     health=lambda: server_read_problem(host, port, timeout=10.0), health_every_s=15.0,
+                     health_misses=2), folder
 
 
 def demo_data_plan(turns: int, env: dict[str, str], address: str, port: int | None) -> "ChildSpec":
@@ -258,6 +261,10 @@ def run_demo(args: argparse.Namespace) -> int:
     from cns_core.memory.access import MemoryStoreError, clear_server_record
 
     quiet_model_loading()   # the children inherit the switches
+    from cns_core.config import make_private, state_dir
+
+    for problem in make_private(state_dir()):    # the state folder is the owner's alone (and so are new files)
+        print(f"cns run: warning: cannot make private: {problem}", file=sys.stderr)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     try:
         memory_server, served_folder = memory_server_plan(env)

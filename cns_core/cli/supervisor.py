@@ -5,7 +5,10 @@
 runs in its own process group, so the supervisor alone decides when it stops: on SIGINT or SIGTERM every
 child gets SIGTERM (its whole group), and whatever is still alive after the grace period is
 killed; a child marked ``stop_last`` (the memory's server) only once the others are gone.
-A child marked ``restart`` that dies is started again (a few times, with a pause); a child marked
+A child marked ``restart`` that dies is started again (a few times, with a pause; a child that ran
+``stable_s`` healthy since has its count forgiven); one with a ``health`` check (a real request with
+its own deadline, not a heartbeat) that fails ``health_misses`` times in a row is killed and so
+restarted. A child marked
 ``one_shot`` (the demo data filler) runs to its end and its exit, whatever its status, ends nothing; any
 other child that exits ends the whole run. Nothing is left behind: no process, and so no
 port.
@@ -74,6 +77,12 @@ class ChildSpec:
     on_start: Callable[[int], None] | None = None   # told each new pid (the dashboard's record)
     stop_last: bool = False         # stopped once the others have exited (the memory's server: they write to it)
     one_shot: bool = False          # a task that ends by itself (the demo data): its exit stops nothing
+    health: Callable[[], str | None] | None = None   # a real request with its own deadline: None when it answered,
+                                                     # else what went wrong (a live process is not enough)
+    health_every_s: float = 15.0
+    health_misses: int = 2          # this many failed checks in a row: the child is killed and restarted
+    health_grace_s: float = 60.0    # after a start, failures count only from here (or from its first good answer)
+    stable_s: float = 300.0         # a restarted child that then ran this long healthy has its restarts forgiven
 
 
 @dataclass
@@ -83,6 +92,9 @@ class _Child:
     restarts: int = 0
     relay: threading.Thread | None = field(default=None, repr=False)
     ended: bool = False             # a one-shot child that has exited (and been said so)
+    started_at: float = field(default_factory=time.monotonic)
+    answered: bool = False          # its health check has succeeded since this start
+    misses: int = 0                 # health checks failed in a row
 
 
 class Supervisor:
@@ -142,6 +154,9 @@ class Supervisor:
                 child = _Child(spec, self._start(spec))
                 child.relay = self._relay(child)
                 self.children.append(child)
+                if spec.health is not None:
+                    threading.Thread(target=self._watch_health, args=(child,), name=f"cns-health-{spec.name}",
+                                     daemon=True).start()
             while not self._stop.wait(self.poll_s):
                 status = self._check_children()
                 if status:
@@ -170,6 +185,9 @@ class Supervisor:
                 if all(c.ended for c in self.children):
                     self._stop.set()            # nothing left to supervise
                 continue
+            if spec.restart and (child.answered or spec.health is None) \
+                    and time.monotonic() - child.started_at >= spec.stable_s:
+                child.restarts = 0           # it had recovered: an end long after is not the same failure
             if spec.restart and child.restarts < spec.max_restarts:
                 child.restarts += 1
                 self.say(f"[{spec.name}] {_ending(code)}; restarting "
@@ -178,10 +196,42 @@ class Supervisor:
                     return 0
                 child.proc = self._start(spec)
                 child.relay = self._relay(child)
+                child.started_at, child.answered, child.misses = time.monotonic(), False, 0
                 continue
-            self.say(f"[{spec.name}] exited with status {code}; stopping the rest")
+            if spec.restart:
+                self.say(f"[{spec.name}] {_ending(code)} after {spec.max_restarts} restart(s), none of which ran "
+                         f"{spec.stable_s:g} s healthy; stopping the rest (see its lines above)")
+            else:
+                self.say(f"[{spec.name}] exited with status {code}; stopping the rest")
             return code or 1
         return 0
+
+    def _watch_health(self, child: _Child) -> None:
+        """Ask a running child a real question every ``health_every_s``; after ``health_misses`` failures in a
+        row (counted once it has answered once, or its start-up grace is over) kill it: the poll loop restarts
+        it like any child that died. A server whose heartbeat answers while reads hang is not alive."""
+        spec = child.spec
+        assert spec.health is not None
+        while not self._stop.wait(spec.health_every_s):
+            proc = child.proc
+            if proc.poll() is not None or child.ended:
+                continue
+            try:
+                problem = spec.health()
+            except Exception as exc:  # noqa: BLE001 - a check that raises is a failed check, not a dead thread
+                problem = f"{type(exc).__name__}: {exc}"
+            if proc is not child.proc:
+                continue                 # restarted meanwhile
+            if problem is None:
+                child.answered, child.misses = True, 0
+                continue
+            if not child.answered and time.monotonic() - child.started_at < spec.health_grace_s:
+                continue                 # still starting
+            child.misses += 1
+            if child.misses >= spec.health_misses and proc.poll() is None and not self._stop.is_set():
+                self.say(f"[{spec.name}] {problem} ({child.misses} checks in a row); killing it to restart it")
+                child.misses = 0
+                _signal_group(proc, signal.SIGKILL)
 
     def stop_all(self) -> None:
         """SIGTERM every child's process group, wait up to the grace period, then SIGKILL what is left; children

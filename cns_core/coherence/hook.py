@@ -55,7 +55,7 @@ from cns_core.coherence.schemas import (
 )
 from cns_core.coherence.settings import CoherenceSettings
 from cns_core.models.nli import NLI_LABELS
-from cns_core.bounds import logger
+from cns_core.bounds import RepeatedFailure, logger
 
 __all__ = ["CoherenceHook", "PreWriteVerdict"]
 
@@ -170,6 +170,7 @@ class CoherenceHook:
         else:
             path = Path(log) if isinstance(log, (str, Path)) else s.state_path(s.log, "file", "coherence.jsonl")
             self.log = CoherenceLog(path, max_bytes=int(float(s.log.get("max_mb", 50)) * 1_000_000))
+        self._log_failures = RepeatedFailure(_log, "coherence log")   # a full disk: said once, then counted
         if quarantine is None:
             from cns_core.coherence.memory_adapter import MemoryQuarantine
 
@@ -226,8 +227,10 @@ class CoherenceHook:
             return
         try:
             self.log.write_event(event, self.tick, chain_id, **fields)
-        except OSError as exc:  # a full disk must not take the hook down
-            _log.warning("coherence log: %s", exc)
+        except OSError as exc:  # a full disk must not take the hook down, nor flood the log
+            self._log_failures.failed(exc)
+        else:
+            self._log_failures.succeeded()
 
     def effective_settings(self) -> CoherenceSettings:
         """The settings with tau_c as adapted so far (phase E)."""
@@ -462,7 +465,9 @@ class CoherenceHook:
             try:
                 self.log.write_result(result)
             except OSError as exc:
-                _log.warning("coherence log: %s", exc)
+                self._log_failures.failed(exc)
+            else:
+                self._log_failures.succeeded()
         self._maybe_recheck(tick)
         return result
 

@@ -34,12 +34,13 @@ from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_starte
 
 __all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBusyError", "ServerRecord",
            "OpenedStore", "store_folder", "store_lock", "write_server_record", "clear_server_record", "served_record",
-           "open_store", "place_of", "server_answers"]
+           "open_store", "place_of", "server_answers", "server_read_problem", "REQUEST_TIMEOUT_S"]
 
 STORE_LOCK_NAME = "cns-memory.lock"
 SERVER_RECORD_NAME = "cns-server.json"
 SERVE_WAIT_S = 30.0          # how long an opener waits for a served folder's server to answer (start, restart)
 _MAX_RECORD_BYTES = 4096
+REQUEST_TIMEOUT_S = 60.0     # every request to a Chroma server, a write included, has this deadline (memory.yaml)
 
 
 class MemoryStoreError(RuntimeError):
@@ -139,6 +140,36 @@ def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
+def server_read_problem(host: str, port: int, timeout: float = 10.0) -> str | None:
+    """None when a Chroma server answers a real read (listing its collections, which needs its SQLite store)
+    within ``timeout``, else what went wrong. Its heartbeat answers without the store: a server wedged on a
+    lock (once, after a full disk was freed) answered it for 14 minutes while every read hung."""
+    import urllib.request
+
+    url = f"http://{host}:{port}/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1"
+    started = time.monotonic()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as reply:
+            reply.read(65536)
+            return None if reply.status == 200 else f"a read answered HTTP {reply.status}"
+    except (OSError, ValueError) as exc:
+        if time.monotonic() - started >= timeout * 0.9:
+            return f"does not answer a read within {timeout:g} s"
+        return f"a read failed ({type(exc).__name__}: {exc})"
+
+
+def _with_deadline(client: Any, seconds: float) -> Any:
+    """Give every request of a Chroma ``HttpClient`` a deadline: Chroma's client waits forever (httpx with
+    ``timeout=None``), so a write to a wedged server would hold its caller for good. The session is Chroma's
+    own (``client._server._session``); where a Chroma version keeps it elsewhere nothing is changed."""
+    import httpx
+
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if isinstance(session, httpx.Client):
+        session.timeout = httpx.Timeout(seconds, connect=min(seconds, 10.0))
+    return client
+
+
 def _wait_for_server(record: ServerRecord, folder: Path, wait_s: float) -> ServerRecord:
     """The live record once its server answers (it may be starting or restarting: a restarted server has a new
     pid, so the record is read again); MemoryStoreError when it does not within ``wait_s``."""
@@ -164,7 +195,7 @@ def _settings() -> Any:
     return Settings(anonymized_telemetry=False)
 
 
-def _http_client(url: str, allow_non_loopback: bool) -> Any:
+def _http_client(url: str, allow_non_loopback: bool, timeout_s: float = REQUEST_TIMEOUT_S) -> Any:
     import chromadb
 
     from cns_core.access import is_loopback
@@ -178,8 +209,14 @@ def _http_client(url: str, allow_non_loopback: bool) -> Any:
                           "that, by default, has no authentication. To use it on purpose set "
                           "allow_non_loopback: true in config/memory.yaml")
     port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+    if parsed.scheme == "http":       # Chroma's client asks the server before any deadline can be set on it
+        problem = server_read_problem(parsed.hostname, port, timeout_s)
+        if problem is not None and "answer a read" in problem:
+            raise MemoryStoreError(f"the Chroma server at {url} {problem} (Timeout; memory.request_timeout_s); "
+                                   "`cns run` restarts a server of its own that stops answering")
     try:
-        return chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https", settings=_settings())
+        return _with_deadline(chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
+                                                  settings=_settings()), timeout_s)
     except Exception as exc:  # connection refused, wrong server, version mismatch
         raise MemoryStoreError(f"cannot reach the Chroma server at {url} ({type(exc).__name__}: {exc}). "
                                "Start it (chroma run) or unset CNS_CHROMA_URL / memory.url.") from exc
@@ -209,15 +246,16 @@ def _embedded_client(folder: Path) -> OpenedStore:
 
 
 def open_store(path: str | Path | None = None, url: str | None = None, *, allow_non_loopback: bool = False,
-               wait_s: float = SERVE_WAIT_S) -> OpenedStore:
-    """Open the memory the one way this process may (see the module doc)."""
+               wait_s: float = SERVE_WAIT_S, timeout_s: float = REQUEST_TIMEOUT_S) -> OpenedStore:
+    """Open the memory the one way this process may (see the module doc); every request to a server has
+    the deadline ``timeout_s``."""
     if url:
-        return OpenedStore(_http_client(url, allow_non_loopback), url)
+        return OpenedStore(_http_client(url, allow_non_loopback, timeout_s), url)
     folder = store_folder(path)
     record = served_record(folder)
     if record is not None:
         record = _wait_for_server(record, folder, wait_s)
-        return OpenedStore(_http_client(record.url, False), record.url, served=record)
+        return OpenedStore(_http_client(record.url, False, timeout_s), record.url, served=record)
     return _embedded_client(folder)
 
 

@@ -9,8 +9,10 @@ restart) and ``<name>_quarantine`` (turns the coherence hook blocked).
 The engram record, the browser's filters and time-ordered paging are in
 :mod:`cns_core.engrams`; this module owns the store. Two families of metadata keys belong to
 the memory, not to the writer of a turn: ``critic_*`` (the judge's grade) and ``trust_*`` (the
-critics' Trust Score of the answer, :meth:`MemoryService.record_trust`). A rewrite of a turn
-keeps its grade, and keeps its Trust Score when the text is unchanged.
+critics' Trust Score of the answer, :meth:`MemoryService.record_trust`). A rewrite of a turn with
+the same text keeps its grade and Trust Score; a rewrite with another answer starts ungraded, and a
+grade is applied only to the answer it judged (``critic_answer_digest``), never to another answer
+that shares its query id.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from cns_core.config import ConfigError, env_override, load_config, state_dir
-from cns_core.memory.access import MemoryStoreError, StoreBusyError, open_store
+from cns_core.memory.access import REQUEST_TIMEOUT_S, MemoryStoreError, StoreBusyError, open_store
 from cns_core.engrams import (
+    answer_digest,
+    turn_document,
     HUMAN_KEYS,
     HUMAN_PREFIX,
     ORDERS,
@@ -73,7 +77,7 @@ __all__ = [
 
 log = logger(__name__)
 
-CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite of the turn keeps them
+CRITIC_PREFIX = "critic_"          # metadata keys owned by grading; a rewrite with the same text keeps them
 _GET_CHUNK = 5000                  # rows per Chroma read (SQLite caps the variables of one query)
 _RESERVED = frozenset({"type", "query", "session_id", "timestamp", "answer_start"})
 OWNED_PREFIXES = (CRITIC_PREFIX, TRUST_PREFIX, HUMAN_PREFIX)   # key families the memory writes (grade, Trust
@@ -201,9 +205,23 @@ def _let_go(store: Any) -> None:
         store.lock.release()
 
 
-def _document(query: str, answer: str) -> str:
-    """The stored text of a turn (the answer starts at ``len(query) + 2``)."""
-    return f"{query}\n\n{answer}"
+_document = turn_document
+DIGEST_KEY = CRITIC_PREFIX + "answer_digest"   # the fingerprint of the text a grade judged (see answer_digest)
+
+
+def _digest_of(document: str | None) -> str | None:
+    """The fingerprint of a stored document (the query and the answer it holds)."""
+    if document is None:
+        return None
+    query, sep, answer = document.partition("\n\n")
+    return answer_digest(query, answer) if sep else None
+
+
+def _judged_this(grade: Mapping[str, Any], document: str | None) -> bool:
+    """Whether a grade judged this very document; a grade that names no text (an older critique, a
+    person's import) is taken as judging what is stored."""
+    digest = grade.get(DIGEST_KEY)
+    return not digest or digest == _digest_of(document)
 
 
 class MemoryService:
@@ -231,7 +249,8 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
-        store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)))
+        store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)),
+                           timeout_s=float(cfg.get("request_timeout_s", REQUEST_TIMEOUT_S)))
         self._closer = weakref.finalize(self, _let_go, store)
         self._closer.atexit = False          # at exit the kernel releases the lock; Chroma stops on its own
         self._client = store.client
@@ -333,9 +352,9 @@ class MemoryService:
                        *, timestamp: float | None = None, **meta: Any) -> str:
         """Store one turn with id ``query_id`` (uuid4 when absent) and return the id.
 
-        Writing an id that exists replaces the turn's text and metadata but keeps its
-        ``critic_*`` keys (a replayed turn must not erase its score); a critique
-        parked for this id is applied now.
+        Writing an id that exists replaces the turn's text and metadata; with the same text it keeps
+        its ``critic_*`` keys (a replayed turn must not erase its score), with another answer it starts
+        ungraded. A critique parked for this id is applied now if it judged this text.
         """
         return self.write_episodic_many([{"query": query, "answer": answer, "session_id": session_id,
                                           "query_id": query_id, "timestamp": timestamp, "metadata": meta}])[0]
@@ -368,9 +387,13 @@ class MemoryService:
         for qid in ids:
             doc, meta = prepared[qid]
             meta = dict(meta)
-            if qid in old_by_id:
+            # A grade belongs to the answer it judged: a rewrite with another answer starts ungraded (the
+            # pending grader asks for it), and a parked grade of another answer is dropped.
+            if qid in old_by_id and old_by_id[qid][0] == doc:
                 meta.update({k: v for k, v in old_by_id[qid][1].items() if k.startswith(CRITIC_PREFIX)})
-            if qid in parked_by_id:
+            elif qid in old_by_id:     # None: Chroma deletes the old answer's grade keys
+                meta.update({k: None for k in old_by_id[qid][1] if k.startswith(CRITIC_PREFIX) and k not in meta})
+            if qid in parked_by_id and _judged_this(parked_by_id[qid], doc):
                 meta.update({k: v for k, v in parked_by_id[qid].items() if k.startswith(CRITIC_PREFIX)})
             meta.update(time_keys(int(meta.get("critic_score", UNGRADED)), meta["timestamp"]))
             if qid in old_by_id and old_by_id[qid][0] == doc:    # same text: its Trust Score and verdicts hold
@@ -386,7 +409,7 @@ class MemoryService:
         if same_ids:
             self._engrams.update(ids=same_ids, metadatas=same_metas)
         if parked_by_id:
-            self._pending.delete(ids=list(parked_by_id))
+            self._pending.delete(ids=list(parked_by_id))   # applied, or a grade of another answer
 
     # ---------------------------------------------------------------- scores and pending critiques
 
@@ -409,7 +432,14 @@ class MemoryService:
         return applied
 
     def apply_scores(self, critiques: Sequence[Mapping[str, Any]]) -> list[bool]:
-        """Batch form of :meth:`update_engram_score`: one read and one write; later items win."""
+        """Batch form of :meth:`update_engram_score`: one read and one write; later items win.
+
+        A critique carrying ``answer_digest`` (:func:`cns_core.engrams.answer_digest` of the text it judged)
+        is applied only to an engram holding that text; see :meth:`record_critiques`."""
+        return [outcome == "applied" for outcome in self._apply_scores(critiques)]
+
+    def _apply_scores(self, critiques: Sequence[Mapping[str, Any]]) -> list[str]:
+        """"applied", "missing" (no engram has the id) or "stale" (the engram holds another answer) each."""
         merged: dict[str, dict[str, Any]] = {}
         for i, item in enumerate(critiques):
             extra = {k: v for k, v in item.items() if k not in ("query_id", "score", "feedback")}
@@ -420,9 +450,12 @@ class MemoryService:
                 raise ValueError(f"critique {i} ({qid}): {exc}") from None
         if not merged:
             return []
-        found = self._get(self._engrams, list(merged), include=("metadatas",))
-        ids, metas = [], []
-        for qid, meta in zip(found["ids"], found["metadatas"]):
+        found = self._get(self._engrams, list(merged), include=("metadatas", "documents"))
+        ids, metas, stale = [], [], set()
+        for qid, meta, doc in zip(found["ids"], found["metadatas"], found["documents"]):
+            if not _judged_this(merged[qid], doc):
+                stale.add(qid)
+                continue
             # Only the grade's own keys are written (Chroma merges them into the record): another process's
             # concurrent write of other keys (a Trust Score, a person's verdict) is never overwritten.
             ids.append(qid)
@@ -430,7 +463,8 @@ class MemoryService:
         if ids:
             self._engrams.update(ids=ids, metadatas=metas)
         applied = set(ids)
-        return [item["query_id"] in applied for item in critiques]
+        return ["applied" if item["query_id"] in applied else "stale" if item["query_id"] in stale else "missing"
+                for item in critiques]
 
     def record_trust(self, trust: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Replace each engram's ``trust_*`` metadata (query id -> keys from ``TRUST_KEYS``; a key
@@ -508,14 +542,20 @@ class MemoryService:
     def record_critiques(self, critiques: Sequence[Mapping[str, Any]]) -> list[str]:
         """Apply each critique to its engram, or park it when the engram is not there yet.
 
-        Returns "applied" or "pending" per critique. This is what MemoryAgent calls.
+        Returns "applied", "pending" (parked) or "stale" per critique: a stale critique judged another answer
+        than the engram holds now (two turns sharing a query id); it is not stored, and the engram's own answer
+        stays ungraded until the judge grades it. This is what MemoryAgent calls.
         """
-        applied = self.apply_scores(critiques)
-        waiting = [c for c, ok in zip(critiques, applied) if not ok]
+        outcomes = self._apply_scores(critiques)
+        waiting = [c for c, outcome in zip(critiques, outcomes) if outcome == "missing"]
         if waiting:
             self.park_critiques(waiting)
             log.info("memory: %d critique(s) arrived before their engrams; parked", len(waiting))
-        return ["applied" if ok else "pending" for ok in applied]
+        stale = [c["query_id"] for c, outcome in zip(critiques, outcomes) if outcome == "stale"]
+        if stale:
+            log.info("memory: %d grade(s) judged another answer than their engram holds now (%s); not stored",
+                     len(stale), ", ".join(map(str, stale[:3])))
+        return ["pending" if outcome == "missing" else outcome for outcome in outcomes]
 
     def pending_critiques(self) -> list[dict[str, Any]]:
         """Every parked critique's metadata (score, feedback, query_id, parked_at, ...)."""
@@ -526,18 +566,23 @@ class MemoryService:
         parked = self._get(self._pending, include=("metadatas",))
         if not parked["ids"]:
             return 0
-        present = set(self._get(self._engrams, parked["ids"], include=())["ids"])
-        items, damaged = [], []
+        present_docs = self._get(self._engrams, parked["ids"], include=("documents",))
+        present = dict(zip(present_docs["ids"], present_docs["documents"]))
+        items, damaged, stale = [], [], []
         for qid, meta in zip(parked["ids"], parked["metadatas"]):
             try:
                 validate_score((meta or {}).get("critic_score"), f"parked critique {qid}: critic_score")
             except ValueError as exc:
                 damaged.append((qid, meta, str(exc)))
                 continue
-            if qid in present:
+            if qid in present and not _judged_this(meta or {}, present[qid]):
+                stale.append(qid)      # a grade of an answer the engram no longer holds
+            elif qid in present:
                 items.append({k: v for k, v in meta.items() if k.startswith(CRITIC_PREFIX)} | {"query_id": qid})
         if damaged:
             self._set_aside_parked(damaged)
+        if stale:
+            self._pending.delete(ids=stale)
         if not items:
             return 0
         found = self._get(self._engrams, [i["query_id"] for i in items], include=("metadatas",))
