@@ -140,9 +140,9 @@ def test_broken_nli_degrades_instead_of_failing(critic):
     assert result.confidence == pytest.approx(0.9 * 0.8)
 
 
-def test_single_claim_is_trivially_sound(critic):
+def test_single_claim_has_no_structure_to_judge_and_abstains(critic):
     result = _run(critic, build_sno(_claims("h")))
-    assert result.score == 1.0 and result.confidence == pytest.approx(0.3)
+    assert result.status == "not_applicable" and result.score is None and "single claim" in result.abstention
 
 
 def test_unfocused_claim(critic):

@@ -41,8 +41,8 @@ from cns_core.sno import SNO
 
 __all__ = ["HeuristicLogicCritic", "LogicCritic"]
 
-# How a single claim with evidence is scored: neutral 0.5, the model's score, or the heuristic's (1.0).
-LONE_CLAIM_CHOICES = ("neutral", "learned", "heuristic")
+# How a single claim with evidence is treated: abstain (no reasoning to judge) or the model's score.
+LONE_CLAIM_CHOICES = ("abstain", "learned")
 
 
 class HeuristicLogicCritic(ConfiguredCritic):
@@ -50,7 +50,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
     the sub-scores of :class:`LogicCritic`)."""
 
     name = "logic"
-    version = 2          # 2: reports whether cycle enumeration was capped
+    version = 3          # 3: a single claim is an abstention; 2: reports whether cycle enumeration was capped
     requires = frozenset({"nli"})
 
     def _contradictory_supports(self, sno: SNO, context: CriticContext | None
@@ -82,10 +82,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
         g = sno.graph
         n = g.number_of_nodes()
         if n <= 1:
-            return CriticResult(critic=self.name, score=1.0, confidence=float(s["trivial_confidence"]),
-                                explanation="A single claim has no argument structure to fault.",
-                                sub_scores={"orphan_score": 1.0, "coherence_score": 1.0, "parsimony_score": 1.0,
-                                            "heuristic_score": 1.0, "structure_score": 1.0})
+            return CriticResult.not_applicable(self.name, "a single claim has no argument structure to judge")
 
         weights = s["heuristic_weights"]
         max_out = float(s["max_out_degree"])
@@ -204,27 +201,25 @@ class LogicCritic(HeuristicLogicCritic):
         return self._config_key
 
     def _fallback(self, heuristic: CriticResult, why: str) -> CriticResult:
+        if not heuristic.applicable:      # nothing to judge for the heuristic either: the abstention stands
+            return heuristic
         note = f" Heuristic score: the learned model is not used ({why})."
         return replace(heuristic, explanation=heuristic.explanation + note,
                        evidence={**heuristic.evidence, "model_error": why})
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         heuristic = super().evaluate(sno, context)
-        lone = self.settings.get("lone_claim_with_evidence", "neutral")
+        lone = self.settings.get("lone_claim_with_evidence", "abstain")
         if lone not in LONE_CLAIM_CHOICES:
             raise ValueError(f"critics.yaml: logic.lone_claim_with_evidence: {lone!r} is not one of "
                              f"{', '.join(LONE_CLAIM_CHOICES)}")
-        if len(sno.claims) == 1 and sno.evidence and lone == "neutral":
-            # One claim with its evidence (a short answer and its reference) has no structure to judge:
-            # Logic neither rewards a short confident answer (the heuristic finds no fault, 1.0) nor
-            # punishes it; the grounding critic and the answer's verdict judge it. A lone claim
-            # *without* evidence is a bare assertion, and the model scores it low.
-            return replace(heuristic, score=0.5, confidence=0.3, explanation=(
-                "One claim with evidence: no reasoning to judge, so Logic stays neutral (0.5); the grounding "
-                "critic and the answer's verdict judge it (logic.lone_claim_with_evidence)."))
-        if len(sno.claims) == 1 and sno.evidence and lone == "heuristic":
-            return replace(heuristic, explanation=heuristic.explanation + " One claim with evidence: the "
-                           "heuristic's verdict (logic.lone_claim_with_evidence).")
+        if len(sno.claims) == 1 and sno.evidence and lone == "abstain":
+            # One claim with its evidence (a short answer and its reference) has no reasoning to judge:
+            # Logic abstains, neither rewarding a short confident answer nor punishing it; the grounding
+            # critic and the answer's verdict judge it. A lone claim *without* evidence is a bare
+            # assertion, and the model scores it low.
+            return CriticResult.not_applicable(self.name, "one claim with its evidence has no reasoning to judge "
+                                               "(logic.lone_claim_with_evidence)")
         model, why = load_model_cached(self.settings.get("model"))
         if model is None:
             return self._fallback(heuristic, str(why))
@@ -264,7 +259,8 @@ class LogicCritic(HeuristicLogicCritic):
                        + (f"; x {cycle_factor:.2f} for {cycles} support cycle(s)" if cycles else "") + "); "
                        + (f"costing most: {costly}." if costly else (skipped + "." if skipped
                                                                        else "no claim or relation costs much."))
-                       + f" Not counted, for comparison only: the heuristic's {heuristic.explanation}")
+                       + (f" Not counted, for comparison only: the heuristic's {heuristic.explanation}"
+                          if heuristic.ok else ""))
         evidence = {**heuristic.evidence, "learned": {"score": float(learned), "sound": float(p_sound),
                                                       "cycle_factor": cycle_factor,
                                                       "quality": float(quality),
@@ -273,8 +269,8 @@ class LogicCritic(HeuristicLogicCritic):
                     "attribution": attribution[:int(s["attribution_keep"])]}
         if skipped:
             evidence["attribution_skipped"] = skipped
-        sub_scores = {**heuristic.sub_scores, "heuristic_logic": heuristic.score, "learned_sound": float(p_sound),
-                      "learned_quality": float(quality)}
+        sub_scores = {**heuristic.sub_scores, **({"heuristic_logic": heuristic.score} if heuristic.ok else {}),
+                      "learned_sound": float(p_sound), "learned_quality": float(quality)}
         return CriticResult(critic=self.name, score=float(np.clip(score, 0.0, 1.0)),
                             confidence=float(s["learned_confidence"]), explanation=explanation,
                             sub_scores=sub_scores, evidence=evidence, issues=tuple(issues) + heuristic.issues)
