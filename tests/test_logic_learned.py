@@ -230,8 +230,12 @@ def test_learned_score_does_not_read_the_nli(tiny_model):
     sno = _sno()
     critic = LogicCritic({"model": str(tiny_model)})
     calm = critic.evaluate(sno, CriticContext(nli=TableNLI(), embedder=TableEmbedder()))
-    hostile = TableNLI({(sno.claims_by_id["a"].text, sno.claims_by_id["h"].text): (0.0, 0.0, 1.0)})
-    shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=TableEmbedder()))
+    a, h = sno.claims_by_id["a"].text, sno.claims_by_id["h"].text
+    hostile = TableNLI({(a, h): (0.0, 0.0, 1.0), (h, a): (0.0, 0.0, 1.0)})
+    near = TableEmbedder({a: [1.0] + [0.0] * 15, h: [1.0, 0.05] + [0.0] * 14})     # a and h about the same thing
+    sno = sno.model_copy(update={"relations": [r for r in sno.relations if {r.source, r.target} != {"a", "h"}]})
+    calm = critic.evaluate(sno, CriticContext(nli=TableNLI(), embedder=near))
+    shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=near))
     assert shaken.score == calm.score
     assert shaken.sub_scores["heuristic_logic"] < calm.sub_scores["heuristic_logic"]
 

@@ -17,8 +17,11 @@ The heuristic, :class:`HeuristicLogicCritic`: Score_L = heuristic x structure, w
   outgoing edge (see :mod:`cns_core.critics.structure`).
 * structure = max(0, 1 - sum of penalties) for flaws a learned model should also catch:
   support cycles (circular reasoning, each cycle named), attacks on the hypothesis' side
-  left unanswered, groups of claims cut off from the hypothesis, and supports between
-  claims that the NLI backend reads as contradictory (one batched ``predict`` call).
+  left unanswered, groups of claims cut off from the hypothesis, and claims about the same thing
+  (one nearly restates the other, no relation joins them) that the verifier reads as contradicting
+  each other both ways at its own threshold (one batched ``predict`` call). A premise is never
+  "contradicted" by the conclusion it supports: a reason and what it is a reason for say different
+  things by design, and the verifier's one-way "contradiction" between them is no conflict.
 
 The graph features live in ``structure``.
 """
@@ -50,31 +53,49 @@ class HeuristicLogicCritic(ConfiguredCritic):
     the sub-scores of :class:`LogicCritic`)."""
 
     name = "logic"
-    version = 3          # 3: a single claim is an abstention; 2: reports whether cycle enumeration was capped
-    requires = frozenset({"nli"})
+    version = 4          # 4: contradictions between claims about the same thing, not premise and conclusion;
+                         # 3: a single claim is an abstention; 2: reports whether cycle enumeration was capped
+    requires = frozenset({"nli", "embedder"})
 
-    def _contradictory_supports(self, sno: SNO, context: CriticContext | None
-                                ) -> tuple[list[tuple], str | None, str | None]:
-        """Support relations whose two claims the NLI backend reads as contradictory, the error
-        that stopped the check, and the NLI that made it (None when no support was checked).
+    def _contradictory_claims(self, sno: SNO, context: CriticContext | None
+                              ) -> tuple[list[tuple[str, str, float, float]], str | None, str | None]:
+        """Pairs of claims about the same thing that the verifier reads as contradicting each other, the error
+        that stopped the check, and the NLI that made it (None when no pair was checked).
 
-        A failing backend does not fail the critic: the check is skipped and the error
-        returned, so the structural verdict still stands (with lower confidence).
+        Two claims are about the same thing when their embeddings are at least ``restatement_similarity``
+        apart (one nearly restates the other) and no relation joins them: a premise and the conclusion it
+        supports say different things by design (the conclusion goes beyond its reason), and an attack
+        already declares the disagreement, so neither is checked. A contradiction is symmetric, so the
+        verifier must find it both ways, each at or above its own contradiction threshold
+        (``calibration.json`` beside the shipped model): ``(a, b, p(a contradicts b), p(b contradicts a))``.
+        Both NLI directions of every candidate go in one batched call. A failing backend does not fail the
+        critic: the check is skipped and the error returned.
         """
-        supports = [r for r in sno.relations if r.kind == "support"]
-        if not supports:
+        claims = list(sno.claims)
+        if len(claims) < 2:
             return [], None, None
-        texts = sno.claims_by_id
+        joined = {frozenset((r.source, r.target)) for r in sno.relations}
         try:
+            vectors = np.asarray(embedder_of(context).encode([c.text for c in claims]), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms > 0, norms, 1.0)
+            same = vectors @ vectors.T >= float(self.settings["restatement_similarity"])
+            candidates = [(a, b) for i, a in enumerate(claims) for j, b in enumerate(claims)
+                          if i < j and same[i, j] and frozenset((a.id, b.id)) not in joined]
+            candidates = candidates[:int(self.settings["max_contradiction_pairs"])]
+            if not candidates:
+                return [], None, None
             nli = nli_of(context)
-            probs = np.asarray(nli.predict([(texts[r.source].text, texts[r.target].text) for r in supports]),
-                               dtype=np.float64)
-            if probs.shape != (len(supports), 3) or not np.isfinite(probs).all():
-                raise ValueError(f"NLI backend returned {probs.shape} values for {len(supports)} pairs")
-        except Exception as exc:  # degrade: the NLI check is one signal among several
+            pairs = [(a.text, b.text) for a, b in candidates] + [(b.text, a.text) for a, b in candidates]
+            probs = np.asarray(nli.predict(pairs), dtype=np.float64)
+            if probs.shape != (len(pairs), 3) or not np.isfinite(probs).all():
+                raise ValueError(f"NLI backend returned {probs.shape} values for {len(pairs)} pairs")
+        except Exception as exc:  # degrade: the check is one signal among several
             return [], f"{type(exc).__name__}: {exc}", None
         threshold = contradiction_threshold(self.settings, nli)
-        found = [(r.source, r.target, float(p)) for r, p in zip(supports, probs[:, 2]) if p >= threshold]
+        n = len(candidates)
+        found = [(a.id, b.id, float(probs[k, 2]), float(probs[n + k, 2])) for k, (a, b) in enumerate(candidates)
+                 if probs[k, 2] >= threshold and probs[n + k, 2] >= threshold]
         return found, None, nli_identity(nli)
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
@@ -99,7 +120,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
         cycles, cycles_capped = structure.support_cycles_capped(sno, int(s["max_cycles"]))
         unanswered = structure.unanswered_attacks(sno, sides)
         detached = structure.detached_components(sno)
-        contradictory, nli_error, nli_used = self._contradictory_supports(sno, context)
+        contradictory, nli_error, nli_used = self._contradictory_claims(sno, context)
         unfocused = structure.unfocused_claims(sno, max_out)
 
         penalties = s["penalties"]
@@ -112,9 +133,10 @@ class HeuristicLogicCritic(ConfiguredCritic):
         for cycle in cycles:
             issues.append(Issue("circular_reasoning", f"Circular reasoning: {structure.format_cycle(cycle)}.",
                                 cycle, "high"))
-        for source, target, _ in contradictory:
-            issues.append(Issue("contradiction", f"{source} is said to support {target}, but the two contradict "
-                                f"each other.", (source, target), "high"))
+        texts = {c.id: " ".join(c.text.split()) for c in sno.claims}
+        for a, b, p_ab, p_ba in contradictory:
+            issues.append(Issue("contradictory_claims", f"{a} \"{texts[a]}\" and {b} \"{texts[b]}\" contradict each "
+                                f"other (p(contradiction) {p_ab:.2f} and {p_ba:.2f}, each way).", (a, b), "high"))
         for attacker, target, rel in unanswered:
             issues.append(Issue("unanswered_attack", f"{attacker} attacks {target} and nothing answers it.",
                                 (attacker, target), "medium"))
@@ -140,8 +162,8 @@ class HeuristicLogicCritic(ConfiguredCritic):
                     "cycles": [list(c) for c in cycles], "cycles_capped": cycles_capped,
                     "unanswered_attacks": [{"attacker": a, "target": t, "relation": r} for a, t, r in unanswered],
                     "detached_components": [list(c) for c in detached],
-                    "contradictory_supports": [{"source": a, "target": b, "contradiction": p}
-                                               for a, b, p in contradictory],
+                    "contradictory_claims": [{"a": a, "b": b, "contradiction": [p_ab, p_ba]}
+                                             for a, b, p_ab, p_ba in contradictory],
                     "sides": sides}
         if nli_error:
             evidence["nli_error"] = nli_error
@@ -189,7 +211,7 @@ class LogicCritic(HeuristicLogicCritic):
     """The learned graph model's score, its leave-one-out attribution, and the heuristic beside it."""
 
     name = "logic"
-    version = 3          # 3: the learned model (models/logic-gnn); 2: heuristic only
+    version = 4          # 4: abstains on one claim with evidence, claim-claim contradictions; 3: the learned model
     requires = frozenset({"nli", "embedder"})
 
     def config_key(self) -> str:
