@@ -105,7 +105,8 @@ def test_restated_premise_is_named(tiny_model):
 
 def test_single_claim_is_a_bare_assertion_not_trivially_sound(tiny_model):
     sno = build_sno({"h": "We should tax sugar."})
-    result = LogicCritic({"model": str(tiny_model)}).evaluate(sno, _context())
+    assert not LogicCritic({"model": str(tiny_model)}).evaluate(sno, _context()).applicable    # nothing to judge
+    result = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "learned"}).evaluate(sno, _context())
     assert result.issues[0].code == "bare_assertion"
     assert result.score < 1.0 and not HeuristicLogicCritic().evaluate(sno, _context()).applicable
 

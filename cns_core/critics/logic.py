@@ -235,13 +235,11 @@ class LogicCritic(HeuristicLogicCritic):
         if lone not in LONE_CLAIM_CHOICES:
             raise ValueError(f"critics.yaml: logic.lone_claim_with_evidence: {lone!r} is not one of "
                              f"{', '.join(LONE_CLAIM_CHOICES)}")
-        if len(sno.claims) == 1 and sno.evidence and lone == "abstain":
-            # One claim with its evidence (a short answer and its reference) has no reasoning to judge:
-            # Logic abstains, neither rewarding a short confident answer nor punishing it; the grounding
-            # critic and the answer's verdict judge it. A lone claim *without* evidence is a bare
-            # assertion, and the model scores it low.
-            return CriticResult.not_applicable(self.name, "one claim with its evidence has no reasoning to judge "
-                                               "(logic.lone_claim_with_evidence)")
+        if len(sno.claims) == 1 and lone == "abstain":
+            # One claim (a short answer, with or without its reference) has no reasoning to judge: Logic
+            # abstains, neither rewarding a short confident answer nor calling it a broken argument; the
+            # grounding critic and the answer's verdict judge it.
+            return CriticResult.not_applicable(self.name, "a single claim has no reasoning to judge")
         model, why = load_model_cached(self.settings.get("model"))
         if model is None:
             return self._fallback(heuristic, str(why))
