@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["roc_auc"]
+__all__ = ["roc_auc", "spearman"]
 
 
 def roc_auc(scores: Sequence[float] | np.ndarray, positive: Sequence[bool] | np.ndarray,
@@ -28,3 +28,19 @@ def roc_auc(scores: Sequence[float] | np.ndarray, positive: Sequence[bool] | np.
         return missing
     ranks = rankdata(scores)
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
+    """Spearman's rank correlation of two paired sequences (ties share their mean rank); 0.0 when either is
+    constant or shorter than two, where no order can be compared."""
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape:
+        raise ValueError(f"spearman: {x.size} values against {y.size}")
+    if x.size < 2:
+        return 0.0
+    rx, ry = rankdata(x), rankdata(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])

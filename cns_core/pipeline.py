@@ -12,7 +12,8 @@
   within an SNO each result is keyed by the critic's ``config_key()`` and a fingerprint of
   what the critic ``requires`` besides the SNO (the NLI backend, the embedder, the novelty
   population with the SNO's own embedding), keeping the latest ``_VARIANTS_PER_SNO``. A
-  critic without a ``requires`` attribute is keyed on all of them. Failures are never cached.
+  critic without a ``requires`` attribute is keyed on all of them. Failures are never cached;
+  abstentions (a critic with nothing to judge) are, like scores.
 * Re-weighting is pure: :meth:`Evaluation.reweighted` calls ``weigh`` on the results it
   already holds, so moving a weight never re-runs a critic.
 """
@@ -36,7 +37,7 @@ import numpy as np
 
 from cns_core.config import ConfigError, config_file, config_mapping, config_number, load_config
 from cns_core.critics import default_critics
-from cns_core.critics.base import Critic, CriticContext, CriticResult
+from cns_core.critics.base import Critic, CriticContext, CriticResult, abstentions
 from cns_core.models.cancel import cancellable
 from cns_core.scoring import WeightedScore, load_profiles, weigh
 from cns_core.sno import SNO
@@ -49,13 +50,15 @@ _VARIANTS_PER_SNO = 32   # results kept per SNO across settings, backends and po
 
 @dataclass(frozen=True)
 class CriticStats:
-    """Runs of one critic (cache hits not counted as runs): ``mean_score`` over successful runs."""
+    """Runs of one critic (cache hits not counted as runs): ``mean_score`` over the runs that judged;
+    ``abstentions`` counts the runs with nothing to judge (neither a score nor a failure)."""
 
     count: int = 0
     mean_score: float = 0.0
     mean_latency_s: float = 0.0
     failures: int = 0
     cache_hits: int = 0
+    abstentions: int = 0
 
 
 @lru_cache(maxsize=4)
@@ -108,7 +111,12 @@ class Evaluation:
 
     @property
     def failed(self) -> tuple[str, ...]:
-        return tuple(name for name, r in self.results.items() if not r.ok)
+        return tuple(name for name, r in self.results.items() if r.broke)
+
+    @property
+    def not_applicable(self) -> dict[str, str]:
+        """Critic -> why it abstained (nothing to judge); such a critic leaves the score complete."""
+        return abstentions(self.results)
 
     @property
     def complete(self) -> bool:
@@ -221,8 +229,8 @@ class CriticPipeline:
         self._needs = frozenset().union(*self._requirements.values())
         self._defaults: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._runs: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0, 0, 0] for name in self.critics}
-        # per critic: runs, ok runs, score sum, latency sum, failures, cache hits
+        self._runs: dict[str, list[float]] = {name: [0, 0, 0.0, 0.0, 0, 0, 0] for name in self.critics}
+        # per critic: runs, ok runs, score sum, latency sum, failures, cache hits, abstentions
 
     def limit_for(self, sno: SNO) -> float:
         """The time limit of ``sno``: the fixed ``timeout_s`` if one was given, else sized to the SNO."""
@@ -265,14 +273,16 @@ class CriticPipeline:
 
     # ----- running --------------------------------------------------------------
     def _record(self, name: str, result: CriticResult) -> None:
-        runs = self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])
+        runs = self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0, 0])
         runs[0] += 1
         runs[3] += result.latency_s
         if result.ok:
             runs[1] += 1
             runs[2] += result.score
-        else:
+        elif result.broke:
             runs[4] += 1
+        else:
+            runs[6] += 1
 
     @staticmethod
     def _work(critic: Critic, sno: SNO, context: CriticContext, future: Future,
@@ -303,7 +313,7 @@ class CriticPipeline:
                 for name, key in keys.items():
                     hit = entry.get(key)
                     if hit is not None:
-                        self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0])[5] += 1
+                        self._runs.setdefault(name, [0, 0, 0.0, 0.0, 0, 0, 0])[5] += 1
                         results[name] = hit
         futures: dict[str, tuple[Future, float, threading.Event]] = {}
         for name, critic in self.critics.items():
@@ -332,7 +342,7 @@ class CriticPipeline:
         with self._lock:
             for name, result in fresh.items():
                 self._record(name, result)
-            keep = {keys[name]: r for name, r in fresh.items() if r.ok}
+            keep = {keys[name]: r for name, r in fresh.items() if not r.broke}
             if keep and self.cache_size > 0:
                 entry = self._cache.setdefault(sno_hash, OrderedDict())
                 entry.update(keep)
@@ -358,10 +368,10 @@ class CriticPipeline:
         """Count, mean score (successful runs), mean latency and failures per critic."""
         with self._lock:
             out = {}
-            for name, (runs, ok, score_sum, latency_sum, failures, hits) in self._runs.items():
+            for name, (runs, ok, score_sum, latency_sum, failures, hits, abstained) in self._runs.items():
                 out[name] = CriticStats(count=int(runs), mean_score=score_sum / ok if ok else 0.0,
                                         mean_latency_s=latency_sum / runs if runs else 0.0,
-                                        failures=int(failures), cache_hits=int(hits))
+                                        failures=int(failures), cache_hits=int(hits), abstentions=int(abstained))
             return out
 
     def cache_len(self) -> int:

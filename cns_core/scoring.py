@@ -21,19 +21,20 @@ score shown as 0.700 never fails a 0.70 threshold.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from cns_core.config import ConfigError, load_config
 from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
 
 __all__ = ["WeightedScore", "ContradictionCap", "contradiction_cap", "weigh", "normalise", "load_profiles", "blend",
-           "parse_weights", "incomplete_note", "TRUST_DIGITS", "SCORE_DIGITS", "trust_shown", "score_shown",
+           "parse_weights", "incomplete_note", "abstention_note", "TRUST_DIGITS", "SCORE_DIGITS", "trust_shown", "score_shown",
            "score_gap", "GAP_DIGITS", "SCORING_VERSION"]
 
 TRUST_DIGITS = 3      # the Trust Score, contributions and gains: 0.554
 SCORE_DIGITS = 2      # a critic's score: 0.91
 GAP_DIGITS = 3        # a gap quoted beside its two scores: Novelty 0.905 vs Logic 0.155 (gap 0.750)
-SCORING_VERSION = 2   # 2: contradicted claims cap the Trust Score (a results table made before is re-scored)
+SCORING_VERSION = 3   # 3: critics with nothing to judge abstain; 2: contradicted claims cap the Trust Score
+                      # (a results table made before is re-scored)
 
 
 def trust_shown(value: float) -> float:
@@ -86,8 +87,10 @@ def contradiction_cap(results: Mapping[str, CriticResult]) -> ContradictionCap |
 class WeightedScore:
     """The Trust Score, the weight-normalised sum it comes from and how each critic contributed.
 
-    ``weights`` are the normalised weights actually used (failed critics get 0);
+    ``weights`` are the normalised weights actually used (failed and abstaining critics get 0);
     ``left_out`` names critics whose weight was redistributed because they failed;
+    ``not_applicable`` maps each weighted critic that abstained (nothing to judge) to why: its weight
+    went to the critics that judged, and the score is complete all the same;
     ``cap`` the contradicted claims that bound the score while grounding carries weight
     (``trust_score = min(weighted_sum, cap.limit)``; None when none is contradicted or
     grounding carries no weight).
@@ -100,10 +103,21 @@ class WeightedScore:
     requested: dict[str, float] = field(default_factory=dict)
     weighted_sum: float | None = None
     cap: ContradictionCap | None = None
+    not_applicable: dict[str, str] = field(default_factory=dict)
 
     @property
     def redistributed(self) -> bool:
-        return bool(self.left_out)
+        return bool(self.left_out or self.not_applicable)
+
+    @property
+    def judged_nothing(self) -> bool:
+        """True when no weighted critic judged: there is no Trust Score to speak of (it reads 0)."""
+        return not any(self.weights.values())
+
+    def abstention_note(self, label: Callable[[str], str] = str.capitalize) -> str:
+        """``not applicable: Causal (no causal claim to judge); its weight 0.10 went to the critics that judged``
+        (empty when every weighted critic judged): shown wherever the score is."""
+        return abstention_note(self.not_applicable, self.requested, label)
 
     @property
     def capped(self) -> bool:
@@ -117,6 +131,20 @@ class WeightedScore:
         assert self.cap is not None and self.weighted_sum is not None
         return (f"capped at {trust_shown(self.cap.limit):.3f}: {self.cap.describe()} "
                 f"(weighted sum {trust_shown(self.weighted_sum):.3f})")
+
+
+def abstention_note(abstained: Mapping[str, str], requested: Mapping[str, float],
+                    label: Callable[[str], str] = str.capitalize) -> str:
+    """How abstaining critics are marked everywhere: ``not applicable: Causal (no causal claim to judge); its
+    weight 0.10 went to the critics that judged``. ``requested`` are the weights asked for (normalised here)."""
+    if not abstained:
+        return ""
+    share = normalise({n: float(w) for n, w in requested.items()}) if any(requested.values()) else {}
+    names = in_critic_order(abstained)
+    parts = "; ".join(f"{label(n)} ({abstained[n]})" for n in names)
+    total = sum(share.get(n, 0.0) for n in names)
+    whose = "its weight" if len(names) == 1 else "their weight"
+    return f"not applicable: {parts}; {whose} {total:.2f} went to the critics that judged"
 
 
 def incomplete_note(failed: Iterable[str]) -> str:
@@ -143,10 +171,13 @@ def weigh(results: Mapping[str, CriticResult], weights: Mapping[str, float]) -> 
     contradicted claims while grounding carries weight (module docstring).
 
     A failed critic's weight is dropped and the rest renormalised, so a broken
-    model lowers confidence in the breakdown, never the score itself.
+    model lowers confidence in the breakdown, never the score itself. An abstaining critic
+    (nothing to judge) gives its weight to the others the same way, but the score stays complete.
     """
     usable = {name: w for name, w in weights.items() if name in results and results[name].ok}
-    left_out = tuple(name for name, w in weights.items() if w > 0 and name not in usable)
+    abstained = {name: results[name].abstention for name in in_critic_order(weights)
+                 if weights[name] > 0 and name in results and not results[name].applicable}
+    left_out = tuple(name for name, w in weights.items() if w > 0 and name not in usable and name not in abstained)
     norm = normalise(usable) if usable else {}
     contributions = {name: norm[name] * results[name].score for name in norm}
     used = {name: norm.get(name, 0.0) for name in weights}
@@ -154,7 +185,7 @@ def weigh(results: Mapping[str, CriticResult], weights: Mapping[str, float]) -> 
     cap = contradiction_cap(results) if norm.get("grounding", 0.0) > 0 else None
     return WeightedScore(trust_score=min(total, cap.limit) if cap else total, weights=used,
                          contributions=contributions, left_out=left_out, requested=dict(weights),
-                         weighted_sum=total, cap=cap)
+                         weighted_sum=total, cap=cap, not_applicable=abstained)
 
 
 def load_profiles() -> dict[str, dict[str, float]]:

@@ -33,7 +33,7 @@ from cns_core.sno import SNO
 
 __all__ = ["routed", "end_page", "leave_legacy_pages", "access_granted", "gate", "page", "guard", "pipeline", "meta_config",
            "memory", "demo_data_running", "answer_scorer", "coherence_hook", "judge_feed", "current", "results", "population", "profiles",
-           "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note"]
+           "in_force", "weights", "gate_in_force", "badge", "band_and_gate", "cap_note", "abstention_note"]
 
 
 # ----- cached resources (one per server process) ----------------------------------
@@ -351,6 +351,16 @@ def cap_note(evaluation) -> None:
                     help="While grounding carries weight, the Trust Score is at most the share of claims the "
                          "SNO's own evidence does not contradict.")
         st.caption(md(f"Trust Score {note}."))
+
+
+def abstention_note(evaluation) -> None:
+    """Says which critics had nothing to judge and where their weight went (nothing when every critic judged)."""
+    note = evaluation.abstention_note(display.critic_label)
+    if note:
+        st.caption(md(note[0].upper() + note[1:] + "."),
+                   help="A critic with nothing to judge (no causal claim, no evidence to read, a single claim, no "
+                        "other SNO to compare with) abstains: it shows no score, and the band and the gate use "
+                        "what was judged. It is not a failure: the Trust Score stays complete.")
 
 
 def band_and_gate(evaluation, band_column, gate_column, weights_label: str) -> None:

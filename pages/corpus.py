@@ -104,6 +104,11 @@ else:
             fig.update_xaxes(range=[0, 1], row=1, col=i)
         fig.update_layout(height=260, showlegend=False, margin=dict(l=10, r=10, t=40, b=10))
         st.plotly_chart(fig, width="stretch", key="cns_corpus_critics")
+        idle = corpus.abstention_counts(data)
+        if idle:
+            st.caption("Not applicable (nothing to judge: no score, left out of its histogram, its weight went to the "
+                       "critics that judged): " + "; ".join(f"{display.critic_label(n)} in {k} SNO{'s' if k != 1 else ''}"
+                                                          for n, k in idle.items()))
 
         profiles = corpus.profiles_in(data)
         chosen_default = ui_state.current_profile(st.session_state, frame.profiles())

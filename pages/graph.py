@@ -29,8 +29,10 @@ with frame.guard("Could not draw the reasoning graph"):
     results = frame.results(sno)
     grounding_result = results.get("grounding")
     grounding = claim_verdicts(results)          # the one verdict per claim, as every page reads it
-    if grounding_result is not None and not grounding_result.ok:
+    if grounding_result is not None and grounding_result.broke:
         st.warning(f"The Grounding critic failed ({grounding_result.error}); claims are shown grey.")
+    elif grounding_result is not None and not grounding_result.applicable:
+        st.info(f"Grounding is not applicable ({frame.md(grounding_result.abstention)}); claims are shown grey.")
     heights = [420, 560, 720, 900, 1100]
     fitting = next((h for h in heights if h >= graph_height(sno, grounding)), heights[-1])    # every layer at a readable size
     height = st.select_slider("Height", options=heights, value=fitting, key=f"cns_graph_height_{sno.content_hash()}",

@@ -35,6 +35,7 @@ with frame.guard("Could not run the Meta-Critic"):
                 f"**{ev.score:.3f}**")
     frame.incomplete_badge(ev.failed)
     frame.cap_note(ev)
+    frame.abstention_note(ev)
     m1, m2, m3 = st.columns(3)
     m1.metric("Largest share of the Trust Score", display.critic_label(ev.dominant_critic) if ev.dominant_critic
               else "–", help="The critic contributing most to the Trust Score: weight × score, so a heavy weight can "
@@ -81,6 +82,9 @@ with frame.guard("Could not run the Meta-Critic"):
     if ev.failed:
         st.warning("Failed critics have no score and are not in the matrix: "
                    + ", ".join(display.critic_label(n) for n in ev.failed))
+    if ev.not_applicable:
+        st.caption("Not in the matrix, having nothing to judge (no score, so no conflict): "
+                   + "; ".join(f"{display.critic_label(n)} ({frame.md(why)})" for n, why in ev.not_applicable.items()))
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.plotly_chart(fig, width="stretch", key="cns_meta_heatmap")

@@ -44,6 +44,7 @@ with frame.guard("Could not evaluate the current SNO"):
                                                         "while the SNO's own evidence contradicts its claims.")
         frame.incomplete_badge(ev.failed)
         frame.cap_note(ev)
+        frame.abstention_note(ev)
     lo, hi = ev.confidence_band
     m3.metric("Confidence band", f"{lo:.3f} – {hi:.3f}", help="From the critics' confidences and their spread.")
     frame.band_and_gate(ev, m2, m4, origin)
@@ -55,7 +56,7 @@ with frame.guard("Could not evaluate the current SNO"):
     for name in CRITIC_NAMES:
         r = results.get(name)
         rows.append({
-            "Critic": display.critic_label(name),
+            "Critic": display.critic_label(name) + (" (not applicable)" if r and not r.applicable else ""),
             "Score": r.score if r and r.ok else None,
             "Weight": ev.weights.get(name, 0.0),
             "Contribution": ev.weighted.contributions.get(name, 0.0),

@@ -100,6 +100,7 @@ with frame.guard("Could not tune the weights"):
                       help=f"With the weights in force: {force.label}.")
             frame.incomplete_badge(after.failed)
             frame.cap_note(after)
+            frame.abstention_note(after)
             st.caption(f"weights: {frame.md(force.label)}")
             st.caption(f"{display.band_label(after.band)} with {frame.md(force.label)}"
                        + ("" if not force.custom else
@@ -123,7 +124,8 @@ with frame.guard("Could not tune the weights"):
 
     with st.container():     # full width: six number columns do not fit beside the sliders
         table = pd.DataFrame([{
-            "Critic": display.critic_label(n),
+            "Critic": display.critic_label(n) + (" (not applicable)" if n in results and not results[n].applicable
+                                                 else ""),
             "Score": score_shown(results[n].score) if n in results and results[n].ok else None,
             f"Weight ({profile})": before.weights.get(n, 0.0),
             "Weight now": after.weights.get(n, 0.0),

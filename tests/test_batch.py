@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -26,10 +27,12 @@ def test_table_has_one_row_per_sno_with_scores_trust_and_conflicts(corpus, tmp_p
     profiles = load_profiles()
     assert {f"trust_{p}" for p in profiles} <= set(frame.columns)
     for row in frame.to_dict("records"):
-        scores = {c: row[f"score_{c}"] for c in ("grounding", "logic", "novelty", "causal", "bias")}
+        idle = set(filter(None, row["not_applicable"].split(",")))      # critics with nothing to judge
+        assert idle <= {"causal", "logic"} and all(math.isnan(row[f"score_{c}"]) for c in idle)
+        scores = {c: row[f"score_{c}"] for c in ("grounding", "logic", "novelty", "causal", "bias") if c not in idle}
         assert all(0.0 <= s <= 1.0 for s in scores.values())
-        for name, weights in profiles.items():   # trust = weight-normalised sum of the critic scores
-            total = sum(weights.values())
+        for name, weights in profiles.items():   # trust = weight-normalised sum of the scores of the critics that judged
+            total = sum(weights[c] for c in scores)
             expected = sum(weights[c] * scores[c] for c in scores) / total
             assert row[f"trust_{name}"] == pytest.approx(expected, abs=1e-9)
         pairs = {(c["higher"], c["lower"]) for c in json.loads(row["conflicts"])}

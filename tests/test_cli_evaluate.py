@@ -59,8 +59,12 @@ def test_json_output_parses(bad_file, capsys):
     assert result["file"] == str(GOOD)
     assert set(result["critics"]) == {"grounding", "logic", "novelty", "causal", "bias"}
     weights = result["weights"]
-    assert weights["grounding"] == pytest.approx(0.5)
-    assert result["trust_score"] == pytest.approx(sum(weights[n] * c["score"] for n, c in result["critics"].items()))
+    # one SNO alone: novelty has no other SNO to compare with and abstains; its 0.05 went to the others
+    assert result["not_applicable"] == {"novelty": "no other SNO to compare the hypothesis with"}
+    assert result["critics"]["novelty"]["score"] is None and weights["novelty"] == 0.0
+    assert weights["grounding"] == pytest.approx(0.5 / 0.95) and result["complete"] is True
+    assert result["trust_score"] == pytest.approx(sum(weights[n] * c["score"] for n, c in result["critics"].items()
+                                                      if c["score"] is not None))
     assert result["critics"]["grounding"]["evidence"]["claims"]["h"]["best_evidence"] == "e8"
     assert data["errors"][0]["file"] == str(bad_file) and len(data["errors"][0]["problems"]) == 3
     assert result["nli"] == "nli-minilm-l6 (fp32)"                 # which model scored it

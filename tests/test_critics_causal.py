@@ -29,9 +29,11 @@ def test_causal_wording(text, causal):
     assert (causal_claims(sno, load_cues("causal_cues.yaml")) == ["h"]) is causal
 
 
-def test_no_causal_claim_scores_one_at_low_confidence():
+def test_no_causal_claim_is_an_abstention_not_a_perfect_score():
     result = _run(build_sno({"h": "Coffee drinkers are more likely to reach old age."}))
-    assert result.score == 1.0 and result.confidence == pytest.approx(0.5) and result.issues == ()
+    assert result.status == "not_applicable" and not result.ok and not result.applicable and not result.broke
+    assert result.score is None and result.issues == ()
+    assert result.abstention == "no causal claim to judge"
 
 
 def test_correlation_only_support():

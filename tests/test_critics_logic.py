@@ -4,7 +4,7 @@ heuristics by hand, cycles, orphans, attacks, contradictions."""
 from __future__ import annotations
 
 import pytest
-from critic_doubles import BrokenBackend, TableNLI, build_sno
+from critic_doubles import BrokenBackend, TableEmbedder, TableNLI, build_sno
 
 from cns_core.critics import structure
 from cns_core.critics.base import CriticContext
@@ -22,8 +22,8 @@ def critic():
     return HeuristicLogicCritic({"contradiction_threshold": 0.5})
 
 
-def _run(critic, sno, nli=None):
-    return critic.evaluate(sno, CriticContext(nli=nli or TableNLI()))
+def _run(critic, sno, nli=None, embedder=None):
+    return critic.evaluate(sno, CriticContext(nli=nli or TableNLI(), embedder=embedder or TableEmbedder()))
 
 
 def test_chain_scores_the_spec_heuristics(critic):
@@ -124,25 +124,48 @@ def test_attack_by_the_hypothesis_side_needs_no_answer():
     assert structure.unanswered_attacks(sno) == []
 
 
-def test_contradictory_support_found_in_one_batched_call(critic):
+def test_claims_about_the_same_thing_that_contradict_each_other_both_ways_are_named(critic):
+    # a and b nearly restate each other (cosine 0.99) and no relation joins them: checked, both ways, one call
     sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "h", "support")])
-    nli = TableNLI({(TEXT["b"], TEXT["h"]): (0.05, 0.05, 0.9)})
-    result = _run(critic, sno, nli)
-    assert [(i.code, i.nodes) for i in result.issues] == [("contradiction", ("b", "h"))]
-    assert len(nli.calls) == 1 and sorted(nli.calls[0]) == sorted([(TEXT["a"], TEXT["h"]), (TEXT["b"], TEXT["h"])])
+    near = TableEmbedder({TEXT["a"]: [1.0, 0.1, 0.0], TEXT["b"]: [1.0, 0.0, 0.1], TEXT["h"]: [0.0, 0.0, 1.0]}, dim=3)
+    nli = TableNLI({(TEXT["a"], TEXT["b"]): (0.05, 0.05, 0.9), (TEXT["b"], TEXT["a"]): (0.1, 0.1, 0.8)})
+    result = _run(critic, sno, nli, near)
+    [issue] = [i for i in result.issues if i.code == "contradictory_claims"]
+    assert issue.nodes == ("a", "b") and TEXT["a"] in issue.message and TEXT["b"] in issue.message
+    assert "0.90 and 0.80" in issue.message                    # both claims quoted, and the numbers
+    assert len(nli.calls) == 1 and sorted(nli.calls[0]) == sorted([(TEXT["a"], TEXT["b"]), (TEXT["b"], TEXT["a"])])
     assert result.sub_scores["structure_score"] == pytest.approx(0.8)
+    assert result.evidence["contradictory_claims"] == [{"a": "a", "b": "b", "contradiction": [0.9, 0.8]}]
+
+
+def test_a_one_way_contradiction_is_no_conflict(critic):
+    sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "h", "support")])
+    near = TableEmbedder({TEXT["a"]: [1.0, 0.1, 0.0], TEXT["b"]: [1.0, 0.0, 0.1], TEXT["h"]: [0.0, 0.0, 1.0]}, dim=3)
+    nli = TableNLI({(TEXT["a"], TEXT["b"]): (0.05, 0.05, 0.9)})       # b -> a reads neutral
+    assert not any(i.code == "contradictory_claims" for i in _run(critic, sno, nli, near).issues)
+
+
+def test_a_premise_is_not_contradicted_by_the_conclusion_it_supports(critic):
+    # the verifier's one-way "contradiction" between a reason and its conclusion was reported as a conflict
+    sno = build_sno(_claims("h", "a"), [("a", "h", "support")])
+    same = TableEmbedder({TEXT["a"]: [1.0, 0.0], TEXT["h"]: [1.0, 0.05]}, dim=2)
+    nli = TableNLI({(TEXT["a"], TEXT["h"]): (0.05, 0.05, 0.9), (TEXT["h"], TEXT["a"]): (0.05, 0.05, 0.9)})
+    result = _run(critic, sno, nli, same)
+    assert not any("contradict" in i.code for i in result.issues) and nli.calls == []
+    assert result.sub_scores["structure_score"] == 1.0
 
 
 def test_broken_nli_degrades_instead_of_failing(critic):
-    sno = build_sno(_claims("h", "a"), [("a", "h", "support")])
-    result = _run(critic, sno, BrokenBackend())
+    sno = build_sno(_claims("h", "a", "b"), [("a", "h", "support"), ("b", "h", "support")])
+    near = TableEmbedder({TEXT["a"]: [1.0, 0.1, 0.0], TEXT["b"]: [1.0, 0.0, 0.1], TEXT["h"]: [0.0, 0.0, 1.0]}, dim=3)
+    result = _run(critic, sno, BrokenBackend(), near)
     assert result.ok and "model weights not found" in result.evidence["nli_error"]
     assert result.confidence == pytest.approx(0.9 * 0.8)
 
 
-def test_single_claim_is_trivially_sound(critic):
+def test_single_claim_has_no_structure_to_judge_and_abstains(critic):
     result = _run(critic, build_sno(_claims("h")))
-    assert result.score == 1.0 and result.confidence == pytest.approx(0.3)
+    assert result.status == "not_applicable" and result.score is None and "single claim" in result.abstention
 
 
 def test_unfocused_claim(critic):

@@ -17,12 +17,14 @@ def _sno(embedding=(1.0, 0.0, 0.0), **kw):
                      [("a", "h", "support"), ("b", "h", "support")], embedding=list(embedding), **kw)
 
 
-def test_first_sno_is_maximally_novel():
+def test_first_sno_has_nothing_to_be_novel_against_and_abstains():
     result = NoveltyCritic({"alpha": 1.0, "beta": 0.2, "complexity_cap": 5.0}).evaluate(_sno(), CriticContext())
-    # 2 edges / 3 claims: penalty 0.2 * (2/3) / 5
-    assert result.sub_scores["novelty_score"] == 1.0
-    assert result.score == pytest.approx(1.0 - 0.2 * (2 / 3) / 5)
-    assert result.evidence["min_distance"] is None and "first SNO" in result.explanation
+    assert result.status == "not_applicable" and result.score is None
+    assert result.evidence["min_distance"] is None and "no other SNO" in result.abstention
+    # a population holding only the SNO itself is no population either
+    alone = NoveltyCritic().evaluate(_sno(), CriticContext(population=np.array([[1.0, 0.0, 0.0]]),
+                                                            extra={"population_ids": [_sno().id]}))
+    assert not alone.applicable
 
 
 def test_min_distance_to_population():
@@ -79,10 +81,11 @@ def test_parsimony_penalty_and_clipping():
     claims = {k: f"Claim {k}." for k in "habc"}
     rels = [(s, t, "support") for s in "abc" for t in "habc" if s != t]      # 9 edges over 4 claims
     sno = build_sno(claims, rels, embedding=[1.0, 0.0])
+    far = np.array([[0.0, 1.0]])                     # orthogonal: distance sqrt 2, novelty sqrt(2) / 2
     result = NoveltyCritic({"alpha": 1.0, "beta": 0.5, "complexity_cap": 5.0, "high_complexity": 2.0}).evaluate(
-        sno, CriticContext())
+        sno, CriticContext(population=far))
     assert result.evidence["complexity_ratio"] == pytest.approx(9 / 4)
-    assert result.score == pytest.approx(1.0 - 0.5 * (9 / 4) / 5)
+    assert result.score == pytest.approx(np.sqrt(2) / 2 - 0.5 * (9 / 4) / 5)
     assert "high_complexity" in result.issue_codes
 
 

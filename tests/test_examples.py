@@ -27,7 +27,8 @@ def evaluated():
 
 
 def _scores(evaluated, critic):
-    return {profile: ev.results[critic].score for profile, (_, ev) in evaluated.items()}
+    """The critic's score per example, where it judged (an abstaining critic has none)."""
+    return {profile: ev.results[critic].score for profile, (_, ev) in evaluated.items() if ev.results[critic].ok}
 
 
 def test_every_example_is_valid_and_sized():

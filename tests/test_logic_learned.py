@@ -105,9 +105,10 @@ def test_restated_premise_is_named(tiny_model):
 
 def test_single_claim_is_a_bare_assertion_not_trivially_sound(tiny_model):
     sno = build_sno({"h": "We should tax sugar."})
-    result = LogicCritic({"model": str(tiny_model)}).evaluate(sno, _context())
+    assert not LogicCritic({"model": str(tiny_model)}).evaluate(sno, _context()).applicable    # nothing to judge
+    result = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "learned"}).evaluate(sno, _context())
     assert result.issues[0].code == "bare_assertion"
-    assert result.score < 1.0 and HeuristicLogicCritic().evaluate(sno, _context()).score == 1.0
+    assert result.score < 1.0 and not HeuristicLogicCritic().evaluate(sno, _context()).applicable
 
 
 @pytest.mark.parametrize("damage", ["missing", "corrupt", "bad_config"])
@@ -230,8 +231,12 @@ def test_learned_score_does_not_read_the_nli(tiny_model):
     sno = _sno()
     critic = LogicCritic({"model": str(tiny_model)})
     calm = critic.evaluate(sno, CriticContext(nli=TableNLI(), embedder=TableEmbedder()))
-    hostile = TableNLI({(sno.claims_by_id["a"].text, sno.claims_by_id["h"].text): (0.0, 0.0, 1.0)})
-    shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=TableEmbedder()))
+    a, h = sno.claims_by_id["a"].text, sno.claims_by_id["h"].text
+    hostile = TableNLI({(a, h): (0.0, 0.0, 1.0), (h, a): (0.0, 0.0, 1.0)})
+    near = TableEmbedder({a: [1.0] + [0.0] * 15, h: [1.0, 0.05] + [0.0] * 14})     # a and h about the same thing
+    sno = sno.model_copy(update={"relations": [r for r in sno.relations if {r.source, r.target} != {"a", "h"}]})
+    calm = critic.evaluate(sno, CriticContext(nli=TableNLI(), embedder=near))
+    shaken = critic.evaluate(sno, CriticContext(nli=hostile, embedder=near))
     assert shaken.score == calm.score
     assert shaken.sub_scores["heuristic_logic"] < calm.sub_scores["heuristic_logic"]
 
@@ -245,15 +250,12 @@ def test_support_cycles_multiply_the_learned_score_down(tiny_model):
     assert any(i.code == "circular_reasoning" for i in result.issues)
 
 
-def test_one_claim_with_evidence_is_neutral_not_rewarded(tiny_model):
-    """A short answer and its reference is no argument to judge for structure: Logic neither rewards it
-    (the heuristic's 1.0 did) nor punishes it; without evidence the same claim is a bare assertion."""
+def test_one_claim_with_evidence_abstains_neither_rewarded_nor_punished(tiny_model):
+    """A short answer and its reference is no argument to judge for structure: Logic abstains (the heuristic's
+    1.0 rewarded it, a neutral 0.5 pulled it down); without evidence the same claim is a bare assertion."""
     grounded = build_sno({"h": "An adult human has 206 bones."}, evidence=[("e1", "Adults have 206 bones.")])
     result = LogicCritic({"model": str(tiny_model)}).evaluate(grounded, _context())
-    assert result.score == 0.5 and "learned" not in result.evidence and "grounding critic" in result.explanation
-    rewarded = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "heuristic"}).evaluate(
-        grounded, _context())
-    assert rewarded.score == 1.0
+    assert result.status == "not_applicable" and result.score is None and "learned" not in result.evidence
     with pytest.raises(ValueError, match="lone_claim_with_evidence"):
         LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "maybe"}).evaluate(grounded, _context())
     learned = LogicCritic({"model": str(tiny_model), "lone_claim_with_evidence": "learned"}).evaluate(grounded, _context())

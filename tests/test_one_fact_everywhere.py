@@ -176,7 +176,9 @@ def test_a_pinned_population_gives_the_same_score_alone_in_a_batch_and_on_the_da
     alone = _cli_json(capsys, "--population", "examples", str(example))["results"][0]
     batch = _cli_json(capsys, "--population", "examples", *sorted(str(p) for p in (ROOT / "examples").glob("*.yaml")))
     within = next(r for r in batch["results"] if r["file"] == str(example))
-    assert alone["trust_score"] == pytest.approx(within["trust_score"], abs=1e-9)
+    # equal far below what is shown (3 decimals): a claim's vector is computed by whichever critic thread embeds it
+    # first, in that critic's batch, and MiniLM's last digits depend on the batch (about 1e-9 of Trust)
+    assert alone["trust_score"] == pytest.approx(within["trust_score"], abs=1e-6)
     assert alone["population"]["origin"] == "examples" and alone["population"]["size"] == 5
     assert "exercise-blood-pressure" not in alone["population"]["members"]         # itself left out
 

@@ -261,7 +261,8 @@ def test_default_critics_through_the_pipeline():
     pipe = CriticPipeline(nli=nli, embedder=TableEmbedder())
     ev = pipe.evaluate(_sno())
     assert isinstance(ev, Evaluation) and ev.sno_hash == _sno().content_hash()
-    assert list(ev.results) == list(CRITIC_NAMES) and all(r.ok for r in ev.results.values())
+    assert list(ev.results) == list(CRITIC_NAMES) and all(r.ok or not r.applicable for r in ev.results.values())
+    assert ev.complete and set(ev.not_applicable) <= {"novelty", "causal"}
     assert ev.results["grounding"].evidence["claims"]["h"]["entailment"] == pytest.approx(0.9)
     assert ev.trust_score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score)
     # another NLI backend means other grounding and logic results, but the same bias result

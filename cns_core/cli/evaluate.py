@@ -168,7 +168,8 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
     critics = {}
     for name, r in evaluation.results.items():
         critics[name] = {
-            "status": r.status, "score": r.score, "confidence": r.confidence, "explanation": r.explanation,
+            "status": r.status, "score": r.score if r.applicable else None, "confidence": r.confidence,
+            "explanation": r.explanation,
             "error": r.error, "latency_s": r.latency_s, "sub_scores": r.sub_scores,
             "issues": [{"code": i.code, "message": i.message, "nodes": list(i.nodes), "severity": i.severity}
                        for i in r.issues],
@@ -179,6 +180,7 @@ def evaluation_to_dict(evaluation: Evaluation, sno: SNO | None = None, path: str
             "weighted_sum": score.weighted_sum, "capped_by": score.cap_note() or None,
             "weights": score.weights, "requested_weights": score.requested, "contributions": score.contributions,
             "left_out": list(score.left_out), "complete": evaluation.complete, "nli": nli_used(evaluation),
+            "not_applicable": evaluation.not_applicable, "abstention_note": score.abstention_note() or None,
             "incomplete_critics": in_critic_order(evaluation.failed),
             "claims": {cid: g.to_dict() for cid, g in claim_verdicts(evaluation.results).items()},
             "population": population.to_dict(sno) if population is not None else None, "critics": critics}
@@ -205,6 +207,8 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
         if r.ok:
             lines.append(f"  {name:<10} {r.score:>6.2f} {r.confidence:>5.2f} {weight:>6.2f} "
                          f"{score.contributions.get(name, 0.0):>7.3f}  {_issue_summary([i.code for i in r.issues])}")
+        elif not r.applicable:
+            lines.append(f"  {name:<10} {'n/a':>6} {'':>5} {weight:>6.2f} {'':>7}  not applicable: {r.abstention}")
         else:
             lines.append(f"  {name:<10} {'failed':>6} {'':>5} {weight:>6.2f} {'':>7}  {r.error}")
     profile = evaluation.profile or "custom weights"
@@ -214,6 +218,8 @@ def format_table(evaluation: Evaluation, sno: SNO | None = None, path: str | Non
         lines.append(f"  {score.cap_note()}")
     if score.left_out:
         lines.append(f"  left out (failed, weight redistributed): {', '.join(score.left_out)}")
+    if score.not_applicable:
+        lines.append(f"  {score.abstention_note()}")
     nli = nli_used(evaluation)
     if nli:
         lines.append(f"  NLI: {nli}")

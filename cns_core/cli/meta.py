@@ -49,6 +49,8 @@ def format_meta(ev: MetaEvaluation, sno: SNO, path: str, weights_label: str,
            f"  action: {gate.action}"]
     if ev.weighted.capped:
         out.append(f"  {ev.weighted.cap_note()}")
+    if ev.not_applicable:
+        out.append(f"  {ev.abstention_note()}")
     lo, hi = ev.confidence_band
     out.append(f"  confidence band {lo:.3f} - {hi:.3f}")
     if population is not None:
@@ -58,6 +60,8 @@ def format_meta(ev: MetaEvaluation, sno: SNO, path: str, weights_label: str,
         weight = ev.weights.get(name, 0.0)
         if name in ev.failed:
             out.append(f"  {name:<10} {'failed':>5} {weight:>6.2f} {'':>7}  {ev.failed[name]}")
+        elif name in ev.not_applicable:
+            out.append(f"  {name:<10} {'n/a':>5} {weight:>6.2f} {'':>7}  not applicable: {ev.not_applicable[name]}")
         else:
             out.append(f"  {name:<10} {ev.critic_scores[name]:>5.2f} {weight:>6.2f} "
                        f"{ev.weighted.contributions.get(name, 0.0):>7.3f}")

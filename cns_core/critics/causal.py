@@ -13,8 +13,9 @@ of supports) and the evidence and other claims whose embedding is close to it (c
 * no time order is given and no experiment fixes it (``missing_temporal_order``);
 * the support is hedged while the claim is not (``hedged_support``).
 
-Score = mean over causal claims of 1 - their penalties (clipped at 0); an SNO without
-causal claims scores 1.0 at low confidence, as there is nothing to fault.
+Score = mean over causal claims of 1 - their penalties (clipped at 0). An SNO without
+causal claims has nothing to judge here: the critic abstains (not applicable), neither
+praising nor faulting it, and its weight goes to the critics that judged.
 
 Linear in the SNO's size for the expensive parts: every text is scanned for cues once, the
 supports of all claims come from one pass over the condensed support graph (ancestor sets
@@ -103,6 +104,7 @@ class CausalCritic(ConfiguredCritic):
     """Judges each causal claim by the kind of support it has."""
 
     name = "causal"
+    version = 2          # 2: no causal claim is an abstention, not a perfect score
     requires = frozenset({"embedder"})
 
     def _related(self, sno: SNO, targets: list[str], position: dict[str, int],
@@ -130,9 +132,8 @@ class CausalCritic(ConfiguredCritic):
         cues = load_cues(str(s["cues_file"]))
         targets = causal_claims(sno, cues)
         if not targets:
-            return CriticResult(critic=self.name, score=1.0, confidence=float(s["no_causal_confidence"]),
-                                explanation="No causal claims found: nothing to fault.",
-                                sub_scores={"causal_share": 0.0}, evidence={"claims": {}})
+            return CriticResult.not_applicable(self.name, "no causal claim to judge",
+                                               sub_scores={"causal_share": 0.0}, evidence={"claims": {}})
 
         g = sno.graph
         support = nx.DiGraph()

@@ -17,8 +17,11 @@ The heuristic, :class:`HeuristicLogicCritic`: Score_L = heuristic x structure, w
   outgoing edge (see :mod:`cns_core.critics.structure`).
 * structure = max(0, 1 - sum of penalties) for flaws a learned model should also catch:
   support cycles (circular reasoning, each cycle named), attacks on the hypothesis' side
-  left unanswered, groups of claims cut off from the hypothesis, and supports between
-  claims that the NLI backend reads as contradictory (one batched ``predict`` call).
+  left unanswered, groups of claims cut off from the hypothesis, and claims about the same thing
+  (one nearly restates the other, no relation joins them) that the verifier reads as contradicting
+  each other both ways at its own threshold (one batched ``predict`` call). A premise is never
+  "contradicted" by the conclusion it supports: a reason and what it is a reason for say different
+  things by design, and the verifier's one-way "contradiction" between them is no conflict.
 
 The graph features live in ``structure``.
 """
@@ -41,8 +44,8 @@ from cns_core.sno import SNO
 
 __all__ = ["HeuristicLogicCritic", "LogicCritic"]
 
-# How a single claim with evidence is scored: neutral 0.5, the model's score, or the heuristic's (1.0).
-LONE_CLAIM_CHOICES = ("neutral", "learned", "heuristic")
+# How a single claim with evidence is treated: abstain (no reasoning to judge) or the model's score.
+LONE_CLAIM_CHOICES = ("abstain", "learned")
 
 
 class HeuristicLogicCritic(ConfiguredCritic):
@@ -50,31 +53,49 @@ class HeuristicLogicCritic(ConfiguredCritic):
     the sub-scores of :class:`LogicCritic`)."""
 
     name = "logic"
-    version = 2          # 2: reports whether cycle enumeration was capped
-    requires = frozenset({"nli"})
+    version = 4          # 4: contradictions between claims about the same thing, not premise and conclusion;
+                         # 3: a single claim is an abstention; 2: reports whether cycle enumeration was capped
+    requires = frozenset({"nli", "embedder"})
 
-    def _contradictory_supports(self, sno: SNO, context: CriticContext | None
-                                ) -> tuple[list[tuple], str | None, str | None]:
-        """Support relations whose two claims the NLI backend reads as contradictory, the error
-        that stopped the check, and the NLI that made it (None when no support was checked).
+    def _contradictory_claims(self, sno: SNO, context: CriticContext | None
+                              ) -> tuple[list[tuple[str, str, float, float]], str | None, str | None]:
+        """Pairs of claims about the same thing that the verifier reads as contradicting each other, the error
+        that stopped the check, and the NLI that made it (None when no pair was checked).
 
-        A failing backend does not fail the critic: the check is skipped and the error
-        returned, so the structural verdict still stands (with lower confidence).
+        Two claims are about the same thing when their embeddings are at least ``restatement_similarity``
+        apart (one nearly restates the other) and no relation joins them: a premise and the conclusion it
+        supports say different things by design (the conclusion goes beyond its reason), and an attack
+        already declares the disagreement, so neither is checked. A contradiction is symmetric, so the
+        verifier must find it both ways, each at or above its own contradiction threshold
+        (``calibration.json`` beside the shipped model): ``(a, b, p(a contradicts b), p(b contradicts a))``.
+        Both NLI directions of every candidate go in one batched call. A failing backend does not fail the
+        critic: the check is skipped and the error returned.
         """
-        supports = [r for r in sno.relations if r.kind == "support"]
-        if not supports:
+        claims = list(sno.claims)
+        if len(claims) < 2:
             return [], None, None
-        texts = sno.claims_by_id
+        joined = {frozenset((r.source, r.target)) for r in sno.relations}
         try:
+            vectors = np.asarray(embedder_of(context).encode([c.text for c in claims]), dtype=np.float32)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms > 0, norms, 1.0)
+            same = vectors @ vectors.T >= float(self.settings["restatement_similarity"])
+            candidates = [(a, b) for i, a in enumerate(claims) for j, b in enumerate(claims)
+                          if i < j and same[i, j] and frozenset((a.id, b.id)) not in joined]
+            candidates = candidates[:int(self.settings["max_contradiction_pairs"])]
+            if not candidates:
+                return [], None, None
             nli = nli_of(context)
-            probs = np.asarray(nli.predict([(texts[r.source].text, texts[r.target].text) for r in supports]),
-                               dtype=np.float64)
-            if probs.shape != (len(supports), 3) or not np.isfinite(probs).all():
-                raise ValueError(f"NLI backend returned {probs.shape} values for {len(supports)} pairs")
-        except Exception as exc:  # degrade: the NLI check is one signal among several
+            pairs = [(a.text, b.text) for a, b in candidates] + [(b.text, a.text) for a, b in candidates]
+            probs = np.asarray(nli.predict(pairs), dtype=np.float64)
+            if probs.shape != (len(pairs), 3) or not np.isfinite(probs).all():
+                raise ValueError(f"NLI backend returned {probs.shape} values for {len(pairs)} pairs")
+        except Exception as exc:  # degrade: the check is one signal among several
             return [], f"{type(exc).__name__}: {exc}", None
         threshold = contradiction_threshold(self.settings, nli)
-        found = [(r.source, r.target, float(p)) for r, p in zip(supports, probs[:, 2]) if p >= threshold]
+        n = len(candidates)
+        found = [(a.id, b.id, float(probs[k, 2]), float(probs[n + k, 2])) for k, (a, b) in enumerate(candidates)
+                 if probs[k, 2] >= threshold and probs[n + k, 2] >= threshold]
         return found, None, nli_identity(nli)
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
@@ -82,10 +103,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
         g = sno.graph
         n = g.number_of_nodes()
         if n <= 1:
-            return CriticResult(critic=self.name, score=1.0, confidence=float(s["trivial_confidence"]),
-                                explanation="A single claim has no argument structure to fault.",
-                                sub_scores={"orphan_score": 1.0, "coherence_score": 1.0, "parsimony_score": 1.0,
-                                            "heuristic_score": 1.0, "structure_score": 1.0})
+            return CriticResult.not_applicable(self.name, "a single claim has no argument structure to judge")
 
         weights = s["heuristic_weights"]
         max_out = float(s["max_out_degree"])
@@ -102,7 +120,7 @@ class HeuristicLogicCritic(ConfiguredCritic):
         cycles, cycles_capped = structure.support_cycles_capped(sno, int(s["max_cycles"]))
         unanswered = structure.unanswered_attacks(sno, sides)
         detached = structure.detached_components(sno)
-        contradictory, nli_error, nli_used = self._contradictory_supports(sno, context)
+        contradictory, nli_error, nli_used = self._contradictory_claims(sno, context)
         unfocused = structure.unfocused_claims(sno, max_out)
 
         penalties = s["penalties"]
@@ -115,9 +133,10 @@ class HeuristicLogicCritic(ConfiguredCritic):
         for cycle in cycles:
             issues.append(Issue("circular_reasoning", f"Circular reasoning: {structure.format_cycle(cycle)}.",
                                 cycle, "high"))
-        for source, target, _ in contradictory:
-            issues.append(Issue("contradiction", f"{source} is said to support {target}, but the two contradict "
-                                f"each other.", (source, target), "high"))
+        texts = {c.id: " ".join(c.text.split()) for c in sno.claims}
+        for a, b, p_ab, p_ba in contradictory:
+            issues.append(Issue("contradictory_claims", f"{a} \"{texts[a]}\" and {b} \"{texts[b]}\" contradict each "
+                                f"other (p(contradiction) {p_ab:.2f} and {p_ba:.2f}, each way).", (a, b), "high"))
         for attacker, target, rel in unanswered:
             issues.append(Issue("unanswered_attack", f"{attacker} attacks {target} and nothing answers it.",
                                 (attacker, target), "medium"))
@@ -143,8 +162,8 @@ class HeuristicLogicCritic(ConfiguredCritic):
                     "cycles": [list(c) for c in cycles], "cycles_capped": cycles_capped,
                     "unanswered_attacks": [{"attacker": a, "target": t, "relation": r} for a, t, r in unanswered],
                     "detached_components": [list(c) for c in detached],
-                    "contradictory_supports": [{"source": a, "target": b, "contradiction": p}
-                                               for a, b, p in contradictory],
+                    "contradictory_claims": [{"a": a, "b": b, "contradiction": [p_ab, p_ba]}
+                                             for a, b, p_ab, p_ba in contradictory],
                     "sides": sides}
         if nli_error:
             evidence["nli_error"] = nli_error
@@ -192,7 +211,7 @@ class LogicCritic(HeuristicLogicCritic):
     """The learned graph model's score, its leave-one-out attribution, and the heuristic beside it."""
 
     name = "logic"
-    version = 3          # 3: the learned model (models/logic-gnn); 2: heuristic only
+    version = 4          # 4: abstains on one claim with evidence, claim-claim contradictions; 3: the learned model
     requires = frozenset({"nli", "embedder"})
 
     def config_key(self) -> str:
@@ -204,27 +223,23 @@ class LogicCritic(HeuristicLogicCritic):
         return self._config_key
 
     def _fallback(self, heuristic: CriticResult, why: str) -> CriticResult:
+        if not heuristic.applicable:      # nothing to judge for the heuristic either: the abstention stands
+            return heuristic
         note = f" Heuristic score: the learned model is not used ({why})."
         return replace(heuristic, explanation=heuristic.explanation + note,
                        evidence={**heuristic.evidence, "model_error": why})
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         heuristic = super().evaluate(sno, context)
-        lone = self.settings.get("lone_claim_with_evidence", "neutral")
+        lone = self.settings.get("lone_claim_with_evidence", "abstain")
         if lone not in LONE_CLAIM_CHOICES:
             raise ValueError(f"critics.yaml: logic.lone_claim_with_evidence: {lone!r} is not one of "
                              f"{', '.join(LONE_CLAIM_CHOICES)}")
-        if len(sno.claims) == 1 and sno.evidence and lone == "neutral":
-            # One claim with its evidence (a short answer and its reference) has no structure to judge:
-            # Logic neither rewards a short confident answer (the heuristic finds no fault, 1.0) nor
-            # punishes it; the grounding critic and the answer's verdict judge it. A lone claim
-            # *without* evidence is a bare assertion, and the model scores it low.
-            return replace(heuristic, score=0.5, confidence=0.3, explanation=(
-                "One claim with evidence: no reasoning to judge, so Logic stays neutral (0.5); the grounding "
-                "critic and the answer's verdict judge it (logic.lone_claim_with_evidence)."))
-        if len(sno.claims) == 1 and sno.evidence and lone == "heuristic":
-            return replace(heuristic, explanation=heuristic.explanation + " One claim with evidence: the "
-                           "heuristic's verdict (logic.lone_claim_with_evidence).")
+        if len(sno.claims) == 1 and lone == "abstain":
+            # One claim (a short answer, with or without its reference) has no reasoning to judge: Logic
+            # abstains, neither rewarding a short confident answer nor calling it a broken argument; the
+            # grounding critic and the answer's verdict judge it.
+            return CriticResult.not_applicable(self.name, "a single claim has no reasoning to judge")
         model, why = load_model_cached(self.settings.get("model"))
         if model is None:
             return self._fallback(heuristic, str(why))
@@ -264,7 +279,8 @@ class LogicCritic(HeuristicLogicCritic):
                        + (f"; x {cycle_factor:.2f} for {cycles} support cycle(s)" if cycles else "") + "); "
                        + (f"costing most: {costly}." if costly else (skipped + "." if skipped
                                                                        else "no claim or relation costs much."))
-                       + f" Not counted, for comparison only: the heuristic's {heuristic.explanation}")
+                       + (f" Not counted, for comparison only: the heuristic's {heuristic.explanation}"
+                          if heuristic.ok else ""))
         evidence = {**heuristic.evidence, "learned": {"score": float(learned), "sound": float(p_sound),
                                                       "cycle_factor": cycle_factor,
                                                       "quality": float(quality),
@@ -273,8 +289,8 @@ class LogicCritic(HeuristicLogicCritic):
                     "attribution": attribution[:int(s["attribution_keep"])]}
         if skipped:
             evidence["attribution_skipped"] = skipped
-        sub_scores = {**heuristic.sub_scores, "heuristic_logic": heuristic.score, "learned_sound": float(p_sound),
-                      "learned_quality": float(quality)}
+        sub_scores = {**heuristic.sub_scores, **({"heuristic_logic": heuristic.score} if heuristic.ok else {}),
+                      "learned_sound": float(p_sound), "learned_quality": float(quality)}
         return CriticResult(critic=self.name, score=float(np.clip(score, 0.0, 1.0)),
                             confidence=float(s["learned_confidence"]), explanation=explanation,
                             sub_scores=sub_scores, evidence=evidence, issues=tuple(issues) + heuristic.issues)

@@ -6,7 +6,8 @@ embedding of its hypothesis text; H_i are the rows of ``context.population``. Bo
 are L2-normalised, so distances lie in [0, 2] and halving maps them to [0, 1]. The
 distances to the whole population are one matrix-vector product.
 
-With no population (the first SNO) the novelty term is 1: maximally novel.
+With no population (the first SNO) there is nothing to be novel against: the critic abstains
+(not applicable) rather than calling the SNO maximally novel.
 ``context.extra["population_ids"]`` (one id per row) lets a population that includes
 this SNO itself leave its own row out.
 """
@@ -49,6 +50,7 @@ class NoveltyCritic(ConfiguredCritic):
     """alpha * novelty - beta * complexity, clipped to [0, 1]."""
 
     name = "novelty"
+    version = 2          # 2: no population to compare with is an abstention, not "maximally novel"
     requires = frozenset({"embedder", "population"})
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
@@ -73,16 +75,16 @@ class NoveltyCritic(ConfiguredCritic):
         issues: list[Issue] = []
         evidence: dict = {"population_size": int(len(rows)), "embedding": origin}
         if len(rows) == 0:
-            novelty, where = 1.0, "first SNO: maximally novel"
             evidence["min_distance"] = None
-        else:
-            dist, nearest = min_distance(h, rows)
-            novelty = min(1.0, dist / 2.0)
-            evidence.update(min_distance=dist, nearest=row_ids[nearest] if row_ids else nearest)
-            where = f"min distance {dist:.3f} to population row {evidence['nearest']!r}"
-            if dist < float(s["near_duplicate"]):
-                issues.append(Issue("near_duplicate", f"The hypothesis nearly repeats a known SNO ({where}).",
-                                    (sno.hypothesis,), "medium"))
+            return CriticResult.not_applicable(self.name, "no other SNO to compare the hypothesis with",
+                                               evidence=evidence)
+        dist, nearest = min_distance(h, rows)
+        novelty = min(1.0, dist / 2.0)
+        evidence.update(min_distance=dist, nearest=row_ids[nearest] if row_ids else nearest)
+        where = f"min distance {dist:.3f} to population row {evidence['nearest']!r}"
+        if dist < float(s["near_duplicate"]):
+            issues.append(Issue("near_duplicate", f"The hypothesis nearly repeats a known SNO ({where}).",
+                                (sno.hypothesis,), "medium"))
 
         g = sno.graph
         ratio = g.number_of_edges() / max(1, g.number_of_nodes())

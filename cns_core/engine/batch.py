@@ -59,7 +59,7 @@ ENGINES: tuple[str, ...] = ("auto", "local", "ray")   # auto: in this process fo
 RESULT_SUFFIXES: tuple[str, ...] = (".parquet", ".csv")
 BASE_COLUMNS: tuple[str, ...] = ("file", "sno_id", "title", "content_hash", "config_fingerprint", "error")
 _JSON_COLUMNS = ("conflicts", "failures", "issues")
-_TEXT_COLUMNS = (*BASE_COLUMNS, *_JSON_COLUMNS, "incomplete_critics")
+_TEXT_COLUMNS = (*BASE_COLUMNS, *_JSON_COLUMNS, "incomplete_critics", "not_applicable")
 
 
 @dataclass
@@ -209,7 +209,7 @@ def _ordered(rows: list[dict[str, Any]], profiles: Iterable[str]) -> pd.DataFram
     if frame.empty:
         return pd.DataFrame(columns=list(BASE_COLUMNS))
     first = [*BASE_COLUMNS, *(f"trust_{p}" for p in profiles), "complete", "incomplete_critics",
-             *(f"score_{c}" for c in CRITIC_NAMES),
+             *(f"score_{c}" for c in CRITIC_NAMES), "not_applicable",
              "n_conflicts", *_JSON_COLUMNS, "n_claims", "n_relations", "n_evidence"]
     columns = [c for c in first if c in frame.columns] + [c for c in frame.columns if c not in first]
     frame = frame[columns]

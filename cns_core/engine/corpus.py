@@ -22,7 +22,7 @@ from cns_core.access import AccessError, Root, confine
 from cns_core.bounds import excerpt, read_bounded
 from cns_core.engine.batch import evaluate_corpus, read_results
 from cns_core.config import replace_atomically, state_dir
-from cns_core.critics.base import CRITIC_NAMES
+from cns_core.critics.base import CRITIC_NAMES, in_critic_order
 from cns_core.sno import SNO, SNOValidationError, load_snos
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "critics_in",
     "profiles_in",
     "summary",
+    "abstention_counts",
     "score_histograms",
     "trust_histograms",
     "conflict_frequencies",
@@ -144,6 +145,16 @@ def summary(frame: pd.DataFrame) -> dict[str, float | int]:
     }
 
 
+def abstention_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Critic -> how many evaluated SNOs it had nothing to judge in (its histogram leaves them out), canonical order."""
+    ok = _evaluated(frame)
+    counts: dict[str, int] = {}
+    for text in ok.get("not_applicable", pd.Series(dtype=str)).fillna(""):
+        for name in filter(None, str(text).split(",")):
+            counts[name] = counts.get(name, 0) + 1
+    return {n: counts[n] for n in in_critic_order(counts)}
+
+
 def _histograms(frame: pd.DataFrame, columns: dict[str, str], key: str, bins: int) -> pd.DataFrame:
     if bins < 1:
         raise ValueError(f"bins must be at least 1 (got {bins})")
@@ -197,7 +208,8 @@ def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: boo
     (a Trust Score cut at the page's edge read "0").
 
     ``profiles``: the Trust Score columns to list (default every profile of the table). ``complete`` is False
-    where a critic failed: that row's Trust Scores leave it out.
+    where a critic failed: that row's Trust Scores leave it out. ``not_applicable`` names the critics that had
+    nothing to judge in that SNO (their score cell is empty, their weight went to the critics that judged).
 
     ``sort_by`` is a column name (default: the first Trust Score column); unreadable
     files sort last whatever the order.
@@ -205,7 +217,8 @@ def corpus_table(frame: pd.DataFrame, sort_by: str | None = None, ascending: boo
     known = profiles_in(frame)
     trust = [f"trust_{p}" for p in (known if profiles is None else [p for p in profiles if p in known])]
     scores = [f"score_{c}" for c in critics_in(frame)]
-    columns = ["sno_id", *trust, *scores, "n_conflicts", "complete", "title", "failures", "file", "error"]
+    columns = ["sno_id", *trust, *scores, "n_conflicts", "complete", "not_applicable", "title", "failures", "file",
+               "error"]
     table = frame[[c for c in columns if c in frame.columns]].copy()
     if "failures" in table:
         table["failures"] = table["failures"].map(lambda s: ", ".join(_parsed(s, {})))

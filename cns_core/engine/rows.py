@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any, Mapping
 
-from cns_core.critics.base import CRITIC_NAMES, CriticResult, in_critic_order
+from cns_core.critics.base import CRITIC_NAMES, CriticResult, abstentions, failures
 from cns_core.meta.conflicts import detect_conflicts, ok_scores
 from cns_core.scoring import weigh
 from cns_core.sno import SNO
@@ -27,10 +27,12 @@ def evaluation_row(results: Mapping[str, CriticResult], sno: SNO, file: str, fin
     conflicts = detect_conflicts(ok_scores(results))
     row["conflicts"] = json.dumps([{"higher": c.higher, "lower": c.lower, "delta": c.delta} for c in conflicts])
     row["n_conflicts"] = len(conflicts)
-    failed = [n for n, r in results.items() if not r.ok]
+    failed = failures(results)
     row["complete"] = not failed      # an incomplete Trust Score is marked, never passed off as full
-    row["incomplete_critics"] = ",".join(in_critic_order(failed))
-    row["failures"] = json.dumps({n: r.error or "failed" for n, r in results.items() if not r.ok})
+    row["incomplete_critics"] = ",".join(failed)
+    row["failures"] = json.dumps(failed)
+    # critics with nothing to judge: no score (NaN above), their weight went to the others; not a failure
+    row["not_applicable"] = ",".join(abstentions(results))
     row["issues"] = json.dumps({n: list(r.issue_codes) for n, r in results.items() if r.issue_codes})
     row["n_claims"], row["n_relations"], row["n_evidence"] = len(sno.claims), len(sno.relations), len(sno.evidence)
     return row

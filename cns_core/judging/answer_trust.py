@@ -9,8 +9,14 @@ result stored in the engram's ``trust_*`` metadata (:data:`cns_core.engrams.TRUS
 
 Beside the Trust Score each answer gets a verdict (:mod:`cns_core.judging.answer_verdict`):
 correct, incorrect, unverified or no answer, judged by the verifier against the reference or the
-sources, given the question. The Trust Score follows it: a verified-wrong answer is capped below
-the lowest accepting band (config/meta.yaml), whatever its argument's structure.
+sources, given the question. That verdict is the answer's grounding (:func:`answer_results`): whether
+an answer is right is one fact, judged once. The Grounding critic's claim-by-claim reading of the drafted
+SNO read a bare answer ("A negatively charged subatomic particle ...") without its question and found the
+very reference it restates "contradicting" it, so its contradiction cap set an answer identical to its
+reference to Trust 0.00. Now the verdict's p(right) is the grounding score, no per-claim cap applies, and
+the Trust Score follows the verdict: a verified-wrong answer is also capped below the lowest accepting band
+(config/meta.yaml), whatever its argument's structure. Without a reference or sources, or when the answer
+declines, grounding has nothing to read and abstains.
 
 The MemoryAgent does this for every turn it writes; :func:`backfill` (``cns trust-backfill``)
 for turns already stored, skipping those scored under the same settings. A failure to draft
@@ -29,11 +35,12 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from cns_core.config import ConfigError
 from cns_core.engrams import UNTRUSTED, DisagreementRule, Engram
 from cns_core.memory import memory_settings
-from cns_core.scoring import incomplete_note, load_profiles
+from cns_core.scoring import incomplete_note, load_profiles, weigh
 from cns_core.bounds import logger
 
 __all__ = ["TrustSettings", "AnswerItem", "TrustOutcome", "AnswerScorer", "BackfillReport", "backfill",
-           "item_from_engram", "evidence_metadata", "rejudge", "relabel", "RelabelReport", "wrong_ceiling"]
+           "item_from_engram", "evidence_metadata", "rejudge", "relabel", "RelabelReport", "wrong_ceiling",
+           "answer_results"]
 
 log = logger(__name__)
 
@@ -209,7 +216,8 @@ class AnswerScorer:
             payload = {"profile": self.settings.profile, "weights": self._weights, "nli": nli, "embedder": embedder,
                        "critics": {name: critic.config_key() for name, critic in pipeline.critics.items()},
                        "drafting": [drafter_identity(), repr(DraftSettings())],   # a new drafter scores again
-                       "verdict": self._verdict_settings.identity(), "wrong_ceiling": self.wrong_ceiling}
+                       "verdict": self._verdict_settings.identity(), "wrong_ceiling": self.wrong_ceiling,
+                       "grounding": "answer verdict"}     # the verdict is the answer's grounding (answer_results)
             blob = json.dumps(payload, sort_keys=True, default=str)
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint
@@ -238,7 +246,12 @@ class AnswerScorer:
             return self._failed(item, f"scoring failed: {type(exc).__name__}: {exc}")
         if evaluation.failed:
             log.info("trust: answer %s scored without %s", item.query_id, incomplete_note(evaluation.failed))
-        trust, capped_from = float(evaluation.trust_score), None
+        weighted = weigh(answer_results(evaluation.results, verdict), self._weights)
+        if weighted.judged_nothing:
+            return TrustOutcome(item.query_id, None, self.settings.profile, self.fingerprint,
+                                claims=len(draft.sno.claims), evidence=len(draft.sno.evidence), verdict=verdict,
+                                error=f"nothing to judge: {weighted.abstention_note()}")
+        trust, capped_from = float(weighted.trust_score), None
         if verdict.verdict == "incorrect" and trust > self.wrong_ceiling:
             trust, capped_from = self.wrong_ceiling, trust
         return TrustOutcome(item.query_id, trust, self.settings.profile, self.fingerprint,
@@ -273,6 +286,31 @@ class AnswerScorer:
         outcomes = self.score_many(items)
         memory.record_trust({o.query_id: o.metadata() for o in outcomes})
         return outcomes
+
+
+def answer_results(results: Mapping[str, Any], verdict: Any) -> dict[str, Any]:
+    """The critics' results for an answer's SNO with the answer's verdict as its grounding (module docstring).
+
+    The verdict's p(right) (its ``score``) is the grounding score; the Grounding critic's own per-claim reading
+    is kept in the evidence for comparison and caps nothing. No p(right) (no reference or sources, or an answer
+    that declines) leaves grounding nothing to read: it abstains.
+    """
+    from cns_core.critics.base import CriticResult
+
+    own = results.get("grounding")
+    kept = {"claims_reading": {"score": own.score, "explanation": own.explanation}} if own is not None and own.ok else {}
+    p_right = getattr(verdict, "score", None)
+    if verdict is None or p_right is None or verdict.verdict == "no_answer":
+        why = ("the answer declines to answer" if verdict is not None and verdict.verdict == "no_answer"
+               else "no reference or sources to check the answer against")
+        grounding = CriticResult.not_applicable("grounding", why, evidence=kept)
+    else:
+        grounding = CriticResult(
+            critic="grounding", score=float(min(1.0, max(0.0, p_right))), confidence=float(verdict.probability or 0.0),
+            explanation=(f"The answer's verdict: {verdict.label}, p(right) {float(p_right):.2f} "
+                         f"({verdict.note or 'judged against the ' + (verdict.evidence or 'evidence')})."),
+            evidence={**kept, "answer_verdict": verdict.verdict, "p_right": float(p_right)})
+    return {**results, "grounding": grounding}
 
 
 def wrong_ceiling() -> float:

@@ -6,10 +6,10 @@ pipeline, or cached) and weights, so re-weighting never re-runs a critic.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
-from cns_core.critics.base import CriticResult, Issue, in_critic_order
+from cns_core.critics.base import CriticResult, Issue, abstentions, failures, in_critic_order
 from cns_core.meta.bands import confidence_band, quality_band
 from cns_core.meta.conflicts import Conflict, detect_conflicts, ok_scores
 from cns_core.meta.gate import GateDecision, decide
@@ -25,9 +25,10 @@ __all__ = ["MetaEvaluation", "assess"]
 class MetaEvaluation:
     """Everything the Meta-Critic concluded about one SNO under one context.
 
-    ``critic_scores`` holds the critics that succeeded; ``failed`` maps each critic
+    ``critic_scores`` holds the critics that judged; ``failed`` maps each critic
     that raised or timed out to its reason (its weight was redistributed, see
-    ``weighted.left_out``). ``weights`` are the normalised weights actually used. ``score`` is
+    ``weighted.left_out``); ``not_applicable`` each critic that had nothing to judge to why
+    (no score, no conflict, no suggestion; its weight went to the others and the score stays complete). ``weights`` are the normalised weights actually used. ``score`` is
     the Trust Score as shown (three decimals): the band and the gate are read from it.
     ``gate`` is the quality gate at the threshold in force, ``plan`` the improvement plan
     under the same weights, so every surface shows the one decision and the one plan.
@@ -51,6 +52,19 @@ class MetaEvaluation:
     results: dict[str, CriticResult]
     gate: GateDecision
     plan: tuple[ImprovementStep, ...] = ()
+    not_applicable: dict[str, str] = field(default_factory=dict)
+
+    def abstention_note(self, label: Callable[[str], str] = str.capitalize) -> str:
+        """``not applicable: Causal (no causal claim to judge); its weight 0.10 went to the critics that judged``
+        for the weighted critics that abstained, or ``Causal is not applicable (...)`` for one at weight 0;
+        empty when every critic judged."""
+        note = self.weighted.abstention_note(label)
+        idle = {n: why for n, why in self.not_applicable.items() if n not in self.weighted.not_applicable}
+        if idle:
+            extra = "; ".join(f"{label(n)} ({why})" for n, why in idle.items())
+            note = (note + "; also " if note else "not applicable: ") + extra + (
+                "" if note else " (weight 0 in force)")
+        return note
 
     @property
     def quality(self) -> str:
@@ -95,6 +109,7 @@ class MetaEvaluation:
         conflicts = tuple(Issue("critic_conflict", f"{c.higher} {c.high_score:.2f} over {c.lower} "
                                 f"{c.low_score:.2f}: {c.interpretation}", c.critics) for c in self.conflicts)
         failed = f"; failed: {', '.join(self.failed)}" if self.failed else ""
+        failed += f"; not applicable: {', '.join(self.not_applicable)}" if self.not_applicable else ""
         return CriticResult(
             critic="meta", score=self.score, confidence=round(max(0.0, 1.0 - (hi - lo)), 4),
             explanation=(f"{self.band.name}, gate {self.gate.verdict} ({self.gate.action}); "
@@ -103,7 +118,8 @@ class MetaEvaluation:
             sub_scores=dict(self.critic_scores),
             evidence={"confidence_band": self.confidence_band, "dominant_critic": self.dominant_critic,
                       "weakest_dimension": self.weakest_dimension, "suggestions": [s.text for s in self.suggestions],
-                      "failed": dict(self.failed), "weights": dict(self.weights), "context": self.context},
+                      "failed": dict(self.failed), "not_applicable": dict(self.not_applicable),
+                      "weights": dict(self.weights), "context": self.context},
             issues=tuple(issue for _, issue in self.all_issues) + conflicts)
 
     def to_dict(self) -> dict[str, Any]:
@@ -121,6 +137,7 @@ class MetaEvaluation:
             "suggestions": [s.to_dict() for s in self.suggestions], "confidence_band": list(self.confidence_band),
             "dominant_critic": self.dominant_critic, "weakest_dimension": self.weakest_dimension,
             "failed": dict(self.failed), "weights": dict(self.weights),
+            "not_applicable": dict(self.not_applicable), "abstention_note": self.abstention_note(),
             "left_out": list(self.weighted.left_out), "complete": self.complete,
             "incomplete_critics": in_critic_order(self.failed),
             "plan": [{"priority": p.priority, "critic": p.critic, "action": p.action,
@@ -135,8 +152,8 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
            threshold: float | None = None) -> MetaEvaluation:
     """Aggregate critic results into a :class:`MetaEvaluation`; ``threshold``: the gate's (default: config).
 
-    * score: :func:`cns_core.scoring.weigh` (failed critics left out, their weight redistributed;
-      contradicted claims cap it), as shown;
+    * score: :func:`cns_core.scoring.weigh` (failed and abstaining critics left out, their weight
+      redistributed; contradicted claims cap it), as shown;
     * dominant critic: the one contributing most to the score (weight x score);
     * weakest dimension: the lowest-scoring critic that carries weight, ties in canonical order.
     """
@@ -148,7 +165,7 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
     dominant = max(in_critic_order(contributions), key=lambda n: contributions[n], default=None)
     weighted_ok = [n for n in in_critic_order(scores) if weights.get(n, 0) > 0] or in_critic_order(scores)
     weakest = min(weighted_ok, key=lambda n: scores[n], default=None)
-    failed = {n: results[n].error or "failed" for n in names if not results[n].ok}
+    failed = failures(results)
     failed.update({n: "no result from the pipeline" for n in weighted.left_out if n not in results})
     score = trust_shown(weighted.trust_score)
     return MetaEvaluation(
@@ -164,4 +181,5 @@ def assess(results: Mapping[str, CriticResult], weights: Mapping[str, float], co
         weights=dict(weighted.weights), weighted=weighted, results=dict(results),
         gate=decide(score, config.gate_threshold if threshold is None else threshold, config, failed),
         plan=tuple(improvement_plan(results, weights, config)),
+        not_applicable=abstentions(results),
     )

@@ -121,13 +121,14 @@ def critic_label(name: str) -> str:
 
 # ----- table columns ----------------------------------------------------------------
 _COLUMN_LABELS = {"sno_id": "SNO", "title": "Title", "complete": "Complete", "n_conflicts": "Conflicts",
-                  "failures": "Failed critics", "file": "File", "error": "Error", "pair": "Critics",
+                  "failures": "Failed critics", "not_applicable": "Not applicable", "file": "File", "error": "Error", "pair": "Critics",
                   "count": "SNOs", "share": "Share of SNOs", "mean_delta": "Mean gap",
                   # the coherence hook's log
                   "chain_id": "Chain", "p_id": "Proposition", "types": "Contradiction types",
                   "coherence_chain": "Chain coherence", "latency_ms": "Time (ms)",
                   "evidence_pairs": "Pairs compared", "model_pairs": "Pairs the model judged"}
-_COLUMN_WIDTHS = {"title": "large", "error": "large", "file": "medium", "failures": "medium", "pair": "medium"}
+_COLUMN_WIDTHS = {"title": "large", "error": "large", "file": "medium", "failures": "medium", "pair": "medium",
+                  "not_applicable": "medium"}
 
 
 def column_label(name: str) -> str:
