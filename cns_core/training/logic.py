@@ -226,18 +226,14 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
     return TrainResult(model, report)
 
 
-def _ranks(values: Sequence[float]) -> np.ndarray:
-    return np.asarray(percentile_within(list(values), ["all"] * len(values)))
-
-
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman's rho (ties ranked by their mean); NaN for fewer than 3 values or a constant side."""
-    if len(a) < 3:
+    """Spearman's rho of one topic (:func:`cns_core.metrics.spearman`); NaN where the topic cannot be ranked
+    (fewer than 3 values or a constant side), so the mean over topics leaves it out."""
+    from cns_core.metrics import spearman as rank_correlation
+
+    if len(a) < 3 or len(set(a)) < 2 or len(set(b)) < 2:
         return float("nan")
-    ra, rb = _ranks(a), _ranks(b)
-    if ra.std() == 0 or rb.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(ra, rb)[0, 1])
+    return rank_correlation(a, b)
 
 
 def mean_topic_spearman(examples: Sequence[Example], scores: Sequence[float]) -> float:
