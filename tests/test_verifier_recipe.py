@@ -3,7 +3,6 @@ the hard pairs, and the committed settings make the shipped model from the publi
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from cns_core.training.nli import TrainSettings, _training_data, load_train_sett
 from cns_core.training.nli_data import NLIPairs
 from cns_core.training.pilot import MINED_READERS, pilot_settings
 from cns_core.training.restatements import acronym, restate, restated_pairs, rounded
+from test_nli_training import ROWS, _write_tsv
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
 
@@ -82,22 +82,6 @@ def test_a_general_answer_keeps_the_sentence_and_is_judged_right():
     assert made.correct is True and made.reference == answers[0].answer
     assert made.answer.startswith("The novel Emma was written by ") and "Austen" not in made.answer
     assert made.answer.endswith(" in 1815.")
-
-
-ROWS = [
-    ("A man plays a guitar on stage.", "A man is playing music.", "entailment"),
-    ("A man plays a guitar on stage.", "Nobody is playing an instrument.", "contradiction"),
-    ("A man plays a guitar on stage.", "The man is famous.", "neutral"),
-    ("Two dogs run in a park.", "Animals are outside.", "entailment"),
-    ("Two dogs run in a park.", "The dogs are asleep indoors.", "contradiction"),
-    ("Two dogs run in a park.", "The dogs belong to a child.", "neutral"),
-]
-
-
-def _write_tsv(path: Path, rows) -> Path:
-    with gzip.open(path, "wt", encoding="utf-8") as handle:
-        handle.write("premise\thypothesis\tlabel\tgenre\n" + "".join("\t".join((*r, "t")) + "\n" for r in rows))
-    return path
 
 
 def _recipe(tmp_path: Path, base: Path, **extra) -> TrainSettings:

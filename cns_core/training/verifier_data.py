@@ -178,6 +178,16 @@ def answers_against_a_good_answer(answers: Sequence[JudgedAnswer], seed: int) ->
     return out
 
 
+def _gold_in(sentence: JudgedAnswer) -> tuple[str, int] | None:
+    """(the longest of the sentence's gold answers that it states, where it starts), or None."""
+    lowered = sentence.answer.lower()
+    golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
+    if not golds:
+        return None
+    gold = max(golds, key=len)
+    return gold, lowered.index(gold.lower())
+
+
 _SOMEONE = ("someone", "a person", "a well-known figure")
 _PERSON_NAME = re.compile(r"[A-Z][\w.'-]+(?: (?:de |van |von |da )?[A-Z][\w.'-]+)+")   # two or more capitalised words
 
@@ -197,12 +207,10 @@ def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
             continue
         sentence = sentences[int(hashlib.blake2b(f"{seed}:general:{key}".encode(), digest_size=4).hexdigest(), 16)
                              % len(sentences)]
-        lowered = sentence.answer.lower()
-        golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
-        if not golds:
+        found = _gold_in(sentence)
+        if found is None:
             continue
-        gold = max(golds, key=len)
-        start = lowered.index(gold.lower())
+        gold, start = found
         end = start + len(gold)
         before, after = sentence.answer[:start], sentence.answer[end:]
         alone = not re.search(r"[A-Z][\w.]*\s*$", before) and not re.match(r"(?:'s|\w|\s+[A-Z])", after)
@@ -239,12 +247,11 @@ def plausible_swaps(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
         wrong = sorted({_bare(a.answer) for a in group
                         if a.correct is False and 0 < len(a.answer.split()) < _SENTENCE_WORDS})
         for sentence in (sentences[i] for i in rng.permutation(len(sentences))[:_SWAP_SENTENCES]):
-            lowered = sentence.answer.lower()
-            golds = [g.strip() for g in sentence.reference.split("|") if g.strip() and g.strip().lower() in lowered]
-            if not golds:
+            found = _gold_in(sentence)
+            if found is None:
                 continue
-            gold = max(golds, key=len)
-            start = lowered.index(gold.lower())
+            gold, start = found
+            lowered = sentence.answer.lower()
             for name in wrong:
                 if name.lower() in lowered or gold.lower() in name.lower():
                     continue
