@@ -17,7 +17,7 @@ from cns_core.cli.quiet import offline_and_quiet
 
 # One module per family of commands, in help order.
 _COMMAND_MODULES = ("run", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust", "train_nli",
-                    "train_drafter", "train_logic", "train_verdict_head", "people")
+                    "train_drafter", "train_logic", "train_verdict_head", "people", "recall")
 
 
 def build_parser() -> argparse.ArgumentParser:
