@@ -24,6 +24,9 @@
 * The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
   block a turn (it then goes to the quarantine) and may add flat metadata; a hook
   that raises is logged and the turn is written as usual.
+* Rewards: each time a grade or an answer verdict lands on an engram, the turn's reward (its quality in
+  [0, 1] and the parts it is made of, :mod:`cns_core.memory.rewards`) is published on ``reward.signal``
+  for the agent that produced it (the turn's model). A failure to publish is logged, never fatal.
 * The critics' Trust Score: with a ``trust`` scorer (:mod:`cns_core.judging.answer_trust`)
   each written answer is drafted into an SNO (its reference and sources as evidence,
   which the engram keeps for a later backfill), scored, and the score stored beside the
@@ -43,7 +46,7 @@ from pydantic import ValidationError
 
 from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
-from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
+from cns_core.agents.bus import CRITIQUE, RESPONSE, REWARD, BusConfig, Envelope
 from cns_core.agents.held import HeldWork
 from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
 from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
@@ -92,6 +95,7 @@ class MemoryAgent(Agent):
         self.trust_failed = 0
         self.rejected = 0
         self.skipped_stored = 0
+        self.rewards_published = 0
         self.held = HeldWork()          # messages the store refused, retried while idle
         self._last_id: str | None = None
 
@@ -364,6 +368,24 @@ class MemoryAgent(Agent):
             return
         self.trust_scored += sum(o.error is None for o in outcomes)
         self.trust_failed += sum(o.error is not None for o in outcomes)
+        self._publish_rewards([item.query_id for item, o in zip(items, outcomes) if o.error is None], "verdict")
+
+    def _publish_rewards(self, ids: Sequence[str], cause: str) -> None:
+        """The reward of each of these turns on ``reward.signal``; never raises."""
+        if not ids or self.publisher is None or self.memory is None:
+            return
+        from cns_core.memory.rewards import reward_of
+
+        try:
+            settings = self.memory.recall_settings
+            for engram in self.memory.get(list(ids)):
+                reward = reward_of(engram, settings)
+                self.publisher.publish(REWARD, {"query_id": reward.query_id, "session_id": reward.session_id,
+                                                "agent": reward.agent, "reward": reward.reward,
+                                                "parts": dict(reward.parts), "cause": cause})
+                self.rewards_published += 1
+        except Exception as exc:  # noqa: BLE001 - the grade is stored; a lost reward is only logged
+            log.warning("memory: rewards of %d turn(s) not published (%s: %s)", len(ids), type(exc).__name__, exc)
 
     def _run_hook(self, turn: TurnMessage, meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
         """(reason if blocked else None, metadata to store)."""
@@ -391,3 +413,5 @@ class MemoryAgent(Agent):
         outcome = self.memory.record_critiques([c.memory_fields() for c in critiques])
         self.scores_applied += outcome.count("applied")
         self.scores_parked += outcome.count("pending")
+        self._publish_rewards(list(dict.fromkeys(c.query_id for c, o in zip(critiques, outcome) if o == "applied")),
+                              "grade")

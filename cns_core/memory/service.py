@@ -22,7 +22,7 @@ import uuid
 import weakref
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
@@ -583,6 +583,13 @@ class MemoryService:
         found = self._get(self._engrams, list(dict.fromkeys(ids)))
         by_id = {i: Engram.from_chroma(i, d, m) for i, d, m in zip(found["ids"], found["documents"], found["metadatas"])}
         return [by_id[i] for i in ids if i in by_id]
+
+    def iter_engrams(self, chunk: int = 1000) -> Iterator[Engram]:
+        """Every engram, oldest first, read in chunks (the ids and times first: cheap)."""
+        stamps = self.timestamps(self.ids_matching(None, None))
+        ids = sorted(stamps, key=lambda i: (stamps[i], i))
+        for start in range(0, len(ids), chunk):
+            yield from self.get(ids[start:start + chunk])
 
     def search_episodic(self, text: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Engram]:
         """The ``k`` engrams nearest in meaning to ``text`` (optionally filtered by a Chroma ``where``)."""
