@@ -36,7 +36,7 @@ from cns_core.bounds import excerpt, logger
 from cns_core.config import ConfigError, env_override, load_config
 
 __all__ = [
-    "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "REWARD", "SUBJECTS",
+    "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "REWARD", "RECALL", "RECALLED", "SUBJECTS",
     "BusError", "MalformedMessage", "Envelope", "BusConfig", "bus_settings",
     "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join", "proxy_reachable",
 ]
@@ -48,7 +48,9 @@ CRITIQUE = "critique.result"       # CriticAgent -> MemoryAgent, dashboard, `cns
 QUERY = "query.request"            # dashboard / CLI -> GeneratorAgent
 GRADE = "critique.request"         # a stored, ungraded turn to grade (pending grades) -> CriticAgent
 REWARD = "reward.signal"           # MemoryAgent -> trainers: a turn's reward, each time a grade or verdict lands
-SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE, REWARD)
+RECALL = "recall.request"          # an agent -> MemoryAgent: recall for a question (request)
+RECALLED = "recall.reply"       # MemoryAgent -> the asking agent: the ranked answers (reply, by request_id)
+SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE, REWARD, RECALL, RECALLED)
 _PING = "bus.ping."
 _HARD_CAP = 16      # times max_message_bytes: a message that large never enters the proxy
 

@@ -46,10 +46,10 @@ from pydantic import ValidationError
 
 from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
-from cns_core.agents.bus import CRITIQUE, RESPONSE, REWARD, BusConfig, Envelope
+from cns_core.agents.bus import CRITIQUE, RECALL, RECALLED, RESPONSE, REWARD, BusConfig, Envelope
 from cns_core.agents.held import HeldWork
 from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
-from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
+from cns_core.agents.messages import CritiqueMessage, RecallReply, RecallRequest, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.agents.wire import BusError
 from cns_core.bounds import keep_damaged, logger
@@ -65,10 +65,12 @@ _SEEN = 200_000          # message ids remembered to skip duplicates (replay ove
 
 
 class MemoryAgent(Agent):
-    """Subscribes to ``response.generation`` and ``critique.result``; owns the episodic store."""
+    """Subscribes to ``response.generation`` and ``critique.result``; owns the episodic store; answers
+    ``recall.request`` requests (never journaled work: a request is answered live or not at all)."""
 
     name = "memory"
-    subjects = (RESPONSE, CRITIQUE)
+    subjects = (RESPONSE, CRITIQUE, RECALL)
+    stored_subjects = (RESPONSE, CRITIQUE)      # what the journal replays to this agent
     max_batch = 256
 
     def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
@@ -96,6 +98,7 @@ class MemoryAgent(Agent):
         self.rejected = 0
         self.skipped_stored = 0
         self.rewards_published = 0
+        self.recalls_answered = 0
         self.held = HeldWork()          # messages the store refused, retried while idle
         self._last_id: str | None = None
 
@@ -149,7 +152,7 @@ class MemoryAgent(Agent):
         batch: list[Envelope] = []
         try:
             for _, envelope in replay(self.bus, after_seq=position.get("after_seq"),
-                                      after_message_id=position.get("after_message_id"), subjects=self.subjects):
+                                      after_message_id=position.get("after_message_id"), subjects=self.stored_subjects):
                 batch.append(envelope)
                 if len(batch) >= self.max_batch:
                     self.replayed += len(batch)
@@ -218,7 +221,30 @@ class MemoryAgent(Agent):
         if self._last_id is not None and not self.held:
             self._write_checkpoint({"after_message_id": self._last_id})
 
+    def _answer_recalls(self, envelopes: Sequence[Envelope]) -> list[Envelope]:
+        """Answer every recall request among ``envelopes`` first (a batch of writes must not keep an asking
+        generator waiting); returns the other envelopes. A bad request gets a reply naming the problem."""
+        rest = []
+        for env in envelopes:
+            if env.subject != RECALL:
+                rest.append(env)
+                continue
+            request_id = str((env.payload or {}).get("request_id", ""))[:200] if isinstance(env.payload, dict) else ""
+            try:
+                request = RecallRequest.model_validate(env.payload)
+                results = self.memory.recall(request.query, request.k, include_wrong=request.include_wrong)
+                reply = RecallReply(request_id=request.request_id, results=[r.as_dict() for r in results])
+            except ValidationError as exc:
+                reply = RecallReply(request_id=request_id or "?", error=describe_errors(exc))
+            except Exception as exc:  # noqa: BLE001 - a bad question or a store error is the asker's answer
+                reply = RecallReply(request_id=request_id or "?", error=f"{type(exc).__name__}: {exc}"[:2000])
+            self.recalls_answered += 1
+            if self.publisher is not None and reply.request_id != "?":
+                self.publisher.publish(RECALLED, reply.model_dump())
+        return rest
+
     def _process(self, envelopes: Sequence[Envelope]) -> None:
+        envelopes = self._answer_recalls(envelopes)
         turns: list[tuple[Envelope, TurnMessage]] = []
         critiques: list[tuple[Envelope, CritiqueMessage]] = []
         for env in envelopes:
