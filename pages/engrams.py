@@ -16,6 +16,7 @@ from cns_core.judging.agreement import agreement
 from cns_core.judging.verdict_calibration import active_calibration
 from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
+from cns_core.views.recall_view import preference_bytes, recall_rows
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
 from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
@@ -186,6 +187,29 @@ with frame.guard("Could not open the engram memory"):
                               mime="text/csv", key="cns_engrams_export_csv")
         c_jsonl.download_button("Export JSONL", data=lambda: export_bytes(memory, "jsonl"),
                                 file_name="engrams.jsonl", mime="application/jsonl", key="cns_engrams_export_jsonl")
+
+    with st.expander("What a generator would recall"):
+        st.caption("The stored answers nearest a question, ranked by how right they were judged: your verdict "
+                   "first, then the answer verdict's p(right), the judge's grade and the Trust Score "
+                   "(config/memory.yaml, recall.weights), as `cns recall` ranks them.")
+        c_q, c_k = st.columns([4, 1])
+        question = c_q.text_input("Question", key="cns_engrams_recall_q", max_chars=20_000)
+        k = c_k.number_input("How many", 1, 100, 5, key="cns_engrams_recall_k")
+        include_wrong = st.checkbox("Include answers judged incorrect and quarantined turns (marked)",
+                                    key="cns_engrams_recall_wrong")
+        if question.strip():
+            try:
+                rows = recall_rows(memory, question, int(k), include_wrong)
+            except ValueError as exc:
+                st.error(f"Recall: {exc}")
+            else:
+                if rows:
+                    st.dataframe(rows, hide_index=True, key="cns_engrams_recall_table")
+                else:
+                    st.info("No stored answer is near this question" + ("" if include_wrong else
+                            " (or every near one was judged incorrect)."))
+        st.download_button("Download preference pairs (DPO JSONL)", data=lambda: preference_bytes(memory),
+                           file_name="preferences.jsonl", mime="application/jsonl", key="cns_engrams_preferences")
 
     fig = go.Figure(go.Bar(
         x=[display.score_badge(s if s != UNGRADED else None).label for s in HISTOGRAM_BUCKETS],

@@ -36,7 +36,7 @@ from cns_core.bounds import excerpt, logger
 from cns_core.config import ConfigError, env_override, load_config
 
 __all__ = [
-    "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "SUBJECTS",
+    "RESPONSE", "CRITIQUE", "QUERY", "GRADE", "REWARD", "RECALL", "RECALLED", "SUBJECTS",
     "BusError", "MalformedMessage", "Envelope", "BusConfig", "bus_settings",
     "BusProxy", "Publisher", "Subscriber", "bind_socket", "signal_and_join", "proxy_reachable",
 ]
@@ -47,7 +47,10 @@ RESPONSE = "response.generation"   # GeneratorAgent -> CriticAgent, MemoryAgent
 CRITIQUE = "critique.result"       # CriticAgent -> MemoryAgent, dashboard, `cns grade`
 QUERY = "query.request"            # dashboard / CLI -> GeneratorAgent
 GRADE = "critique.request"         # a stored, ungraded turn to grade (pending grades) -> CriticAgent
-SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE)
+REWARD = "reward.signal"           # MemoryAgent -> trainers: a turn's reward, each time a grade or verdict lands
+RECALL = "recall.request"          # an agent -> MemoryAgent: recall for a question (request)
+RECALLED = "recall.reply"       # MemoryAgent -> the asking agent: the ranked answers (reply, by request_id)
+SUBJECTS = (RESPONSE, CRITIQUE, QUERY, GRADE, REWARD, RECALL, RECALLED)
 _PING = "bus.ping."
 _HARD_CAP = 16      # times max_message_bytes: a message that large never enters the proxy
 

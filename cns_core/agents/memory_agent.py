@@ -24,6 +24,9 @@
 * The coherence hook: ``pre_write_hook(query_id, query, answer, metadata)`` may
   block a turn (it then goes to the quarantine) and may add flat metadata; a hook
   that raises is logged and the turn is written as usual.
+* Rewards: each time a grade or an answer verdict lands on an engram, the turn's reward (its quality in
+  [0, 1] and the parts it is made of, :mod:`cns_core.memory.rewards`) is published on ``reward.signal``
+  for the agent that produced it (the turn's model). A failure to publish is logged, never fatal.
 * The critics' Trust Score: with a ``trust`` scorer (:mod:`cns_core.judging.answer_trust`)
   each written answer is drafted into an SNO (its reference and sources as evidence,
   which the engram keeps for a later backfill), scored, and the score stored beside the
@@ -43,10 +46,10 @@ from pydantic import ValidationError
 
 from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, evidence_metadata
 from cns_core.agents.base import Agent
-from cns_core.agents.bus import CRITIQUE, RESPONSE, BusConfig, Envelope
+from cns_core.agents.bus import CRITIQUE, RECALL, RECALLED, RESPONSE, REWARD, BusConfig, Envelope
 from cns_core.agents.held import HeldWork
 from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
-from cns_core.agents.messages import CritiqueMessage, TurnMessage, describe_errors
+from cns_core.agents.messages import CritiqueMessage, RecallReply, RecallRequest, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.agents.wire import BusError
 from cns_core.bounds import keep_damaged, logger
@@ -62,10 +65,12 @@ _SEEN = 200_000          # message ids remembered to skip duplicates (replay ove
 
 
 class MemoryAgent(Agent):
-    """Subscribes to ``response.generation`` and ``critique.result``; owns the episodic store."""
+    """Subscribes to ``response.generation`` and ``critique.result``; owns the episodic store; answers
+    ``recall.request`` requests (never journaled work: a request is answered live or not at all)."""
 
     name = "memory"
-    subjects = (RESPONSE, CRITIQUE)
+    subjects = (RESPONSE, CRITIQUE, RECALL)
+    stored_subjects = (RESPONSE, CRITIQUE)      # what the journal replays to this agent
     max_batch = 256
 
     def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
@@ -93,6 +98,8 @@ class MemoryAgent(Agent):
         self.trust_failed = 0
         self.rejected = 0
         self.skipped_stored = 0
+        self.rewards_published = 0
+        self.recalls_answered = 0
         self.held = HeldWork()          # messages the store refused, retried while idle
         self._last_id: str | None = None
 
@@ -146,7 +153,7 @@ class MemoryAgent(Agent):
         batch: list[Envelope] = []
         try:
             for _, envelope in replay(self.bus, after_seq=position.get("after_seq"),
-                                      after_message_id=position.get("after_message_id"), subjects=self.subjects):
+                                      after_message_id=position.get("after_message_id"), subjects=self.stored_subjects):
                 batch.append(envelope)
                 if len(batch) >= self.max_batch:
                     self.replayed += len(batch)
@@ -215,7 +222,30 @@ class MemoryAgent(Agent):
         if self._last_id is not None and not self.held:
             self._write_checkpoint({"after_message_id": self._last_id})
 
+    def _answer_recalls(self, envelopes: Sequence[Envelope]) -> list[Envelope]:
+        """Answer every recall request among ``envelopes`` first (a batch of writes must not keep an asking
+        generator waiting); returns the other envelopes. A bad request gets a reply naming the problem."""
+        rest = []
+        for env in envelopes:
+            if env.subject != RECALL:
+                rest.append(env)
+                continue
+            request_id = str((env.payload or {}).get("request_id", ""))[:200] if isinstance(env.payload, dict) else ""
+            try:
+                request = RecallRequest.model_validate(env.payload)
+                results = self.memory.recall(request.query, request.k, include_wrong=request.include_wrong)
+                reply = RecallReply(request_id=request.request_id, results=[r.as_dict() for r in results])
+            except ValidationError as exc:
+                reply = RecallReply(request_id=request_id or "?", error=describe_errors(exc))
+            except Exception as exc:  # noqa: BLE001 - a bad question or a store error is the asker's answer
+                reply = RecallReply(request_id=request_id or "?", error=f"{type(exc).__name__}: {exc}"[:2000])
+            self.recalls_answered += 1
+            if self.publisher is not None and reply.request_id != "?":
+                self.publisher.publish(RECALLED, reply.model_dump())
+        return rest
+
     def _process(self, envelopes: Sequence[Envelope]) -> None:
+        envelopes = self._answer_recalls(envelopes)
         turns: list[tuple[Envelope, TurnMessage]] = []
         critiques: list[tuple[Envelope, CritiqueMessage]] = []
         for env in envelopes:
@@ -365,6 +395,24 @@ class MemoryAgent(Agent):
             return
         self.trust_scored += sum(o.error is None for o in outcomes)
         self.trust_failed += sum(o.error is not None for o in outcomes)
+        self._publish_rewards([item.query_id for item, o in zip(items, outcomes) if o.error is None], "verdict")
+
+    def _publish_rewards(self, ids: Sequence[str], cause: str) -> None:
+        """The reward of each of these turns on ``reward.signal``; never raises."""
+        if not ids or self.publisher is None or self.memory is None:
+            return
+        from cns_core.memory.rewards import reward_of
+
+        try:
+            settings = self.memory.recall_settings
+            for engram in self.memory.get(list(ids)):
+                reward = reward_of(engram, settings)
+                self.publisher.publish(REWARD, {"query_id": reward.query_id, "session_id": reward.session_id,
+                                                "agent": reward.agent, "reward": reward.reward,
+                                                "parts": dict(reward.parts), "cause": cause})
+                self.rewards_published += 1
+        except Exception as exc:  # noqa: BLE001 - the grade is stored; a lost reward is only logged
+            log.warning("memory: rewards of %d turn(s) not published (%s: %s)", len(ids), type(exc).__name__, exc)
 
     def _run_hook(self, turn: TurnMessage, meta: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
         """(reason if blocked else None, metadata to store)."""
@@ -393,3 +441,5 @@ class MemoryAgent(Agent):
         self.scores_applied += outcome.count("applied")
         self.scores_parked += outcome.count("pending")
         self.scores_stale += outcome.count("stale")
+        self._publish_rewards(list(dict.fromkeys(c.query_id for c, o in zip(critiques, outcome) if o == "applied")),
+                              "grade")

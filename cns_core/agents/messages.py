@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 from cns_core.bounds import excerpt
 from cns_core.engrams import answer_digest
 
-__all__ = ["TurnMessage", "CritiqueMessage", "QueryMessage", "describe_errors", "LIMITS"]
+__all__ = ["TurnMessage", "CritiqueMessage", "QueryMessage", "RecallRequest", "RecallReply", "describe_errors",
+           "LIMITS"]
 
 # The most characters (or items) each field may hold.
 LIMITS = {"query": 20_000, "answer": 100_000, "reference": 100_000, "rubric": 20_000, "id": 200,
@@ -123,3 +124,26 @@ class CritiqueMessage(BaseModel):
         if self.latency_s is not None:
             out["latency_s"] = round(float(self.latency_s), 4)
         return out
+
+
+class RecallRequest(BaseModel):
+    """``recall.request``: a question whose best-judged stored answers an agent wants (memory as a tool).
+    ``k`` is bounded again by the memory (``recall.max_k``); the reply names the request."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    request_id: Id = Field(min_length=1)
+    query: Query = Field(min_length=1)
+    k: StrictInt = Field(default=5, ge=1, le=1000)
+    include_wrong: bool = False
+
+
+class RecallReply(BaseModel):
+    """``recall.reply``: the answer to one :class:`RecallRequest`: its results (as
+    :meth:`cns_core.memory.recall.Recalled.as_dict`), or ``error`` saying why there are none."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    request_id: Id = Field(min_length=1)
+    results: list[dict[str, Any]] = Field(default_factory=list, max_length=1000)
+    error: str | None = None

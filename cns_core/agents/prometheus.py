@@ -52,6 +52,8 @@ class GeneratorSettings:
     backend: str = "ollama"
     api_key: str | None = field(default=None, repr=False)
     stream: bool = False
+    recall_k: int = 0             # answers recalled from the memory before answering (0: none)
+    recall_timeout_s: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,15 @@ def generator_settings(config: Mapping[str, Any] | None = None) -> GeneratorSett
         model=str(env_override(gen.get("model", ""), "CNS_GENERATOR_MODEL")),
         temperature=_number(gen, "temperature", float, 0.7, "critic.yaml generator"),
         num_ctx=_number(gen, "num_ctx", int, 4096, "critic.yaml generator"),
-        timeout=_number(gen, "timeout", float, 60.0, "critic.yaml generator"), system=str(gen.get("system", "")))
+        timeout=_number(gen, "timeout", float, 60.0, "critic.yaml generator"), system=str(gen.get("system", "")),
+        recall_k=_recall_k(gen.get("recall_k", 0)),
+        recall_timeout_s=_number(gen, "recall_timeout_s", float, 2.0, "critic.yaml generator"))
+
+
+def _recall_k(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 20:
+        raise ConfigError(f"critic.yaml generator: recall_k: expected an integer from 0 to 20, got {value!r}")
+    return value
 
 
 def chat_client(settings: JudgeSettings | GeneratorSettings, timeout: float | None = None) -> Any:

@@ -20,7 +20,7 @@ from cns_core.config import pinned_for_children
 
 # One module per family of commands, in help order.
 _COMMAND_MODULES = ("run", "project", "evaluate", "meta", "extract", "importer", "coherence", "agents", "trust",
-                    "train_verifier", "train_drafter", "train_logic", "train_verdict_head", "people")
+                    "train_verifier", "train_drafter", "train_logic", "train_verdict_head", "people", "recall")
 
 
 def build_parser() -> argparse.ArgumentParser:

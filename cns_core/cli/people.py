@@ -97,14 +97,18 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def register_export(subparsers: argparse._SubParsersAction) -> None:
-    from cns_core.people.export import EXPORT_FORMATS
+    from cns_core.people.export import EXPORT_FORMATS, EXPORT_KINDS
 
     p = subparsers.add_parser("export", help="every stored answer with its grade, verdicts, Trust Score and your "
-                                             "verdicts, as CSV or JSONL",
+                                             "verdicts, as CSV or JSONL; or preference pairs, or rewards",
                               description="cns export [csv|jsonl] -o FILE: every stored answer as CSV or JSONL, safe "
-                                          "to open (formulas and control characters neutralised, times in ISO 8601).")
-    p.add_argument("format_word", nargs="?", choices=EXPORT_FORMATS, metavar="csv|jsonl",
-                   help="the format, as a word (same as --format)")
+                                          "to open (formulas and control characters neutralised, times in ISO 8601). "
+                                          "cns export preferences -o FILE: prompt/chosen/rejected JSON lines (DPO) "
+                                          "from answers to the same question. cns export rewards -o FILE: one reward "
+                                          "per turn (CSV or JSONL).")
+    p.add_argument("format_word", nargs="?", choices=EXPORT_FORMATS + EXPORT_KINDS,
+                   metavar="csv|jsonl|preferences|rewards",
+                   help="the format as a word (same as --format), or what to export instead of the answers")
     p.add_argument("-o", "--output", help="the file to write (its folder must exist; replaced only when complete)")
     p.add_argument("--format", choices=EXPORT_FORMATS, help="default: from the file's extension, else csv")
     p.add_argument("--force", action="store_true", help="replace a read-only file or a symbolic link given to -o")
@@ -116,30 +120,45 @@ def run_export(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cns_core.cli.output import output_problem, write_output
-    from cns_core.people.export import export_rows, render_export
+    from cns_core.people.export import EXPORT_KINDS, export_rows, preference_rows, render_export, reward_rows
     from cns_core.memory import MemoryService
 
+    kind = args.format_word if args.format_word in EXPORT_KINDS else "answers"
+    if kind != "answers":
+        args.format_word = None
+    if kind == "preferences" and args.format not in (None, "jsonl"):
+        raise ValueError(f"--format {args.format}: preference pairs are written as JSON lines (jsonl) only")
     if args.format_word and args.format and args.format_word != args.format:
         raise ValueError(f"give the format once: {args.format_word} or --format {args.format}")
     if not args.output:
-        raise ValueError(f"-o FILE: required, e.g. cns export {args.format_word or args.format or 'csv'} -o answers."
-                         f"{args.format_word or args.format or 'csv'}")
+        example = {"preferences": "preferences -o pairs.jsonl", "rewards": "rewards -o rewards.csv"}.get(
+            kind, f"{args.format_word or args.format or 'csv'} -o answers.{args.format_word or args.format or 'csv'}")
+        raise ValueError(f"-o FILE: required, e.g. cns export {example}")
     out = Path(args.output)
-    fmt = args.format_word or args.format or ("jsonl" if out.suffix.lower() in (".jsonl", ".ndjson") else "csv")
+    fmt = "jsonl" if kind == "preferences" else \
+        args.format_word or args.format or ("jsonl" if out.suffix.lower() in (".jsonl", ".ndjson") else "csv")
     problem = output_problem(out, args.force)          # before the memory opens: a typo costs nothing
     if problem:
         raise ValueError(f"-o {args.output}: {problem}")
     memory = MemoryService(path=args.path, create=False)
     count = 0
 
+    rows, columns, noun = export_rows(memory), None, "engram(s)"
+    if kind == "preferences":
+        rows, noun = preference_rows(memory), "preference pair(s)"
+    elif kind == "rewards":
+        from cns_core.memory.rewards import REWARD_COLUMNS
+
+        rows, columns, noun = reward_rows(memory.iter_engrams(), memory.recall_settings), REWARD_COLUMNS, "reward(s)"
+
     def counted():
         nonlocal count
-        for row in export_rows(memory):
+        for row in rows:
             count += 1
             yield row
 
     with write_output(args.output, args.force) as tmp, open(tmp, "w", encoding="utf-8", newline="") as handle:
-        for chunk in render_export(counted(), fmt):
+        for chunk in render_export(counted(), fmt, *([columns] if columns else [])):
             handle.write(chunk)
-    print(f"export: {count} engram(s) as {fmt} to {out}")
+    print(f"export: {count} {noun} as {fmt} to {out}")
     return 0

@@ -24,7 +24,7 @@ import uuid
 import weakref
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
@@ -249,6 +249,8 @@ class MemoryService:
         self.direct_limit = int(browse.get("direct_limit", 20_000))
         self.write_batch = int(cfg.get("write_batch", 256))
         self._space = str(cfg.get("space", "cosine"))
+        self._recall_cfg = cfg.get("recall")
+        self._recall = None
         store = open_store(self.path, self.url, allow_non_loopback=bool(cfg.get("allow_non_loopback", False)),
                            timeout_s=float(cfg.get("request_timeout_s", REQUEST_TIMEOUT_S)))
         self._closer = weakref.finalize(self, _let_go, store)
@@ -627,6 +629,13 @@ class MemoryService:
         by_id = {i: Engram.from_chroma(i, d, m) for i, d, m in zip(found["ids"], found["documents"], found["metadatas"])}
         return [by_id[i] for i in ids if i in by_id]
 
+    def iter_engrams(self, chunk: int = 1000) -> Iterator[Engram]:
+        """Every engram, oldest first, read in chunks (the ids and times first: cheap)."""
+        stamps = self.timestamps(self.ids_matching(None, None))
+        ids = sorted(stamps, key=lambda i: (stamps[i], i))
+        for start in range(0, len(ids), chunk):
+            yield from self.get(ids[start:start + chunk])
+
     def search_episodic(self, text: str, k: int = 5, where: Mapping[str, Any] | None = None) -> list[Engram]:
         """The ``k`` engrams nearest in meaning to ``text`` (optionally filtered by a Chroma ``where``)."""
         return self.search_episodic_many([text], k, where=where)[0]
@@ -667,6 +676,46 @@ class MemoryService:
             return None
         cos = 1.0 - float(distance) / 2.0 if self._space == "l2" else 1.0 - float(distance)
         return max(-1.0, min(1.0, cos))
+
+    # ---------------------------------------------------------------- recall
+
+    @property
+    def recall_settings(self):
+        """``recall`` of memory.yaml, read once per service (:mod:`cns_core.memory.recall`)."""
+        from cns_core.memory.recall import RecallSettings
+
+        if self._recall is None:
+            self._recall = RecallSettings.from_config(self._recall_cfg)
+        return self._recall
+
+    def recall(self, query: str, k: int = 5, *, include_wrong: bool = False) -> list:
+        """The ``k`` answers a generator should recall for ``query``: the nearest by meaning, re-ranked by how
+        right each was judged (:mod:`cns_core.memory.recall`), each with the reasons of its place. Answers
+        judged incorrect and quarantined turns are left out unless ``include_wrong`` (then marked).
+        A bad query or k raises ValueError naming it, before anything is embedded."""
+        from cns_core.memory.recall import check_recall_request, rank
+
+        settings = self.recall_settings
+        query, k = check_recall_request(query, k, settings)
+        embedding = get_embedder().encode([query])
+        hits = self._nearest([query], max(k, settings.candidates), None, None, embedding)[0]
+        candidates = [(e, float(e.similarity), False) for e in hits
+                      if e.similarity is not None and e.similarity >= settings.min_similarity]
+        if include_wrong and settings.quarantine_scan:
+            candidates += self._quarantined_near(embedding[0], settings)
+        return rank(candidates, k, settings, include_wrong=include_wrong)
+
+    def _quarantined_near(self, query_vector: Any, settings: Any) -> list:
+        """Quarantined turns (kept without a searchable vector: the quarantine stays small) compared with the
+        question directly; the ``quarantine_scan`` most recently blocked."""
+        import numpy as np
+
+        rows = self.list_quarantined(limit=settings.quarantine_scan)
+        if not rows:
+            return []
+        vectors = np.asarray(get_embedder().encode([f"{e.query}\n\n{e.answer}" for e in rows]), dtype=float)
+        sims = vectors @ np.asarray(query_vector, dtype=float)
+        return [(e, float(s), True) for e, s in zip(rows, sims) if s >= settings.min_similarity]
 
     # ---------------------------------------------------------------- browsing
 

@@ -19,15 +19,16 @@ import csv
 import io
 import json
 from datetime import datetime, timezone
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from cns_core.bounds import printable
 from cns_core.engrams import Engram
 
-__all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "export_rows", "engram_row", "render_export", "clean_text",
+__all__ = ["EXPORT_COLUMNS", "EXPORT_FORMATS", "EXPORT_KINDS", "export_rows", "preference_rows", "reward_rows", "engram_row", "render_export", "clean_text",
            "iso_time"]
 
 EXPORT_FORMATS = ("csv", "jsonl")
+EXPORT_KINDS = ("preferences", "rewards")   # beside the answers: DPO pairs (JSONL), one reward per turn
 # judge_grade / judge_feedback: the judge's grade (1-5) and words, stored as the engram's critic_score and
 # critic_feedback (the critic-agent spec's names); exported under what they are, never as a "critic score".
 EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "judge_grade", "judge_feedback",
@@ -70,11 +71,24 @@ def engram_row(e: Engram) -> dict[str, Any]:
 
 def export_rows(memory: Any) -> Iterator[dict[str, Any]]:
     """Every engram's row, oldest first, read in chunks (the ids first: cheap)."""
-    stamps = memory.timestamps(memory.ids_matching(None, None))
-    ids = sorted(stamps, key=lambda i: (stamps[i], i))
-    for start in range(0, len(ids), _CHUNK):
-        for e in memory.get(ids[start:start + _CHUNK]):
-            yield engram_row(e)
+    for e in memory.iter_engrams(_CHUNK):
+        yield engram_row(e)
+
+
+def preference_rows(memory: Any) -> Iterator[dict[str, Any]]:
+    """The memory's preference pairs (:mod:`cns_core.memory.preferences`) as DPO rows, text made safe."""
+    from cns_core.memory.preferences import preference_pairs
+
+    for pair in preference_pairs(memory.iter_engrams(_CHUNK), memory.recall_settings):
+        yield {k: clean_text(v) if isinstance(v, str) else v for k, v in pair.as_dict().items()}
+
+
+def reward_rows(engrams: Iterable[Engram], settings: Any = None) -> Iterator[dict[str, Any]]:
+    """One reward row per turn (:mod:`cns_core.memory.rewards`), text made safe."""
+    from cns_core.memory.rewards import reward_of
+
+    for e in engrams:
+        yield {k: clean_text(v) if isinstance(v, str) else v for k, v in reward_of(e, settings).as_dict().items()}
 
 
 def _cell(value: Any) -> Any:
@@ -83,8 +97,9 @@ def _cell(value: Any) -> Any:
     return "" if value is None else value
 
 
-def render_export(rows: Iterator[dict[str, Any]], fmt: str) -> Iterator[str]:
-    """The rows as text chunks in ``fmt`` (csv with a header, or jsonl)."""
+def render_export(rows: Iterator[dict[str, Any]], fmt: str,
+                  columns: Sequence[str] = EXPORT_COLUMNS) -> Iterator[str]:
+    """The rows as text chunks in ``fmt`` (csv with a header of ``columns``, or jsonl)."""
     if fmt not in EXPORT_FORMATS:
         raise ValueError(f"format: expected one of {', '.join(EXPORT_FORMATS)}, got {fmt!r}")
     if fmt == "jsonl":
@@ -92,7 +107,7 @@ def render_export(rows: Iterator[dict[str, Any]], fmt: str) -> Iterator[str]:
             yield json.dumps(row, ensure_ascii=False) + "\n"
         return
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS)
+    writer = csv.DictWriter(buffer, fieldnames=list(columns))
     writer.writeheader()
     for row in rows:
         writer.writerow({k: _cell(v) for k, v in row.items()})
