@@ -13,8 +13,8 @@ from cns_core.views import display
 from cns_core.judging.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
 from cns_core.judging.agreement import agreement
-from cns_core.judging.verdict_calibration import active_calibration
-from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
+from cns_core.judging.verdict_calibration import UnscoredMarks, active_calibration
+from cns_core.people.calibrate import annotated_engrams, calibrate, revert_message, threshold_words
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
@@ -161,6 +161,8 @@ with frame.guard("Could not open the engram memory"):
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")
         active = active_calibration()
+        if active is not None and not active.adopted:   # a fit stored by an older version though not adopted
+            active = None
         st.markdown(f"**Verdict threshold in use:** "
                     + (f"{threshold_words()} (calibration version {active.version}: {active.describe()})" if active
                        else f"{verdict_threshold():.3f} (config/memory.yaml)"))
@@ -171,12 +173,20 @@ with frame.guard("Could not open the engram memory"):
                              "reversible. Every stored verdict is decided again at once from the verifier's "
                              "readings kept with it."):
             try:
-                said = calibrate_message(marked)
+                outcome = calibrate(marked)
+            except UnscoredMarks as exc:
+                st.error(f"Calibration: {exc}. The **Score Trust** button on an answer's card scores it.")
             except ValueError as exc:
                 st.error(f"Calibration: {exc}")
             else:
-                relabel_now(memory, said)
+                if outcome.adopted:
+                    relabel_now(memory, outcome.message)
+                else:
+                    st.session_state["cns_engrams_calibration_kept"] = outcome.message
                 st.rerun()
+        kept = st.session_state.pop("cns_engrams_calibration_kept", None)
+        if kept:
+            st.info(kept)
         if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
             relabel_now(memory, revert_message())
             st.rerun()
