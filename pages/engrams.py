@@ -18,9 +18,9 @@ from cns_core.people.calibrate import annotated_engrams, calibrate, revert_messa
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
-from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
+from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, badges_html, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
-                                        score_histogram, score_trust, similarity_text, trust_html)
+                                        score_histogram, score_trust, similarity_text)
 from cns_core.engrams import UNGRADED
 from cns_core.agents.pending import memory_counts
 
@@ -230,7 +230,7 @@ with frame.guard("Could not open the engram memory"):
             st.markdown(
                 f'<div style="display:flex;justify-content:space-between;gap:1rem">'
                 f'<b>{display.escape(e.query)}</b><span style="white-space:nowrap">'
-                f'{display.score_badge_html(e.critic_score, e.feedback)}{trust_html(e, rule)}</span></div>'
+                f'{badges_html(e, rule)}</span></div>'
                 f'<div style="margin-top:0.3rem">{display.escape(e.answer)}</div>'
                 f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">'
                 f'{"<b>" + display.escape(similarity) + "</b> · " if similarity else ""}{display.escape(when)} · '
