@@ -34,7 +34,7 @@ from cns_core.sno import SNO
 
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
            "passage_reading",
-           "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
+           "claim_passage_rows", "verdict_reading", "decided_note", "feature_words", "passage_part", "PASSAGES_NOTE", "passages_note", "verdict_probability", "claim_levels",
            "graph_findings",
            "restatements", "sno_graph_html", "remote_resources", "graph_height", "graph_layout", "node_box",
            "MIN_SCALE"]
@@ -85,6 +85,46 @@ def passage_reading(p: GroundingPassage) -> str:
     return f"neither (entails {_fmt(p.entailment)}, contradicts {_fmt(p.contradiction)})"
 
 
+# The fusion's probability features, entered as log-odds (cns_core.critics.grounding_verdict.FEATURES).
+_LOG_ODDS_WORDS = {"entailment": "strongest entailment", "contradiction": "strongest contradiction",
+                   "top_entailment": "closest passage's entailment",
+                   "top_contradiction": "closest passage's contradiction"}
+
+
+def feature_words(name: str, value: float) -> str:
+    """One fusion feature and its value in a reader's words: ``how similar the closest passage is (0.83)``,
+    ``the closest passage's low contradiction (0.02)`` (a probability feature says whether it is high or low,
+    since a low one can push a verdict as much as a high one)."""
+    if name in _LOG_ODDS_WORDS:
+        p = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
+        owner, _, what = _LOG_ODDS_WORDS[name].rpartition(" ")
+        return f"the {owner} {'high' if p >= 0.5 else 'low'} {what} ({p:.2f})"
+    if name == "similarity":
+        return f"how similar the closest passage is ({value:.2f})"
+    if name == "bm25":
+        return f"the words the claim shares with the evidence (BM25 {math.expm1(value):.1f})"
+    if name == "bm25_per_token":
+        return f"the share of its words the evidence holds ({value:.2f} per word)"
+    return f"{name} ({value:.2f})"
+
+
+def verdict_reading(g: ClaimGrounding, evidence_text: str | None) -> str:
+    """The passage a verdict rests on and what it shows (``e3 · sentence 1 of 2 · contradicts 0.72``); where the
+    passage alone does not show the verdict (``supported 0.51`` beside ``neither (entails 0.30, ...)``), what
+    else decided it: the fusion's strongest features for it (:attr:`ClaimGrounding.decided_by`)."""
+    read = g.read_passage
+    if read is None:
+        return ""
+    said = f"{read.evidence} · {passage_part(evidence_text, read.text)} · {passage_reading(read)}"
+    return f"{said} · {decided_note(g)}" if g.reading_differs else said
+
+
+def decided_note(g: ClaimGrounding) -> str:
+    """Where the passage a verdict rests on does not show it alone, what decided it, in words."""
+    why = " and ".join(feature_words(f, v) for f, v in g.decided_by) or "the fusion's other features"
+    return f"alone it does not say {g.label}: decided by {why}"
+
+
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
     """One table row per claim: its verdict, p(supported), p(contradicted) and the passage the verdict reads, by
     what it shows (``e3 · sentence 1 of 2 · contradicts 0.72``; the page's passages table quotes it in full). The
@@ -93,13 +133,11 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        read = g.read_passage
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": g.label,
                      "p(supported)": shown_probability(g.support),
                      "p(contradicted)": shown_probability(g.p_contradicted),
-                     "Verdict reads": f"{read.evidence} · {passage_part(evidence_texts.get(read.evidence), read.text)}"
-                                      f" · {passage_reading(read)}" if read else ""})
+                     "Verdict reads": verdict_reading(g, evidence_texts.get(g.reads_evidence or ""))})
     return rows
 
 
@@ -111,8 +149,20 @@ PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passag
                  "for a supported claim the one that entails it most, otherwise the most similar one. Its "
                  "probabilities are not the passage's: a fitted fusion (config/grounding_fusion.yaml) weighs the "
                  "strongest entailment and contradiction with how similar the closest passage is and how many of "
-                 "the claim's words the evidence shares, so a verdict's p(contradicted) 0.71 can sit beside a "
-                 "passage's contradiction 0.69.")
+                 "the claim's words the evidence shares.")
+
+
+def passages_note(claim_id: str, g: ClaimGrounding) -> str:
+    """:data:`PASSAGES_NOTE` with this claim's own numbers: its verdict's probability beside what the passage it
+    reads shows, and what decided the verdict where that passage alone does not show it."""
+    read = g.read_passage
+    if read is None or g.verdict is None:
+        return PASSAGES_NOTE
+    p = g.p_contradicted if g.verdict == "contradicted" else g.support
+    name = "p(contradicted)" if g.verdict == "contradicted" else "p(supported)"
+    said = (f"{PASSAGES_NOTE} Here {claim_id}'s verdict ({g.label}, {name} {_shown(p)}) reads {read.evidence}, "
+            f"which on its own {'is ' + passage_reading(read) if read.shows == 'neither' else passage_reading(read)}")
+    return f"{said}; {decided_note(g)}." if g.reading_differs else f"{said}."
 
 
 def passage_part(evidence_text: str | None, passage: str) -> str:
@@ -445,6 +495,8 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
         lines.append(f"The verdict reads {ev.id}{source}, validity {ev.validity:.2f}{part}; it "
                      f"{PASSAGE_SHOWS[read.shows]} ({passage_reading(read)}):")
         lines.extend(_wrap(_shorten(read.text, 320), "  "))
+        if g.reading_differs:
+            lines.extend(_wrap(decided_note(g)[0].upper() + decided_note(g)[1:] + ".", ""))
     elif g.entailment is None:
         lines.append("Not scored by the Grounding critic yet.")
     else:
