@@ -170,7 +170,8 @@ def test_export_has_every_column_and_the_settings_in_every_row(tmp_path, state_d
     assert cns(["export", "-o", str(tmp_path / "out.jsonl"), "--path", path]) == 0
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 60 and all("trust_settings" in r and "human_verdict" in r for r in lines)
-    assert lines[0]["answer"] == "=SUM(A0)" and isinstance(lines[0]["trust_verdict_score"], float)
+    assert lines[0]["answer"] == "=SUM(A0)" and isinstance(lines[0]["answer_verdict_p_right"], float)
+    assert "trust_verdict" not in lines[0] and lines[0]["answer_verdict"] in ("correct", "unverified")  # issue 70
     assert cns(["export", "-o", str(tmp_path), "--path", path]) == 1
     assert "is a folder" in capsys.readouterr().err
 
@@ -327,7 +328,7 @@ def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right
     html = trust_html(e, DisagreementRule())
     assert "p(right) 0.06" in html and "0.84" not in html
     assert "p(right) 0.06: the probability that the answer is right, judged by the verifier" in html
-    assert engram_row(e)["trust_verdict_score"] == 0.06
+    assert engram_row(e)["answer_verdict_p_right"] == 0.06
     assert "p(right)" not in answer_verdict_html("unverified")          # no number, no claim of one
     memory = MemoryService(path=tmp_path / "chroma")
     memory.write_episodic_many([{"query": f"Question {i}?", "answer": "An answer.", "session_id": "s",

@@ -274,7 +274,7 @@ VERDICT_STYLE: dict[str, tuple[str, str, bool]] = {     # verdict -> (mark, colo
 def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str = "", claim: str = "",
                         passage: str = "") -> str:
     """The answer's verdict as a pill with its one number, p(right) ("✗ incorrect · p(right) 0.06"); the
-    same number is the export's ``trust_verdict_score`` and what the review queue orders by. Hover says
+    same number is the export's ``answer_verdict_p_right`` and what the review queue orders by. Hover says
     what the number is and what the verdict rests on."""
     if verdict not in VERDICT_STYLE:
         return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
@@ -289,7 +289,7 @@ def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str =
         label += f" · p(right) {shown:.2f}"
         number = (f"p(right) {shown:.2f}: the probability that the answer is right, judged by the verifier "
                   "against the reference (else the sources) given the question, recalibrated to your verdicts "
-                  "when a calibration is active; the export's trust_verdict_score and the review queue's order.")
+                  "when a calibration is active; the export's answer_verdict_p_right column and the review queue's order.")
     tip = " ".join(part for part in (number, note, f"Claim: {claim}" if claim and claim != note else "",
                                      f"Evidence: {passage}" if passage else "") if part)
     return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,
