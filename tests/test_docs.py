@@ -232,3 +232,22 @@ def test_demo_figures_in_the_docs_are_read_from_the_demo_data(site):
         or f"indicator {figures['indicator_pct']} % against a base rate of {figures['base_rate_pct']} %" in bench
     with pytest.raises(ValueError, match="no figure 'nothing'"):
         docs_hooks.fill_demo_figures("<!-- demo:nothing -->", "x.md")
+
+
+def test_the_readme_says_which_pages_show_how_far_the_demo_data_has_got():
+    """Issue 70 item 8: "a line above the pages says how far each has got", but only four pages show the demo
+    data's line; and `make docs` served on 8000, the address of the README's OpenAI-compatible judge example."""
+    from test_browser import dashboard_pages
+
+    from cns_core.views.progress_line import DEMO_DATA_PAGES
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    titles = sorted(title for stem, title in dashboard_pages() if stem in DEMO_DATA_PAGES)
+    assert len(titles) == len(DEMO_DATA_PAGES) == 4
+    assert "A line above every page says how far the models have got" in text
+    assert f"on the pages that show the demo data ({', '.join(titles)}) how far the demo data has got" in text
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    docs_port = re.search(r"^DOCS_ADDR \?= 127\.0\.0\.1:(\d+)$", makefile, re.M).group(1)
+    judge_ports = set(re.findall(r"CNS_OPENAI_BASE_URL=http://127\.0\.0\.1:(\d+)", text))
+    assert judge_ports and docs_port not in judge_ports
+    assert f"http://127.0.0.1:{docs_port}" in text
