@@ -251,3 +251,39 @@ def test_the_readme_says_which_pages_show_how_far_the_demo_data_has_got():
     judge_ports = set(re.findall(r"CNS_OPENAI_BASE_URL=http://127\.0\.0\.1:(\d+)", text))
     assert judge_ports and docs_port not in judge_ports
     assert f"http://127.0.0.1:{docs_port}" in text
+
+
+def test_the_site_searches_from_files(site):
+    """Issue 70 item 7: opened from files, search was hidden (``search/search_index.js`` not found). MkDocs
+    Material's offline plugin writes it (the page loads it from files); the worker's polyfill is ours, local."""
+    index = site / "search" / "search_index.js"
+    assert index.is_file() and "verifier" in index.read_text(encoding="utf-8")
+    page = (site / "concepts" / "verifier.html").read_text(encoding="utf-8")
+    assert '<script src="../javascripts/iframe-worker.js"' in page and "unpkg.com" not in page
+
+
+@pytest.mark.browser
+def test_search_finds_pages_in_a_site_opened_from_files(site):
+    """Issue 70 item 7 in Debian's chromium: the site opened from files (file://) answers a search, with nothing
+    fetched from another host (the search worker runs through docs/javascripts/iframe-worker.js)."""
+    from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _local
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            outside: list[str] = []
+            page.on("request", lambda r: outside.append(r.url) if not (_local(r.url) or r.url.startswith("file:"))
+                    else None)
+            page.goto((site / "index.html").as_uri())
+            search = page.locator("input.md-search__input")
+            search.click()
+            page.keyboard.type("calibration")
+            page.locator(".md-search-result__item").first.wait_for(timeout=60_000)
+            titles = page.locator(".md-search-result__item h1").all_inner_texts()
+            page.screenshot(path=str(ARTIFACTS / "docs-search-from-files.png"))
+        finally:
+            browser.close()
+    assert "Verifier and answer verdicts" in titles and outside == []
