@@ -77,6 +77,22 @@ with sno_tab, frame.guard("Could not check the current SNO"):
                                     for c in ("Score", "p(contradicted)", "Evidence validity")})
         st.caption(coherence_view.PAIRS_NOTE)
 
+def _log_columns(log: pd.DataFrame) -> dict:
+    """The log table's columns, each wide enough for its label and longest value, numbers and flags
+    left-aligned: the last columns ("Blocked", the pair counts) sat clipped past the table's edge."""
+    out = {}
+    for name in log.columns:
+        label = display.column_label(name)
+        width = display.fit_width(label, [str(v) for v in log[name].tolist()])
+        if log[name].dtype == bool:
+            out[name] = st.column_config.CheckboxColumn(label, width=width)
+        elif pd.api.types.is_numeric_dtype(log[name]):
+            out[name] = st.column_config.NumberColumn(label, width=width, alignment="left")
+        else:
+            out[name] = st.column_config.Column(label, width=width)
+    return out
+
+
 with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption("Every turn the judge loop stores is checked against the memory before it is written; one chain "
                "per turn. These numbers are about that stream, not about the SNO of the other tab.")
@@ -154,4 +170,4 @@ with stream_tab, frame.guard("Could not read the coherence log"):
                + (f" · coherence n/a: nothing to compare ({summary.uncompared:,} chains)" if summary.uncompared else ""))
     log_frame = pd.DataFrame(table_rows(shown[-2000:]))
     st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
-                 column_config={c: st.column_config.Column(display.column_label(c)) for c in log_frame.columns})
+                 column_config=_log_columns(log_frame))

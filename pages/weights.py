@@ -87,7 +87,7 @@ with frame.guard("Could not tune the weights"):
             frame.end_page()
         before = frame.assess(sno, results, profiles[profile], profile)
         after = frame.assess(sno, results, chosen, force.label)
-        m1, m2, m3 = st.columns(3)
+        m1, m2, m3 = st.columns([1, 1.25, 1.25])     # the band and gate badges whole on one line
         changed = f"{after.score:.3f}" != f"{before.score:.3f}"
         with m1:
             st.metric("Trust Score", f"{after.score:.3f}",

@@ -72,5 +72,11 @@ def test_the_blocked_count_says_what_the_quarantine_released_since(tmp_path, mon
     assert {m.label: m.value for m in at.metric}["Blocked"] == "2"
     said = "The memory now: 1 quarantined (2 blocked by the coherence hook, 1 released since)."
     assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
+    # issue 70 item 6: the log table's "Blocked" column was clipped: every column has a width its text fits
+    from table_fit import cut_cells
+
+    log = next(d for d in at.dataframe if "coherence_chain" in d.value.columns)
+    columns = json.loads(log.proto.columns)
+    assert columns["blocked"]["label"] == "Blocked" and cut_cells(log) == []
     at.switch_page("pages/engrams.py").run()
     assert any("1 quarantined (2 blocked by the coherence hook, 1 released since)" in c.value for c in at.caption)

@@ -14,7 +14,7 @@ from typing import Any
 from cns_core.critics.grounding_verdict import shown_probability
 
 __all__ = ["offers_unlimited", "stream_note", "share_note", "uncompared_note", "COHERENCE_HELP", "density_help",
-           "density_note", "claim_rows", "pair_rows", "CLAIMS_NOTE", "PAIRS_NOTE"]
+           "density_note", "claim_rows", "pair_rows", "CLAIMS_NOTE", "PAIRS_NOTE", "blocked_note"]
 
 COHERENCE_HELP = ("The mean over the claims of p(supported) minus p(contradicted) of each claim's verdict (the table "
                   "below; the hook's entail minus contradict for a claim without one). From -1 (every claim "

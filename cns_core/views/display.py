@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "beside_threshold",
+    "SERIES_COLOURS",
     "GREEN",
     "AMBER",
     "RED",
@@ -372,6 +373,10 @@ def verdict_fill(verdict: str | None, probability: float | None) -> str:
     if probability is None or not math.isfinite(probability):
         return _mix(colour, "#ffffff", 0.75)
     return _mix(colour, "#ffffff", 0.85 - 0.5 * min(1.0, max(0.0, float(probability))))
+
+
+# Series drawn side by side (one per profile): distinct, solid, none of them a verdict's or a band's colour.
+SERIES_COLOURS = ("#2563eb", "#f59e0b", "#7c3aed", "#0d9488", "#db2777", "#64748b")
 
 
 def beside_threshold(value: float, threshold: float, digits: int = 2, most: int = 4) -> str:
