@@ -65,7 +65,8 @@ test-stress: $(STAMP) browser
 
 # The documentation site (docs/, mkdocs.yml). The CLI and configuration references are generated from the
 # code at build time (scripts/docs_hooks.py); make test builds the site with --strict (tests/test_docs.py).
-DOCS_ADDR ?= 127.0.0.1:8000
+# Not 8000: the README's OpenAI-compatible judge example serves there (vLLM's default port).
+DOCS_ADDR ?= 127.0.0.1:8765
 docs: $(STAMP)
 	$(PY) -m mkdocs serve --strict --dev-addr $(DOCS_ADDR)
 

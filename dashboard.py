@@ -85,7 +85,7 @@ _SECTIONS: dict[str, list[tuple[str, str, str]]] = {
 # and push the page's own filters below the fold.
 _WITHOUT_SNO = frozenset(Path(name).stem for name, _, _ in _SECTIONS["Memory and judge"])   # their url paths
 # Pages that show the memory or the corpus: they say how far `make run`'s demo data has got while it is written.
-_DEMO_DATA_PAGES = _WITHOUT_SNO | {"corpus", "coherence"}
+_DEMO_DATA_PAGES = progress_line.DEMO_DATA_PAGES
 
 
 def _navigation() -> dict[str, list]:

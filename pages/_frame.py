@@ -262,11 +262,13 @@ def guard(what: str) -> Iterator[None]:
         st.error(f"{what}: {exc}")
 
 
-def badge(text: str, colour: str) -> str:
+def badge(text: str, colour: str, *, one_line: bool = False) -> str:
     """A coloured pill for ``st.markdown(..., unsafe_allow_html=True)``; ``text`` is escaped and may wrap
-    between its words only ("0.00-0.29" never splits at its hyphen)."""
-    return (f'<span style="display:inline-block;padding:2px 10px;border-radius:999px;background:{colour};'
-            f'color:#fff;font-weight:600">{display.unbroken_words(text)}</span>')
+    between its words only ("0.00-0.29" never splits at its hyphen). ``one_line``: a short value badge (a band,
+    the gate) kept on one line in a narrow column, a little smaller (the Weights page's badges wrapped)."""
+    fit = "white-space:nowrap;font-size:0.85rem;" if one_line else ""
+    return (f'<span class="cns-pill" style="display:inline-block;padding:2px 10px;border-radius:999px;'
+            f'background:{colour};color:#fff;font-weight:600;{fit}">{display.unbroken_words(text)}</span>')
 
 
 # ----- the current SNO and its evaluation ----------------------------------------
@@ -367,11 +369,12 @@ def band_and_gate(evaluation, band_column, gate_column, weights_label: str) -> N
     """The quality band and the gate's verdict side by side, telling one story (the gate accepts whole bands)."""
     gate = evaluation.gate
     with band_column:
-        stat("Quality band", badge(f"{display.band_label(gate.band)} {gate.band.span}", display.band_colour(gate.band)),
+        stat("Quality band", badge(f"{display.band_label(gate.band)} {gate.band.span}", display.band_colour(gate.band),
+                                   one_line=True),
              gate.action, "Appendix B bands of the Meta-Critic (config/meta.yaml). What to do depends on the gate: "
                           "it accepts whole bands.")
     with gate_column:
-        stat("Quality gate", badge(gate.verdict, display.GREEN if gate.passed else display.RED),
+        stat("Quality gate", badge(gate.verdict, display.GREEN if gate.passed else display.RED, one_line=True),
              f"{gate.reason}; the gate {gate.rule} (weights: {md(weights_label)})",
              "The gate's threshold is where a band starts. Tune it on the Meta-Critic page: it stays in force "
              "for the session, on every page.")

@@ -7,7 +7,7 @@ import streamlit as st
 
 from pages import _frame as frame
 from cns_core.views import display, refit_job, text_draft, ui_state
-from cns_core.views.graph_html import sno_graph_html
+from cns_core.views.graph_html import graph_height, sno_graph_html
 from cns_core.sno import serialize_snos
 from cns_core.text import TextInputError
 
@@ -253,7 +253,8 @@ with text_tab:
                                                    d_claims.to_dict("records"), d_relations.to_dict("records"),
                                                    d_evidence.to_dict("records")), "The draft")
             if sno is not None:
-                st.iframe(sno_graph_html(sno, height_px=380), height=400)
+                preview_px = graph_height(sno)        # the whole graph fitted, as the Reasoning graph opens it
+                st.iframe(sno_graph_html(sno, height_px=preview_px), height=preview_px + 20)
                 e1, e2, e3 = st.columns(3)
                 if e1.button("Evaluate", type="primary", key="cns_author_evaluate"):
                     label = ui_state.add_snos(st.session_state, [sno], "drafted")[0]

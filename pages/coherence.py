@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages import _frame as frame
+from cns_core.agents.pending import memory_counts
 from cns_core.views import coherence_view, display
 from cns_core.critics.grounding_verdict import claim_verdicts
 from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
@@ -76,6 +77,22 @@ with sno_tab, frame.guard("Could not check the current SNO"):
                                     for c in ("Score", "p(contradicted)", "Evidence validity")})
         st.caption(coherence_view.PAIRS_NOTE)
 
+def _log_columns(log: pd.DataFrame) -> dict:
+    """The log table's columns, each wide enough for its label and longest value, numbers and flags
+    left-aligned: the last columns ("Blocked", the pair counts) sat clipped past the table's edge."""
+    out = {}
+    for name in log.columns:
+        label = display.column_label(name)
+        width = display.fit_width(label, [str(v) for v in log[name].tolist()])
+        if log[name].dtype == bool:
+            out[name] = st.column_config.CheckboxColumn(label, width=width)
+        elif pd.api.types.is_numeric_dtype(log[name]):
+            out[name] = st.column_config.NumberColumn(label, width=width, alignment="left")
+        else:
+            out[name] = st.column_config.Column(label, width=width)
+    return out
+
+
 with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption("Every turn the judge loop stores is checked against the memory before it is written; one chain "
                "per turn. These numbers are about that stream, not about the SNO of the other tab.")
@@ -93,7 +110,7 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     s1, s2, s3, s4 = st.columns(4)
     s1.metric("Chains checked", f"{summary.chains:,}",
               help="One chain per stored turn. The log below has a line per proposition, plus event lines.")
-    s2.metric("Blocked", f"{summary.blocked_chains:,}")
+    s2.metric("Blocked", f"{summary.blocked_chains:,}", help="Chains the hook held back, released since or not.")
     s3.metric("Mean coherence", "n/a" if summary.mean_coherence is None else f"{summary.mean_coherence:.2f}",
               help="Over the chains that had something to compare.")
     s4.metric("Mean contradiction density", "n/a" if summary.mean_density is None else f"{summary.mean_density:.2f}")
@@ -101,6 +118,8 @@ with stream_tab, frame.guard("Could not read the coherence log"):
     st.caption(coverage.sentence("chains", p95=True) + coherence_view.stream_note(unrecorded))
     if summary.uncompared:
         st.caption(coherence_view.uncompared_note(summary.uncompared))
+    if summary.blocked_chains:
+        st.caption(coherence_view.blocked_note(summary.blocked_chains, memory_counts(frame.memory())))
 
     settings = IndicatorSettings.from_config()
     drift = drift_indicator(summary.points, settings)
@@ -151,4 +170,4 @@ with stream_tab, frame.guard("Could not read the coherence log"):
                + (f" · coherence n/a: nothing to compare ({summary.uncompared:,} chains)" if summary.uncompared else ""))
     log_frame = pd.DataFrame(table_rows(shown[-2000:]))
     st.dataframe(log_frame, hide_index=True, width="stretch", key="cns_coherence_log",
-                 column_config={c: st.column_config.Column(display.column_label(c)) for c in log_frame.columns})
+                 column_config=_log_columns(log_frame))

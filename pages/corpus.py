@@ -29,6 +29,8 @@ def _columns(table) -> dict:
             out[name] = st.column_config.NumberColumn(label, format="%.3f", width=width, alignment="left")
         elif name.startswith("score_"):
             out[name] = st.column_config.NumberColumn(label, format="%.2f", width=width, alignment="left")
+        elif name == "n_conflicts":       # left-aligned, whole: right-aligned it sat past the table's edge
+            out[name] = st.column_config.NumberColumn(label, format="%d", width=width, alignment="left")
         elif name == "complete":
             out[name] = st.column_config.CheckboxColumn(label, width=width,
                                                         help="False where a critic failed: the Trust Score leaves it out.")
@@ -116,12 +118,12 @@ else:
                                default=[chosen_default] if chosen_default in profiles else profiles[:1])
         trust = corpus.trust_histograms(data, profiles=shown)
         fig = go.Figure()
-        for name in shown:
-            part = trust[trust["profile"] == name]
+        for k, name in enumerate(shown):      # side by side in solid colours: overlaid, they mixed into colours
+            part = trust[trust["profile"] == name]   # the legend does not have
             fig.add_bar(x=(part["bin_start"] + part["bin_end"]) / 2, y=part["count"], name=name,
-                        width=(part["bin_end"] - part["bin_start"]) * 0.95, opacity=0.7,
+                        marker_color=display.SERIES_COLOURS[k % len(display.SERIES_COLOURS)],
                         hovertemplate=f"{name}: %{{x:.2f}}: %{{y}} SNOs<extra></extra>")
-        fig.update_layout(barmode="overlay", height=260, margin=dict(l=10, r=10, t=30, b=10),
+        fig.update_layout(barmode="group", bargap=0.1, height=260, margin=dict(l=10, r=10, t=30, b=10),
                           xaxis=dict(range=[0, 1], title="Trust Score"),
                           yaxis=display.count_axis(trust["count"].max() if len(trust) else 0, "SNOs"))
         st.plotly_chart(fig, width="stretch", key="cns_corpus_trust")

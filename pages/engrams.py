@@ -13,15 +13,15 @@ from cns_core.views import display
 from cns_core.judging.answer_verdict import ANSWER_VERDICTS, VERDICT_LABELS
 from cns_core.people.annotations import HUMAN_VERDICTS, MAX_NOTE_CHARS, MAX_WHO_CHARS
 from cns_core.judging.agreement import agreement
-from cns_core.judging.verdict_calibration import active_calibration
-from cns_core.people.calibrate import annotated_engrams, calibrate_message, revert_message, threshold_words
+from cns_core.judging.verdict_calibration import UnscoredMarks, active_calibration
+from cns_core.people.calibrate import annotated_engrams, calibrate, revert_message, threshold_words
 from cns_core.views.people_view import agreement_summary, agreement_tables, export_bytes
 from cns_core.views.recall_view import preference_bytes, recall_rows
 from cns_core.views.relabel_job import relabel_after_calibration, relabel_job
 from cns_core.views.review import review_queue, save_annotation, verdict_threshold
-from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, FilterChoice, build_filters, card_key,
+from cns_core.views.engram_view import (ANNOTATED_CHOICES, PERSON_CHOICES, DISAGREE_CARD, HISTOGRAM_BUCKETS, badges_html, FilterChoice, build_filters, card_key,
                                         disagreement_count, disagreement_rule, page_count, rule_text,
-                                        score_histogram, score_trust, similarity_text, trust_html)
+                                        score_histogram, score_trust, similarity_text)
 from cns_core.engrams import UNGRADED
 from cns_core.agents.pending import memory_counts
 
@@ -162,6 +162,8 @@ with frame.guard("Could not open the engram memory"):
                    "the answer verdict (correct / incorrect) and the Trust Score (0.5 and up right). AUC ranks "
                    "by the grade, p(right) and the Trust Score; intervals by a seeded bootstrap.")
         active = active_calibration()
+        if active is not None and not active.adopted:   # a fit stored by an older version though not adopted
+            active = None
         st.markdown(f"**Verdict threshold in use:** "
                     + (f"{threshold_words()} (calibration version {active.version}: {active.describe()})" if active
                        else f"{verdict_threshold():.3f} (config/memory.yaml)"))
@@ -172,12 +174,20 @@ with frame.guard("Could not open the engram memory"):
                              "reversible. Every stored verdict is decided again at once from the verifier's "
                              "readings kept with it."):
             try:
-                said = calibrate_message(marked)
+                outcome = calibrate(marked)
+            except UnscoredMarks as exc:
+                st.error(f"Calibration: {exc}. The **Score Trust** button on an answer's card scores it.")
             except ValueError as exc:
                 st.error(f"Calibration: {exc}")
             else:
-                relabel_now(memory, said)
+                if outcome.adopted:
+                    relabel_now(memory, outcome.message)
+                else:
+                    st.session_state["cns_engrams_calibration_kept"] = outcome.message
                 st.rerun()
+        kept = st.session_state.pop("cns_engrams_calibration_kept", None)
+        if kept:
+            st.info(kept)
         if active and c_revert.button("Revert the calibration", key="cns_engrams_revert"):
             relabel_now(memory, revert_message())
             st.rerun()
@@ -244,7 +254,7 @@ with frame.guard("Could not open the engram memory"):
             st.markdown(
                 f'<div style="display:flex;justify-content:space-between;gap:1rem">'
                 f'<b>{display.escape(e.query)}</b><span style="white-space:nowrap">'
-                f'{display.score_badge_html(e.critic_score, e.feedback)}{trust_html(e, rule)}</span></div>'
+                f'{badges_html(e, rule)}</span></div>'
                 f'<div style="margin-top:0.3rem">{display.escape(e.answer)}</div>'
                 f'<div style="color:#6b7280;font-size:0.8em;margin-top:0.3rem">'
                 f'{"<b>" + display.escape(similarity) + "</b> · " if similarity else ""}{display.escape(when)} · '

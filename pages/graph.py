@@ -8,7 +8,7 @@ import streamlit as st
 from pages import _frame as frame
 from cns_core.views import display
 from cns_core.critics.grounding_verdict import claim_verdicts
-from cns_core.views.graph_html import (PASSAGES_NOTE, claim_passage_rows, claim_verdict_rows, graph_findings,
+from cns_core.views.graph_html import (passages_note, claim_passage_rows, claim_verdict_rows, graph_findings,
                                        graph_height, sno_graph_html)
 
 frame.page("Reasoning graph", "Each claim shows its grounding verdict: ✓ supported (green box), ✗ contradicted "
@@ -85,7 +85,7 @@ with frame.guard("Could not draw the reasoning graph"):
     scored = [c.id for c in sno.claims if grounding.get(c.id) and grounding[c.id].passages]
     if scored:
         chosen = st.selectbox("Passages judged for claim", scored, key="cns_graph_passages_claim")
-        st.caption(PASSAGES_NOTE)
+        st.caption(passages_note(chosen, grounding[chosen]))
         passage_rows = claim_passage_rows(grounding[chosen], {e.id: e.text for e in sno.evidence})
         # Every column whole within the page's 940 px: the numbers under short headers (explained on hover),
         # the passage in the width left, wrapped in rows tall enough.

@@ -8,8 +8,9 @@ from pages import _frame as frame
 from cns_core.views import display, ui_state
 from cns_core.agents.bus import BusError, bus_settings
 from cns_core.agents.pending import memory_counts, read_schedule, request_grades
+from cns_core.views.engram_view import badges_html, disagreement_rule
 from cns_core.views.judge_feed import (
-    apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded,
+    apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded, stored_turns,
 )
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
@@ -117,11 +118,15 @@ def _turns() -> None:
     if not turns:
         st.info("No turn sent yet in this session.")
         return
+    stored = stored_turns(frame.memory(), turns)    # the memory's record of each turn, as Engrams shows it
+    rule = disagreement_rule()
     for turn in reversed(turns):
+        engram = stored.get(turn["query_id"])
+        badges = f'<div style="text-align:right">{badges_html(engram, rule)}</div>' if engram else ""
         with st.container(border=True):
             st.markdown(f"**Q:** {display.escape(turn['query'])}", unsafe_allow_html=True)
             if turn["mode"] == "stored":
-                st.markdown(f"<div>{display.escape(turn['answer'])}</div>", unsafe_allow_html=True)
+                st.markdown(f"<div>{display.escape(turn['answer'])}</div>{badges}", unsafe_allow_html=True)
                 st.caption("Stored ungraded (no judge loop of this state folder answered); it is graded when one "
                            "runs and a judge answers.")
                 continue
@@ -133,10 +138,12 @@ def _turns() -> None:
                 # the judge's message as written: its `code` as code, a URL as plain text (no markdown escapes)
                 st.markdown('<div class="cns-feedback" style="font-size:0.875rem;color:rgba(49,51,63,0.6)">'
                             "The judge could not grade this turn: "
-                            f"{display.message_html(turn['feedback'] or 'no score')}</div>", unsafe_allow_html=True)
+                            f"{display.message_html(turn['feedback'] or 'no score')}</div>{badges}",
+                            unsafe_allow_html=True)
             elif turn["graded"]:
-                badge = display.score_badge_html(turn["score"], turn["feedback"])
-                st.markdown(f'<div style="text-align:right">{badge}</div>', unsafe_allow_html=True)
+                badge = badges or (f'<div style="text-align:right">'
+                                   f'{display.score_badge_html(turn["score"], turn["feedback"])}</div>')
+                st.markdown(badge, unsafe_allow_html=True)
                 if turn["feedback"]:
                     with st.expander("Judge feedback"):
                         st.markdown(f"<div>{display.message_html(turn['feedback'])}</div>", unsafe_allow_html=True)

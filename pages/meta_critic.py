@@ -59,7 +59,7 @@ with frame.guard("Could not run the Meta-Critic"):
             gap = score_gap(ev.critic_scores[a], ev.critic_scores[b])
             zr.append(gap)
             conflict = gap > thr + 1e-9
-            tr.append(f"{gap:.2f}{' ⚠' if conflict else ''}" if a != b else "")
+            tr.append(f"{display.beside_threshold(gap, thr)}{' ⚠' if conflict else ''}" if a != b else "")
             if a == b:
                 hr.append(f"{display.critic_label(a)}: {ev.critic_scores[a]:.2f}")
                 continue

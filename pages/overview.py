@@ -20,8 +20,7 @@ with frame.guard("Could not show the examples"):
         st.html(display.WRAPPED_BUTTONS_CSS.format(key="cns_examples"))     # whole titles, on two lines if need be
         cols = st.container(key="cns_examples").columns(min(len(examples), 3))
         for i, (label, sno) in enumerate(examples.items()):
-            profile = sno.metadata.get("profile", "") if isinstance(sno.metadata, dict) else ""
-            if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=str(profile) or None,
+            if cols[i % len(cols)].button(label, key=f"cns_example_{i}", help=ui_state.example_hint(sno),
                                           width="stretch"):
                 ui_state.ensure_library(st.session_state, examples)
                 ui_state.select_sno(st.session_state, label, sno)

@@ -23,11 +23,6 @@ def _slider_weights() -> dict[str, float]:
     return {name: float(st.session_state.get(key, 0.0)) for name, key in SLIDERS.items()}
 
 
-def _blend_reset(profile: str) -> float:
-    """Where the blend slider rests after a preset: that profile's own end, else the middle."""
-    return {BLEND_FROM: 0.0, BLEND_TO: 1.0}.get(profile, 0.5)
-
-
 def _on_preset() -> None:
     name = st.session_state[PRESET]
     if name in frame.profiles():          # the custom entry itself changes nothing
@@ -56,11 +51,11 @@ with frame.guard("Could not tune the weights"):
         if not set_to_zero and st.session_state.get(key) != round(force.weights[name], 2):
             st.session_state[key] = round(force.weights[name], 2)
     if not force.custom:                      # a profile in force (chosen here or in the sidebar): blend reset
-        st.session_state[BLEND] = _blend_reset(profile)
+        st.session_state[BLEND] = ui_state.blend_rest(profile)
     elif force.blend is not None:
         st.session_state[BLEND] = force.blend
     else:
-        st.session_state.setdefault(BLEND, _blend_reset(profile))   # hand-tuned: the blend is not in force
+        st.session_state.setdefault(BLEND, ui_state.blend_rest(profile))   # hand-tuned: the blend is not in force
     if st.session_state.get(PRESET) != force.label:
         st.session_state[PRESET] = force.label
 
@@ -81,7 +76,7 @@ with frame.guard("Could not tune the weights"):
             st.slider(display.critic_label(name), 0.0, 1.0, step=0.01, key=key, on_change=_on_slider)
         st.button("Back to the profile's weights", on_click=_on_reset, key="cns_w_reset")
         st.caption(f"In force on every page: **{frame.md(force.label)}**"
-                   + ("" if force.custom else " (the blend is not in force)"))
+                   + (ui_state.blend_note(force) if BLEND_FROM in profiles and BLEND_TO in profiles else ""))
 
     chosen = force.weights
     with view:
@@ -92,7 +87,7 @@ with frame.guard("Could not tune the weights"):
             frame.end_page()
         before = frame.assess(sno, results, profiles[profile], profile)
         after = frame.assess(sno, results, chosen, force.label)
-        m1, m2, m3 = st.columns(3)
+        m1, m2, m3 = st.columns([1, 1.25, 1.25])     # the band and gate badges whole on one line
         changed = f"{after.score:.3f}" != f"{before.score:.3f}"
         with m1:
             st.metric("Trust Score", f"{after.score:.3f}",

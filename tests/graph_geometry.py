@@ -2,7 +2,7 @@
 
 ``GEOMETRY_JS`` runs in the graph's page: every edge is sampled along its drawn curve, and a sample inside
 another node's box (its own two ends excepted) is a crossing, the edge reading as a link it is not. It also
-returns the zoom, so a test can say how high a 13 px label is drawn, each node's box and position, and each
+returns the zoom and how high the smallest label is drawn (``label_px``), each node's box and position, and each
 edge's points at t = k/20, to compare with what ``cns_core.views.graph_layout`` computed in Python.
 """
 
@@ -35,7 +35,9 @@ GEOMETRY_JS = """() => {
   }
   const sizes = {};
   for (const id of ids) { const b = boxes[id]; sizes[id] = [b.right - b.left, b.bottom - b.top]; }
-  return {crossings: crossings, scale: net.getScale(), nodes: ids.length, sizes: sizes,
+  const fonts = ids.map((id) => net.body.nodes[id].options.font.size);
+  return {crossings: crossings, scale: net.getScale(), label_px: net.getScale() * Math.min(...fonts),
+          nodes: ids.length, sizes: sizes,
           positions: net.getPositions(), curves: curves};
 }"""
 
@@ -52,3 +54,13 @@ def graph_frames(page) -> list:
 def graph_scales(page) -> list[float]:
     """The zoom of every reasoning graph drawn in the page."""
     return [frame.evaluate("() => window.network.getScale()") for frame in graph_frames(page)]
+
+
+LABEL_PX_JS = ("() => window.network.getScale() * Math.min(...window.network.body.nodeIndices.map("
+               "(id) => window.network.body.nodes[id].options.font.size))")
+
+
+def graph_label_px(page) -> list[float]:
+    """How high the smallest label of every reasoning graph in the page is drawn, in screen pixels (zoom times
+    font size: a wide graph opens fitted, with larger fonts)."""
+    return [frame.evaluate(LABEL_PX_JS) for frame in graph_frames(page)]

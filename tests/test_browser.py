@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from graph_geometry import graph_scales
+from graph_geometry import graph_label_px
 from local_servers import serve_dashboard
 
-from cns_core.views.graph_html import MIN_SCALE
+from cns_core.views.graph_html import FLOOR_LABEL_PX
 
 pytestmark = pytest.mark.browser
 
@@ -135,7 +135,7 @@ def settle(page) -> None:
 
 def wait_for_graph(page) -> None:
     """Until the page's reasoning graph is drawn at its final zoom: vis-network lays the graph out after the
-    script run ends, and the graph's page says ``window.cnsReady`` once it has (``graph_html._READABLE_ZOOM``)."""
+    script run ends, and the graph's page says ``window.cnsReady`` once it has (``graph_html._readable_zoom``)."""
     settle(page)
     frame = page.locator('[data-testid="stIFrame"], iframe').first.element_handle().content_frame()
     frame.wait_for_function("() => window.cnsReady === true", timeout=FIRST_RENDER_MS)
@@ -271,7 +271,7 @@ def test_author_drafts_from_text_and_evaluates(app_url, page):
     assert_clean(page, "Author after drafting from text")
     wait_for_graph(page)
     shoot(page, "author-from-text-draft")
-    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
+    assert min(graph_label_px(page)) >= FLOOR_LABEL_PX - 1e-6      # labels at least the readable floor (issue 51 item 2)
 
     page.get_by_role("button", name="Evaluate").click()
     page.locator('[data-testid="stMetric"]', has_text="Trust Score").first.wait_for(timeout=WARM_UP_MS)
@@ -311,7 +311,7 @@ def test_reasoning_graph_draws_a_canvas(app_url, page):
     assert_clean(page, "Reasoning graph")
     wait_for_graph(page)
     shoot(page, "graph-canvas")
-    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
+    assert min(graph_label_px(page)) >= FLOOR_LABEL_PX - 1e-6      # labels at least the readable floor (issue 51 item 2)
 
 
 def test_author_drafts_the_issue_42_essay_with_its_source(app_url, page):
@@ -337,6 +337,6 @@ def test_author_drafts_the_issue_42_essay_with_its_source(app_url, page):
     assert_clean(page, "Author after drafting the essay")
     wait_for_graph(page)
     shoot(page, "author-from-text-essay42")
-    assert min(graph_scales(page)) >= MIN_SCALE      # labels at least the readable floor (issue 51 item 2)
+    assert min(graph_label_px(page)) >= FLOOR_LABEL_PX - 1e-6      # labels at least the readable floor (issue 51 item 2)
     page.get_by_role("button", name="Keep my corrections (the drafter learns from them)").click()
     page.get_by_text("Nothing to keep").first.wait_for(timeout=FIRST_RENDER_MS)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from graph_geometry import graph_scales
+from graph_geometry import graph_label_px
 from local_servers import serve_dashboard, wait_for
 from test_browser import (  # noqa: F401  (browser and page are fixtures)
     ARTIFACTS,
@@ -27,7 +27,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     zero_weight,
 )
 
-from cns_core.views.graph_html import MIN_SCALE
+from cns_core.views.graph_html import FLOOR_LABEL_PX
 
 pytestmark = pytest.mark.browser
 
@@ -142,7 +142,7 @@ def test_reasoning_graph_of_a_drafted_text_shows_the_contradicted_claim(fresh, p
     wait_for_graph(page)             # vis-network lays the graph out after the page settles
     assert_clean(page, "Reasoning graph (drafted text)")
     shoot(page, "demo35-graph-drafted-contradicted")
-    assert min(graph_scales(page)) >= MIN_SCALE      # the drafted graph opened at 0.58 (issue 51 item 2)
+    assert min(graph_label_px(page)) >= FLOOR_LABEL_PX - 1e-6      # the drafted graph opened at 0.58 (issue 51 item 2)
 
 
 def test_judge_ask_mode_says_up_front_it_cannot_work(fresh, page):

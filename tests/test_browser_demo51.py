@@ -23,7 +23,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     wait_for_graph,
 )
 
-from cns_core.views.graph_html import MIN_SCALE
+from cns_core.views.graph_html import FLOOR_LABEL_PX
 
 pytestmark = pytest.mark.browser
 
@@ -88,7 +88,7 @@ def test_a_graph_in_the_dashboard_has_no_edge_under_a_claim_at_a_readable_zoom(f
     wait_for_graph(page)
     (frame,) = graph_frames(page)
     drawn = frame.evaluate(GEOMETRY_JS)
-    assert drawn["crossings"] == [] and drawn["scale"] >= MIN_SCALE - 1e-6
+    assert drawn["crossings"] == [] and drawn["label_px"] >= FLOOR_LABEL_PX - 1e-6
     assert_clean(page, f"Reasoning graph ({name})")
     shoot(page, f"demo51-graph-{name}")
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from graph_geometry import GEOMETRY_JS
+from graph_geometry import GEOMETRY_JS, LABEL_PX_JS
 from test_browser import ARTIFACTS, browser  # noqa: F401  (browser is a fixture)
 
 from cns_core.formats import import_file
 from cns_core.sno import SNO, load_snos
-from cns_core.views.graph_html import MIN_SCALE, graph_layout, sno_graph_html
+from cns_core.views.graph_html import FLOOR_LABEL_PX, graph_layout, plan_graph, sno_graph_html
 from cns_core.views.graph_layout import edge_points
 
 pytestmark = pytest.mark.browser
@@ -75,7 +75,7 @@ def test_no_edge_crosses_a_node_and_labels_stay_readable(browser, name):  # noqa
     drawn = _draw(browser, sno, name)
     assert drawn["nodes"] == len(sno.claims)
     assert drawn["crossings"] == [], f"edges (from, to, through): {drawn['crossings']}"
-    assert drawn["scale"] >= MIN_SCALE - 1e-6      # a 13 px label at least about 10 px high
+    assert drawn["label_px"] >= FLOOR_LABEL_PX - 1e-6      # a label at least about 10 px high
     # Chromium draws what the layout computed: the claims where it put them, each inside the box it allowed
     # for, and each edge along the curve it chose (so the Python geometry test measures the drawing)
     layout = graph_layout(sno)
@@ -109,8 +109,52 @@ def test_a_resized_frame_keeps_the_readable_zoom(browser, name):  # noqa: F811
         page.set_viewport_size({"width": 600, "height": 700})
         page.wait_for_function("() => window.cnsReady === true && network.canvas.frame.clientWidth <= 600",
                                timeout=30_000)
-        scale = page.evaluate("() => network.getScale()")
+        label_px = page.evaluate(LABEL_PX_JS)
         page.screenshot(path=str(ARTIFACTS / f"graph-{name}-resized.png"))
     finally:
         page.close()
-    assert scale >= MIN_SCALE - 1e-6
+    assert label_px >= FLOOR_LABEL_PX - 1e-6
+
+
+WHOLE_JS = """() => {
+  const net = window.network, frame = net.canvas.frame.getBoundingClientRect();
+  const legend = document.getElementById('cns-legend').getBoundingClientRect();
+  const boxes = net.body.nodeIndices.map((id) => {
+    const b = net.getBoundingBox(id);
+    const a = net.canvasToDOM({x: b.left, y: b.top}), z = net.canvasToDOM({x: b.right, y: b.bottom});
+    return {id: id, left: frame.left + a.x, top: frame.top + a.y, right: frame.left + z.x,
+            bottom: frame.top + z.y};       // canvasToDOM is relative to the canvas: in the page's coordinates
+  });
+  return {width: frame.width, height: frame.height, canvasTop: frame.top, legendBottom: legend.bottom,
+          bodyHeight: document.documentElement.clientHeight, frameBottom: frame.bottom, boxes: boxes};
+}"""
+
+
+@pytest.mark.parametrize("name", ["correlation_coffee", "loaded_homework", "grounded_exercise_bp",
+                                  "contradicted_vitamin_c", "drafted"])
+def test_a_graph_opens_whole_in_its_frame_with_readable_labels(browser, name):  # noqa: F811
+    """Issue 70 item 1: Coffee, Homework, Exercise and a drafted SNO opened with their outer claims cut off at the
+    left and right while the lower ~40% of the frame was empty; the legend strip clipped the hypothesis's top;
+    labels opened at about 10 px. In a frame of the dashboard's width and the height the page gives it, every
+    claim is inside the canvas, the legend sits above it, the graph fills most of its height, labels read 12 px."""
+    from cns_core.views.graph_html import READABLE_LABEL_PX, graph_height
+
+    sno = GRAPHS[name]()
+    height = graph_height(sno)
+    page = browser.new_page(viewport={"width": 940, "height": height + 20})   # the dashboard's iframe
+    try:
+        page.set_content(sno_graph_html(sno, height_px=height))
+        page.wait_for_function("() => window.cnsReady === true", timeout=30_000)
+        whole, label_px = page.evaluate(WHOLE_JS), page.evaluate(LABEL_PX_JS)
+        page.screenshot(path=str(ARTIFACTS / f"graph-whole-{name}.png"))
+    finally:
+        page.close()
+    outside = [b["id"] for b in whole["boxes"] if b["left"] < -1 or b["right"] > whole["width"] + 1
+               or b["top"] < whole["canvasTop"] - 1 or b["bottom"] > whole["frameBottom"] + 1]
+    assert outside == [], whole
+    assert whole["canvasTop"] >= whole["legendBottom"] - 0.5 and whole["frameBottom"] <= whole["bodyHeight"] + 0.5
+    drawn = max(b["bottom"] for b in whole["boxes"]) - min(b["top"] for b in whole["boxes"])
+    assert drawn >= 0.6 * whole["height"], (drawn, whole["height"])             # no empty lower half
+    plan = plan_graph(sno)
+    assert label_px >= plan.label_px - 1.0 and plan.label_px >= min(READABLE_LABEL_PX, 13.0) - 0.5 or \
+        plan.font_factor == pytest.approx(1.8), (label_px, plan)

@@ -51,3 +51,32 @@ def test_the_page_never_shows_coherence_0_for_a_chain_with_nothing_to_compare(tm
     log = next(d.value for d in at.dataframe if "coherence_chain" in d.value.columns)
     early = log[log["tick"].isin(range(1, 8))]
     assert len(early) == 7 and set(early["coherence_chain"].astype(str)) == {NOT_COMPARED}
+
+
+def test_the_blocked_count_says_what_the_quarantine_released_since(tmp_path, monkeypatch):
+    """Issue 70 item 3: the log's "Blocked 2", the memory's "1 quarantined": the page says 1 was released."""
+    from cns_core.memory import MemoryService
+
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    blocked = [{**_line(t, 0.2, 3), "blocked": True} for t in (11, 12)]
+    (tmp_path / "coherence.jsonl").write_text("".join(json.dumps(r) + "\n" for r in LOG + blocked), encoding="utf-8")
+    memory = MemoryService()
+    for qid in ("demo-0011", "demo-0012"):
+        memory.write_quarantined("Is the sky green?", "Yes.", "s1", qid, reason="contradicts memory")
+    memory.release_quarantined("demo-0011")
+    monkeypatch.syspath_prepend(str(ROOT / "pages"))
+    at = AppTest.from_file(str(ROOT / "dashboard.py"), default_timeout=180)
+    at.run()
+    at.switch_page("pages/coherence.py").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Blocked"] == "2"
+    said = "The memory now: 1 quarantined (2 blocked by the coherence hook, 1 released since)."
+    assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
+    # issue 70 item 6: the log table's "Blocked" column was clipped: every column has a width its text fits
+    from table_fit import cut_cells
+
+    log = next(d for d in at.dataframe if "coherence_chain" in d.value.columns)
+    columns = json.loads(log.proto.columns)
+    assert columns["blocked"]["label"] == "Blocked" and cut_cells(log) == []
+    at.switch_page("pages/engrams.py").run()
+    assert any("1 quarantined (2 blocked by the coherence hook, 1 released since)" in c.value for c in at.caption)

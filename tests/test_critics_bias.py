@@ -66,4 +66,5 @@ def test_single_source_is_flagged():
     sno = build_sno({"h": "Claim."}, evidence=[("e1", "x", "Blog"), ("e2", "y", "blog"), ("e3", "z", "BLOG!")])
     result = BiasCritic().evaluate(sno)
     assert result.sub_scores["sources"] == 0.0
+    assert "sources 0.00" in result.explanation and "-0.00" not in result.explanation    # issue 70 item 6
     assert next(i for i in result.issues if i.code == "low_source_diversity").message.startswith("3 evidence item(s) from 1")

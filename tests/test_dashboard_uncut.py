@@ -42,3 +42,7 @@ def test_weights_band_badge_breaks_between_words_only():
     # the band the example's score falls in (whichever it is): its range never breaks inside "0.30–0.49"
     band = next(m.value for m in at.markdown if re.search(r"\d\.\d\d[–-]\d\.\d\d", m.value))
     assert re.search(r'<span style="white-space:nowrap">\d\.\d\d[–-]\d\.\d\d</span>', band), band
+    # issue 70 item 6: the band and gate badges wrapped onto two lines in the Weights page's narrow columns
+    pills = [m.value for m in at.markdown if 'class="cns-pill"' in m.value
+             and (re.search(r"\d\.\d\d[–-]\d\.\d\d", m.value) or re.search(r">(fails|passes)[^<]*</span>", m.value))]
+    assert len(pills) == 2 and all("white-space:nowrap;font-size:0.85rem" in p for p in pills), pills

@@ -90,3 +90,21 @@ def test_costliest_parts_names_claims_with_their_text_and_cost():
         'c4 "Taxes hurt the poor ..." -0.12; c3 supports c1 -0.05; c2 "Short." -0.01'
     assert costliest_parts(result, texts, limit=1, width=20) == 'c4 "Taxes hurt the poor ..." -0.12'
     assert costliest_parts(CriticResult("bias", 0.5, 0.8, "")) == ""
+
+
+@pytest.mark.parametrize("value,threshold,shown", [(0.297, 0.30, "0.297"), (0.3004, 0.30, "0.3004"),
+                                                   (0.30, 0.30, "0.30"), (0.42, 0.30, "0.42"), (0.305, 0.30, "0.305")])
+def test_a_number_compared_with_a_threshold_shows_the_decimals_that_decide(value, threshold, shown):
+    """Issue 70 item 6: a gap of 0.297 read "0.30" beside "threshold 0.30", unflagged."""
+    assert display.beside_threshold(value, threshold) == shown
+
+
+def test_the_blend_note_never_reads_as_a_mix_in_force_under_a_profile_off_the_line():
+    """Issue 70 item 6: "0.50 (the blend is not in force)" under the default profile."""
+    from cns_core.views.ui_state import BLEND_FROM, BLEND_TO, WeightsInForce, blend_note
+
+    note = blend_note(WeightsInForce({}, "balanced"))
+    assert "not a mix" in note and "rests at 0.50 and changes nothing until you move it" in note
+    assert blend_note(WeightsInForce({}, BLEND_TO)) == " (the blend's end 1 is this profile)"
+    assert blend_note(WeightsInForce({}, BLEND_FROM)) == " (the blend's end 0 is this profile)"
+    assert blend_note(WeightsInForce({}, "balanced", custom=True, blend=0.35)) == ""

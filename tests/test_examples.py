@@ -103,3 +103,13 @@ def test_correlation_example(evaluated):
     unbacked = _scores(evaluated, "grounding")
     assert grounding > max(unbacked[p] for p in ("contradicted", "one-sided-loaded", "novel-ungrounded")) + 0.15
     assert grounding - causal.score > 0.3
+
+
+def test_every_example_button_says_what_it_shows_in_words_not_its_tag():
+    """Issue 70 item 6: the example buttons' tooltips showed internal tags ("one-sided-loaded")."""
+    from cns_core.views.ui_state import example_hint, load_examples
+
+    hints = {label: example_hint(sno) for label, sno in load_examples().items()}
+    assert len(hints) == len(PROFILES) and all(hints.values()), hints
+    assert not any(tag in hint for hint in hints.values() for tag in PROFILES if "-" in tag)
+    assert all(hint.endswith(".") and " " in hint for hint in hints.values())        # a sentence, not a handle

@@ -130,3 +130,50 @@ def test_claim_grounding_reads_the_critics_record_and_names_its_label():
                                 "max_contradiction": 0.4, "contradicted_by": "e2"}, "c2": {}})
     assert g["c1"].label == "not enough information" and g["c1"].contradicted_by == "e2"
     assert g["c1"].to_dict()["p_supported"] == 0.23 and g["c2"].label == "not scored"
+
+
+def test_the_drivers_of_a_verdict_add_up_to_its_logit_over_the_others():
+    """Issue 70 item 2: what else decided a verdict is the fusion's own arithmetic, not a guess."""
+    from cns_core.critics.grounding_verdict import load_fusion
+
+    fusion = load_fusion()
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.normal(size=len(fusion.features))
+        z = fusion.coef @ x + fusion.intercept
+        for i, verdict in enumerate(VERDICTS):
+            others = [k for k in range(3) if k != i]
+            every = fusion.drivers(x, verdict, top=len(fusion.features))
+            lift = (fusion.coef[i] - fusion.coef[others].mean(axis=0)) * x
+            assert [d[1] for d in every] == sorted((round(float(v), 3) for v in lift if v > 0), reverse=True)
+            assert abs(lift.sum() + fusion.intercept[i] - fusion.intercept[others].mean()
+                       - (z[i] - z[others].mean())) < 1e-9
+            assert all(dict(zip(fusion.features, x))[name] == pytest.approx(value, abs=1e-4)
+                       for name, _, value in every)
+    assert fusion.drivers(np.zeros(len(fusion.features)), "supported") == []
+    assert fusion.drivers(x, "unknown") == []
+
+
+def test_a_verdict_its_passage_does_not_show_says_what_decided_it():
+    """Issue 70 item 2: central bank h read "supported 0.51" beside "e1 · whole item · neither (entails 0.30,
+    contradicts 0.02)"; the row and the passages note now say what decided it."""
+    from cns_core.critics.grounding_verdict import claim_grounding
+    from cns_core.views.graph_html import passages_note, verdict_reading
+
+    record = {"verdict": "supported", "p_supported": 0.514, "p_contradicted": 0.18, "p_not_enough_info": 0.306,
+              "reads": 0, "passages": [{"evidence": "e1", "text": "Rates rose.", "similarity": 0.77,
+                                        "entailment": 0.30, "contradiction": 0.02}],
+              "decided_by": [["similarity", 1.2, 0.77], ["top_contradiction", 0.4, -3.89]]}
+    g = claim_grounding({"h": record})["h"]
+    assert g.reading_differs
+    said = verdict_reading(g, "Rates rose.")
+    assert said == ("e1 · whole item · neither (entails 0.30, contradicts 0.02) · alone it does not say supported: "
+                    "decided by how similar the closest passage is (0.77) and the closest passage's low "
+                    "contradiction (0.02)")
+    note = passages_note("h", g)
+    assert "Here h's verdict (supported, p(supported) 0.51) reads e1, which on its own is neither (entails 0.30" in note
+    assert note.endswith("decided by how similar the closest passage is (0.77) and the closest passage's low "
+                         "contradiction (0.02).") and "0.71" not in note
+    agreeing = claim_grounding({"c1": {**record, "passages": [{**record["passages"][0], "entailment": 0.99}]}})["c1"]
+    assert not agreeing.reading_differs and verdict_reading(agreeing, "Rates rose.") == "e1 · whole item · entails 0.99"
+    assert passages_note("c1", agreeing).endswith("reads e1, which on its own entails 0.99.")

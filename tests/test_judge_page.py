@@ -80,3 +80,28 @@ def test_pending_grades_count_the_memory_and_a_paused_judge_gives_no_next_retry(
     assert line.startswith("Pending grades: 3 turn(s) wait") and "paused" in line and "next retry" not in line
     url = next(c.value for c in at.caption if "backend ·" in c.value)
     assert "`http://127.0.0.1:" in url            # the unreachable judge's address as code, not a link
+
+
+def test_an_ungraded_turn_shows_the_same_verdict_and_trust_as_on_engrams(no_judge, state_dir):
+    """Issue 70 item 5: the Judge page's card showed no verdict or Trust Score for a turn the judge could not
+    grade, while Engrams showed "unverified · Trust 0.15" for the same turn: both show the stored record now."""
+    from cns_core.memory import MemoryService
+    from cns_core.views.engram_view import badges_html, disagreement_rule
+
+    turn = new_turn("What is the capital of Australia?", "Sydney.", "dashboard", "paste")
+    turn.update(graded=True, score=None, feedback=UNREACHABLE)
+    memory = MemoryService()
+    memory.write_episodic(turn["query"], turn["answer"], "dashboard", turn["query_id"])
+    memory.record_trust({turn["query_id"]: {"trust_score": 0.15, "trust_verdict": "unverified",
+                                            "trust_verdict_score": 0.31, "trust_settings": "fp1"}})
+    (engram,) = memory.get([turn["query_id"]])
+    expected = badges_html(engram, disagreement_rule())
+    assert "unverified" in expected and "Trust 0.15" in expected and 'data-grade="none"' in expected
+    at = page()
+    at.session_state["cns_judge_turns"] = [turn]
+    at.run()
+    assert not at.exception
+    card = next(m.value for m in at.markdown if "could not grade this turn" in m.value)
+    assert expected in card
+    engrams = AppTest.from_file("../pages/engrams.py", default_timeout=60).run()
+    assert not engrams.exception and any(expected in m.value for m in engrams.markdown)

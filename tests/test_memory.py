@@ -17,6 +17,7 @@ from cns_core.memory import (
     MemoryStoreError,
     UnknownEngramError,
 )
+from cns_core.agents.pending import memory_counts
 from judge_loop_helpers import chroma_server_url, free_port, lean_torch  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("lean_torch", "no_default_embedding")
@@ -199,6 +200,9 @@ def test_quarantine_keeps_blocked_turns_out_until_released(memory):
     (engram,) = memory.get(["bad-1"])
     assert (engram.critic_score, engram.metadata["type"], engram.metadata["coherence"]) == (1, "episodic", 0.12)
     assert "released_at" in engram.metadata and memory.count_quarantined() == 0
+    counts = memory_counts(memory)        # issue 70 item 3: the release is said, one count everywhere
+    assert (counts.quarantined, counts.released, counts.blocked) == (0, 1, 1)
+    assert counts.quarantine_words() == "0 quarantined (1 blocked by the coherence hook, 1 released since)"
     with pytest.raises(UnknownEngramError, match="bad-1"):
         memory.release_quarantined("bad-1")
     with pytest.raises(UnknownEngramError):

@@ -202,7 +202,14 @@ SUGGESTION_TABLE = [
     pytest.param(_graded("grounding", 0.1, [
         Issue("unsupported_claim", f"No evidence supports claim c{i}.", (f"c{i}",), "high") for i in range(1, 6)]),
         [f"{CFG.suggestions['unsupported_claim']}: No evidence supports claim c1; No evidence supports claim c2; "
-         "No evidence supports claim c3; and 2 more (c4, c5)"], id="rest-by-id"),
+         "No evidence supports claim c3; and 2 more issues about c4, c5"], id="rest-by-id"),
+    # issue 70 item 6: "and 2 more (h, e1, c3, e4)" counted issues and listed four ids; the count says what it counts
+    pytest.param(_graded("grounding", 0.1, [
+        *[Issue("unsupported_claim", f"No evidence supports claim c{i}.", (f"c{i}",), "high") for i in range(1, 4)],
+        Issue("unsupported_claim", "No evidence supports claim h (closest e1).", ("h", "e1"), "high"),
+        Issue("unsupported_claim", "No evidence supports claim c7 (closest e4).", ("c7", "e4"), "high")]),
+        [f"{CFG.suggestions['unsupported_claim']}: No evidence supports claim c1; No evidence supports claim c2; "
+         "No evidence supports claim c3; and 2 more issues about h, e1, c7, e4"], id="rest-counted-as-issues"),
 ]
 
 

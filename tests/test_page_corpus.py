@@ -68,6 +68,16 @@ def test_page_corpus_loads_a_results_file_and_opens_an_sno(state_dir):
     from table_fit import cut_cells                       # issue 43: "Trus…" and the SNO ids were cut
 
     assert cut_cells(at.dataframe[1], ["sno_id", "trust_default", "score_grounding"]) == []
+    # issue 70 item 6: the conflicts count sat right-aligned past the table's edge; the profiles' histograms
+    # overlaid into colours their legend did not have
+    conflicts_column = table_columns["n_conflicts"]
+    assert conflicts_column["label"] == "Conflicts" and conflicts_column.get("alignment") == "left"
+    assert isinstance(conflicts_column["width"], int)
+    at.multiselect(key="cns_corpus_profiles").set_value(["default", "verification"]).run()
+    trust = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if "Trust Score" in c.proto.spec))
+    colours = [t["marker"]["color"] for t in trust["data"]]
+    assert trust["layout"]["barmode"] == "group" and len(set(colours)) == 2
+    assert all("opacity" not in t for t in trust["data"])
     pick = at.selectbox(key="cns_corpus_pick")
     assert [o.split(" — ")[0] for o in pick.options] == ["cars", "bikes"]   # sorted by Trust Score, desc
     pick.select(f"{state_dir / 'bikes.json'}::bikes")

@@ -101,9 +101,9 @@ def test_calibrations_are_versioned_active_and_reversible(state_dir):
         VerdictSettings.from_config()
 
 
-def _filled(path) -> MemoryService:
+def _filled(path, cut: float = 0.3) -> MemoryService:
     memory = MemoryService(path=path)
-    score, right, _ = _synthetic(60)
+    score, right, _ = _synthetic(60, cut=cut)
     memory.write_episodic_many([{"query": f"Question {i % 15}?", "answer": f"=SUM(A{i})", "session_id": "s",
                                  "query_id": f"m{i:02d}", "timestamp": 1_700_000_000 + i,
                                  "metadata": {"reference": "the reference"}} for i in range(60)])
@@ -170,7 +170,8 @@ def test_export_has_every_column_and_the_settings_in_every_row(tmp_path, state_d
     assert cns(["export", "-o", str(tmp_path / "out.jsonl"), "--path", path]) == 0
     lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 60 and all("trust_settings" in r and "human_verdict" in r for r in lines)
-    assert lines[0]["answer"] == "=SUM(A0)" and isinstance(lines[0]["trust_verdict_score"], float)
+    assert lines[0]["answer"] == "=SUM(A0)" and isinstance(lines[0]["answer_verdict_p_right"], float)
+    assert "trust_verdict" not in lines[0] and lines[0]["answer_verdict"] in ("correct", "unverified")  # issue 70
     assert cns(["export", "-o", str(tmp_path), "--path", path]) == 1
     assert "is a folder" in capsys.readouterr().err
 
@@ -255,8 +256,38 @@ def test_calibrate_says_marked_answers_lack_a_verdict_score(tmp_path, state_dir,
                                 for i in range(2)])
     memory.record_annotations([Annotation("u0", "correct"), Annotation("u1", "incorrect")])
     assert cns(["calibrate", "--path", str(tmp_path / "chroma")]) == 1
-    assert "2 marked answer(s), 2 of them without a p(answer right) (the answer verdict has not scored them: run " \
-           "cns trust-backfill), so 0 can be used" in capsys.readouterr().err
+    assert "2 marked answer(s), 2 of them without a p(answer right) (the answer verdict has not scored them yet), " \
+           "so 0 can be used; at least 20 answers to 4 questions are needed (cns trust-backfill scores them)" \
+           in capsys.readouterr().err
+
+
+def test_the_engrams_page_words_a_calibration_without_a_doubled_prefix_or_a_command(tmp_path, monkeypatch):
+    """Issue 70 item 4: "Calibration: calibration: ... run cns trust-backfill" on a page."""
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    memory = MemoryService()
+    memory.write_episodic_many([{"query": "Q?", "answer": "A.", "session_id": "s", "query_id": "u0"}])
+    memory.record_annotations([Annotation("u0", "correct")])
+    at = AppTest.from_file("../pages/engrams.py", default_timeout=90).run()
+    at.button(key="cns_engrams_calibrate").click().run()
+    assert not at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("Calibration: 1 marked answer(s), 1 of them without a p(answer right)"), error
+    assert "calibration:" not in error.lower().replace("calibration: 1", "", 1) and "cns " not in error
+    assert "**Score Trust** button" in error
+
+
+def test_a_fit_that_is_not_adopted_is_not_called_active_nor_offered_to_revert(tmp_path, monkeypatch):
+    """Issue 70 item 4: a green "Calibration version 1 is active: not adopted: ..." and a Revert button."""
+    monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+    _filled(None, cut=0.5)              # the person's cut is the configured one: nothing to gain
+    at = AppTest.from_file("../pages/engrams.py", default_timeout=90).run()
+    at.button(key="cns_engrams_calibrate").click().run()
+    assert not at.exception and not at.success
+    [info] = [i.value for i in at.info if "fit was not adopted" in i.value]
+    assert "Nothing was stored; the answer verdict keeps the configured threshold 0.500." in info
+    assert vc.active_calibration() is None
+    assert not [b for b in at.button if b.key == "cns_engrams_revert"]
+    assert any("Verdict threshold in use:** 0.500 (config/memory.yaml)" in m.value for m in at.markdown)
 
 
 def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypatch):
@@ -297,7 +328,7 @@ def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right
     html = trust_html(e, DisagreementRule())
     assert "p(right) 0.06" in html and "0.84" not in html
     assert "p(right) 0.06: the probability that the answer is right, judged by the verifier" in html
-    assert engram_row(e)["trust_verdict_score"] == 0.06
+    assert engram_row(e)["answer_verdict_p_right"] == 0.06
     assert "p(right)" not in answer_verdict_html("unverified")          # no number, no claim of one
     memory = MemoryService(path=tmp_path / "chroma")
     memory.write_episodic_many([{"query": f"Question {i}?", "answer": "An answer.", "session_id": "s",

@@ -151,7 +151,7 @@ def test_fitting_and_reverting_relabel_every_stored_verdict_from_its_readings(ju
         assert {k: e.metadata.get(k) for k in expected} == expected          # as a fresh judgement decides it
         assert e.metadata["trust_verdict_calibration"] == calibration.version
         assert e.metadata["trust_settings"] == "fp-stored"                  # the critics' score is kept
-        assert engram_row(e)["trust_verdict_score"] == e.metadata["trust_verdict_score"]      # the export
+        assert engram_row(e)["answer_verdict_p_right"] == e.metadata["trust_verdict_score"]      # the export
         label = re.search(r'data-verdict="(\w+)"', trust_html(e, DisagreementRule())).group(1)
         assert label == e.answer_verdict                                     # the card
     assert sum(e.metadata["trust_verdict_score"] != before[e.id]["trust_verdict_score"] for e in after) > N // 2

@@ -55,16 +55,29 @@ class MemoryCounts:
 
     engrams: int
     ungraded: int          # turns waiting for the judge's grade: the pending grades
-    quarantined: int       # turns the coherence hook held back
+    quarantined: int       # turns the coherence hook held back and still holds
+    released: int = 0      # turns it held back that a later re-check released into the engrams
+
+    @property
+    def blocked(self) -> int:
+        """Every turn the hook held back: those still quarantined and those released since."""
+        return self.quarantined + self.released
+
+    def quarantine_words(self) -> str:
+        """``2 quarantined (5 blocked by the coherence hook, 3 released since)``: the one way pages say it."""
+        if not self.released:
+            return f"{self.quarantined:,} quarantined"
+        return (f"{self.quarantined:,} quarantined ({self.blocked:,} blocked by the coherence hook, "
+                f"{self.released:,} released since)")
 
     def words(self) -> str:
         return (f"{self.engrams:,} engrams · {self.ungraded:,} ungraded (pending grades) · "
-                f"{self.quarantined:,} quarantined")
+                f"{self.quarantine_words()}")
 
 
 def memory_counts(memory: Any) -> MemoryCounts:
     """The memory's counts, read now (see :class:`MemoryCounts`)."""
-    return MemoryCounts(memory.count(), pending_count(memory), memory.count_quarantined())
+    return MemoryCounts(memory.count(), pending_count(memory), memory.count_quarantined(), memory.count_released())
 
 
 def pending_turns(memory: Any, limit: int = 1000) -> list[TurnMessage]:

@@ -57,6 +57,7 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
     """Steps 2-4 of the module doc, recorded in the progress file; the exit status."""
     from cns_core.judging.answer_trust import TrustSettings
     from cns_core.cli.demo_corpus import build_demo_corpus
+    from cns_core.agents.pending import memory_counts
     from cns_core.cli.demo_memory import plan_demo, write_demo_memory
     from cns_core.cli.demo_progress import DemoProgress, read_progress, write_progress
     from cns_core.engine.corpus import latest_run
@@ -102,8 +103,9 @@ def fill_demo_data(turns: int, folder: str | Path, after: str | None = None) -> 
         print(f"demo data: error: {exc}", file=sys.stderr)
         return 1
     progress = write_progress(progress.step("done", snos_done=rows, snos_total=rows))
-    print(f"demo data: complete ({progress.turns_written} of {turns} turns in the memory, {rows} examples in the corpus "
-          f"run) in {progress.elapsed():.0f} s", flush=True)
+    counts = memory_counts(memory)
+    print(f"demo data: complete ({progress.turns_written} of {turns} turns in the memory: {counts.engrams} engrams, "
+          f"{counts.quarantine_words()}; {rows} examples in the corpus run) in {progress.elapsed():.0f} s", flush=True)
     return 0
 
 

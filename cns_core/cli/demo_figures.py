@@ -17,13 +17,14 @@ from typing import Any, Sequence
 
 __all__ = ["demo_figures", "FIGURE_KEYS"]
 
-FIGURE_KEYS = ("engrams", "quarantined", "chains", "compared", "trust_scored", "disagreements",
+FIGURE_KEYS = ("engrams", "quarantined", "blocked", "released", "chains", "compared", "trust_scored", "disagreements",
                "drift_chains", "drift_followed", "indicator_pct", "judged_chains", "judged_followed",
                "base_rate_pct", "lift")
 
 
 def demo_figures(state: str | Path) -> dict[str, Any]:
     """The counts of the demo memory and the drift indicator of its coherence log, in ``state``."""
+    from cns_core.agents.pending import memory_counts
     from cns_core.judging.answer_trust import TrustSettings
     from cns_core.coherence.drift_indicator import IndicatorSettings, drift_indicator
     from cns_core.coherence.log_view import load_log, summarise
@@ -35,9 +36,12 @@ def demo_figures(state: str | Path) -> dict[str, Any]:
     rule = TrustSettings.from_config().rule
     summary = summarise(load_log(state / "coherence.jsonl"))
     drift = drift_indicator(summary.points, IndicatorSettings.from_config())
+    counts = memory_counts(memory)
     return {
-        "engrams": memory.count(),
-        "quarantined": memory.count_quarantined(),
+        "engrams": counts.engrams,
+        "quarantined": counts.quarantined,
+        "blocked": counts.blocked,          # every turn the coherence hook held back ...
+        "released": counts.released,        # ... and those a later re-check released into the engrams
         "chains": summary.chains,
         "compared": summary.chains - summary.uncompared,       # chains with something to compare
         "trust_scored": memory.count(EngramFilters(min_trust=0.0)),

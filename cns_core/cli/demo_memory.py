@@ -303,11 +303,13 @@ def write_demo_memory(memory: Any, count: int = 300, *, with_hook: bool = True, 
             hook.close()
     where = memory.url or memory.path
     if written:
-        through = (f", {hook.counters['blocked']} quarantined by the coherence hook, the NLI model judging "
-                   f"{hook.counters['model_judged']} of {hook.counters['chains']} chains (log: {hook.log.path})"
-                   if hook is not None and hook.log is not None else "")
+        from cns_core.agents.pending import memory_counts
+
+        counts = memory_counts(memory)       # the pages' own count of the quarantine, released turns said
+        through = (f", the NLI model judging {hook.counters['model_judged']} of {hook.counters['chains']} chains "
+                   f"(log: {hook.log.path})" if hook is not None and hook.log is not None else "")
         lines = [f"demo memory: wrote {written} turns to {where}{through} in {time.perf_counter() - started:.0f} s "
-                 f"({memory.count()} engrams in total)"]
+                 f"({counts.engrams} engrams in total, {counts.quarantine_words()})"]
     else:
         lines = [f"demo memory: already present in {where} ({memory.count()} engrams); nothing to do"]
     if trust is not None:

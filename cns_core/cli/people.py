@@ -75,7 +75,8 @@ def register_calibrate(subparsers: argparse._SubParsersAction) -> None:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from cns_core.memory import MemoryService, MemoryStoreError
-    from cns_core.people.calibrate import annotated_engrams, calibrate_message, relabel_stored, revert_message
+    from cns_core.judging.verdict_calibration import UnscoredMarks
+    from cns_core.people.calibrate import annotated_engrams, calibrate, relabel_stored, revert_message
 
     if args.revert:
         print(f"calibrate: {revert_message()}", flush=True)
@@ -86,7 +87,13 @@ def run_calibrate(args: argparse.Namespace) -> int:
             return 0
     else:
         memory = MemoryService(path=args.path, create=False)
-        print(f"calibrate: {calibrate_message(annotated_engrams(memory))}", flush=True)
+        try:
+            outcome = calibrate(annotated_engrams(memory))
+        except UnscoredMarks as exc:
+            raise ValueError(f"{exc} (cns trust-backfill scores them)") from None
+        print(f"calibrate: {outcome.message}", flush=True)
+        if not outcome.adopted:
+            return 0
 
     def progress(done: int, todo: int) -> None:
         if todo and (done == todo or done % 256 == 0):

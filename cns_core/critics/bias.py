@@ -39,7 +39,7 @@ def source_diversity(sources: list[str]) -> float:
     if n < 2:
         return 0.0
     counts = Counter(_source_key(s) for s in sources).values()
-    entropy = -sum((c / n) * math.log(c / n) for c in counts)
+    entropy = sum((c / n) * math.log(n / c) for c in counts)    # never -0.0 ("sources -0.00" for one source)
     return entropy / math.log(n)
 
 

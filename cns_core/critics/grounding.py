@@ -104,7 +104,7 @@ class GroundingCritic(ConfiguredCritic):
     """Mean p(supported) of each claim's fused verdict, with the passages behind it."""
 
     name = "grounding"
-    version = 4           # 4: each claim names the passage its verdict reads ("reads")
+    version = 5           # 4: each claim names the passage its verdict reads ("reads"); 5: and "decided_by"
     requires = frozenset({"nli", "embedder"})
 
     def __init__(self, config: Mapping[str, Any] | None = None):
@@ -150,6 +150,7 @@ class GroundingCritic(ConfiguredCritic):
                 "max_contradiction": worst.contradiction if worst else 0.0, "contradicted_by": worst_id,
                 "validity_weighted": float(weighted[i]), "passages": _passage_rows(v, evidence),
                 "reads": None if read is None else v.passages.index(read),
+                "decided_by": [list(d) for d in fusion.drivers(v.features, v.verdict)],
             }
             if v.verdict == "contradicted":
                 issues.append(Issue("contradiction", f"Evidence {worst_id} contradicts claim {claim.id} "

@@ -87,6 +87,21 @@ class Fusion:
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
 
+    def drivers(self, features: Sequence[float], verdict: str, top: int = 2) -> list[tuple[str, float, float]]:
+        """What pushed ``verdict`` above the other two: each feature's share of its logit over theirs (their
+        mean), ``(coef[verdict] - mean coef[others]) * value``; the ``top`` positive ones, largest first, as
+        (feature, share, the feature's value). The pages name them where a verdict differs from what its
+        passage shows on its own."""
+        if verdict not in VERDICTS:
+            return []
+        i = VERDICTS.index(verdict)
+        others = [k for k in range(len(VERDICTS)) if k != i]
+        values = np.asarray(features, dtype=np.float64)
+        lift = (self.coef[i] - self.coef[others].mean(axis=0)) * values
+        ranked = sorted(((n, float(v), float(x)) for n, v, x in zip(self.features, lift, values) if v > 0),
+                        key=lambda d: -d[1])
+        return [(n, round(v, 3), round(x, 4)) for n, v, x in ranked[:top]]
+
     def to_mapping(self) -> dict[str, Any]:
         return {"features": list(self.features), "verdicts": list(VERDICTS),
                 "coef": {v: {f: round(float(c), 6) for f, c in zip(self.features, row)}
@@ -247,6 +262,7 @@ class ClaimGrounding:
     max_contradiction: float | None = None
     contradicted_by: str | None = None
     reads: int | None = None                 # the passage the verdict rests on (an index into ``passages``)
+    decided_by: tuple[tuple[str, float], ...] = ()   # (feature, value) that pushed the verdict most (Fusion.drivers)
 
     @property
     def read_passage(self) -> GroundingPassage | None:
@@ -255,6 +271,14 @@ class ClaimGrounding:
         if self.reads is None or not 0 <= self.reads < len(self.passages):
             return None
         return self.passages[self.reads]
+
+    @property
+    def reading_differs(self) -> bool:
+        """The verdict is supported / contradicted while the passage it rests on does not show that on its own:
+        the fusion's other features decided it (:attr:`decided_by`), and a page must say so."""
+        passage = self.read_passage
+        wanted = {"supported": "entails", "contradicted": "contradicts"}.get(self.verdict or "")
+        return passage is not None and wanted is not None and passage.shows != wanted
 
     @property
     def reads_evidence(self) -> str | None:
@@ -315,6 +339,9 @@ def claim_grounding(per_claim: Mapping[str, Any] | None) -> dict[str, ClaimGroun
             max_contradiction=_num(info.get("max_contradiction")),
             contradicted_by=None if contradicted_by is None else str(contradicted_by),
             reads=_index(info.get("reads")),
+            decided_by=tuple((str(d[0]), float(d[2])) for d in (info.get("decided_by") or ())
+                             if isinstance(d, (list, tuple)) and len(d) == 3 and d[0] in FEATURES
+                             and _num(d[2]) is not None),
         )
     return out
 

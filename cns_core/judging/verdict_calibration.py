@@ -31,12 +31,17 @@ import numpy as np
 
 from cns_core.config import ConfigError, replace_atomically, state_dir
 
-__all__ = ["MIN_ANNOTATIONS", "Calibration", "fit_calibration", "balanced_accuracy", "calibration_dir",
+__all__ = ["MIN_ANNOTATIONS", "UnscoredMarks", "Calibration", "fit_calibration", "balanced_accuracy", "calibration_dir",
            "save_calibration", "active_calibration", "fit_to_engrams", "revert_calibration", "platt"]
 
 MIN_ANNOTATIONS = 20       # marked answers (correct or incorrect) needed to fit
 MIN_QUESTIONS = 4          # ... to different questions (the cross-validation needs folds)
 FOLDS = 5
+
+
+class UnscoredMarks(ValueError):
+    """Too few marked answers carry a p(answer right) to fit: the answer verdict has not scored the others yet.
+    Its words give no remedy: the command line and the Engrams page each name their own."""
 
 
 @dataclass(frozen=True)
@@ -131,17 +136,17 @@ def fit_calibration(scores: Sequence[float], right: Sequence[bool], questions: S
     """Fit the Platt map and the threshold on its scale (see the module doc); ``scores`` are the verifier's own
     p(right), uncalibrated. ValueError naming what is missing."""
     if not len(scores) == len(right) == len(questions):
-        raise ValueError(f"calibration: {len(scores)} scores, {len(right)} verdicts, {len(questions)} questions")
+        raise ValueError(f"{len(scores)} scores, {len(right)} verdicts, {len(questions)} questions")
     score = np.asarray(scores, dtype=float)
     truth = np.asarray(right, dtype=bool)
     if not np.isfinite(score).all() or ((score < 0) | (score > 1)).any():
-        raise ValueError("calibration: p(answer right) must be numbers between 0 and 1")
+        raise ValueError("p(answer right) must be numbers between 0 and 1")
     groups = sorted(set(questions))
     if len(score) < MIN_ANNOTATIONS or len(groups) < MIN_QUESTIONS:
-        raise ValueError(f"calibration: {len(score)} marked answers to {len(groups)} questions; at least "
+        raise ValueError(f"{len(score)} marked answers to {len(groups)} questions; at least "
                          f"{MIN_ANNOTATIONS} answers to {MIN_QUESTIONS} questions are needed")
     if truth.all() or not truth.any():
-        raise ValueError("calibration: the marked answers are all " + ("correct" if truth.all() else "incorrect")
+        raise ValueError("the marked answers are all " + ("correct" if truth.all() else "incorrect")
                          + "; mark some of each")
     fold_of = {q: i % FOLDS for i, q in enumerate(groups)}
     fold = np.array([fold_of[q] for q in questions])
@@ -170,9 +175,9 @@ def fit_to_engrams(engrams: Sequence[Any], raw: Mapping[str, float], base_thresh
     rows = [(raw[e.id], right, question_key(e.query)) for e, right in labelled if e.id in raw]
     unscored = len(labelled) - len(rows)
     if unscored and len(rows) < MIN_ANNOTATIONS:   # say why, not "0 marked answers"
-        raise ValueError(f"calibration: {len(labelled)} marked answer(s), {unscored} of them without a p(answer right) "
-                         f"(the answer verdict has not scored them: run cns trust-backfill), so {len(rows)} can be "
-                         f"used; at least {MIN_ANNOTATIONS} answers to {MIN_QUESTIONS} questions are needed")
+        raise UnscoredMarks(f"{len(labelled)} marked answer(s), {unscored} of them without a p(answer right) (the "
+                            f"answer verdict has not scored them yet), so {len(rows)} can be used; at least "
+                            f"{MIN_ANNOTATIONS} answers to {MIN_QUESTIONS} questions are needed")
     return fit_calibration([s for s, _, _ in rows], [r for _, r, _ in rows], [q for _, _, q in rows], base_threshold)
 
 

@@ -849,6 +849,10 @@ class MemoryService:
     def count_quarantined(self) -> int:
         return self._quarantine.count()
 
+    def count_released(self) -> int:
+        """Engrams the coherence hook blocked and a later re-check released (they carry ``released_at``)."""
+        return self._count_where(self._engrams, {"released_at": {"$gt": 0}})
+
     def list_quarantined(self, offset: int = 0, limit: int | None = None) -> list[Engram]:
         """Quarantined turns, most recently blocked first (the quarantine stays small); all by default."""
         got = self._get(self._quarantine)

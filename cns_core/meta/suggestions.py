@@ -84,7 +84,8 @@ class Suggestion:
         rest = self.issues[self.listed:]
         if rest:
             ids = list(dict.fromkeys(n for i in rest for n in i.nodes))
-            shown.append(f"and {len(rest)} more" + (f" ({id_list(ids)})" if ids else ""))
+            more = f"and {len(rest)} more issue{'s' if len(rest) > 1 else ''}"    # counted as issues, not ids
+            shown.append(more + (f" about {id_list(ids)}" if ids else ""))
         return shown
 
     @property

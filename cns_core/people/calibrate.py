@@ -8,6 +8,7 @@ store a new version and report the threshold before and after.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from cns_core.judging import verdict_calibration as vc
@@ -16,7 +17,7 @@ from cns_core.judging.answer_verdict import VerdictSettings, raw_scores
 from cns_core.engrams import HUMAN_VERDICTS, Engram
 from cns_core.memory import memory_settings
 
-__all__ = ["MAX_ANNOTATED", "annotated_engrams", "calibrate_message", "revert_message", "relabel_stored",
+__all__ = ["MAX_ANNOTATED", "annotated_engrams", "CalibrationOutcome", "calibrate", "calibrate_message", "revert_message", "relabel_stored",
            "relabel_words", "threshold_words"]
 
 MAX_ANNOTATED = 50_000       # marked engrams read for agreement and calibration (a person marks far fewer)
@@ -35,13 +36,35 @@ def _configured() -> VerdictSettings:
     return VerdictSettings.from_config(dict(memory_settings().get("verdict") or {}))
 
 
-def calibrate_message(marked: Sequence[Any]) -> str:
-    """Fit the verdict to the marked engrams (a Platt map of p(right) and a threshold on that scale), store it
-    as the active version, and say what changed; ValueError when there is too little to fit."""
+@dataclass(frozen=True)
+class CalibrationOutcome:
+    """What a fit did: ``adopted`` (a new version is in force, the stored verdicts must be decided again) or
+    not (nothing changed, nothing stored), and the words that say so."""
+
+    adopted: bool
+    message: str
+
+
+def calibrate(marked: Sequence[Any]) -> CalibrationOutcome:
+    """Fit the verdict to the marked engrams (a Platt map of p(right) and a threshold on that scale). A fit that
+    beats the threshold in use is stored as the active version; one that does not is not stored, so it is never
+    called "active" nor offered for reverting. ValueError when there is too little to fit."""
     configured = _configured()
     raw = raw_scores(marked, configured.verdict_head())
-    fitted = vc.save_calibration(vc.fit_to_engrams(marked, raw, configured.correct_at))
-    return f"Calibration version {fitted.version} is active: {fitted.describe()}."
+    fitted = vc.fit_to_engrams(marked, raw, configured.correct_at)
+    if not fitted.adopted:
+        active = vc.active_calibration()
+        kept = (f"calibration version {active.version} ({threshold_words()})" if active
+                else f"the configured threshold {configured.correct_at:.3f}")
+        return CalibrationOutcome(False, f"The fit was {fitted.describe()}. Nothing was stored; the answer verdict "
+                                         f"keeps {kept}.")
+    fitted = vc.save_calibration(fitted)
+    return CalibrationOutcome(True, f"Calibration version {fitted.version} is active: {fitted.describe()}.")
+
+
+def calibrate_message(marked: Sequence[Any]) -> str:
+    """:func:`calibrate`'s words (the command line's)."""
+    return calibrate(marked).message
 
 
 def revert_message() -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from cns_core.critics.grounding_verdict import shown_probability
 
 __all__ = ["offers_unlimited", "stream_note", "share_note", "uncompared_note", "COHERENCE_HELP", "density_help",
-           "density_note", "claim_rows", "pair_rows", "CLAIMS_NOTE", "PAIRS_NOTE"]
+           "density_note", "claim_rows", "pair_rows", "CLAIMS_NOTE", "PAIRS_NOTE", "blocked_note"]
 
 COHERENCE_HELP = ("The mean over the claims of p(supported) minus p(contradicted) of each claim's verdict (the table "
                   "below; the hook's entail minus contradict for a claim without one). From -1 (every claim "
@@ -54,6 +54,20 @@ def share_note(part: int, whole: int, what: str, too_few: bool) -> str:
     if whole == 0:
         return f"no {what} yet"
     return f"{part:,} of {whole:,} {what}" + ("; too few to read" if too_few else "")
+
+
+def blocked_note(blocked_in_log: int, counts: Any) -> str:
+    """What became of the chains the log counts as blocked, in the memory's own count (``MemoryCounts``): a
+    blocked turn waits in the quarantine until a re-check releases it, so the log's "Blocked" and the Engrams
+    page's "quarantined" differ by the releases, and this says so."""
+    said = (f"The memory now: {counts.quarantine_words()}." if counts.released
+            else f"The memory now: {counts.quarantined:,} quarantined, none released.")
+    if blocked_in_log == counts.blocked:
+        return (f"Blocked: chains the hook held back in the quarantine; a re-check releases one into the engrams "
+                f"once later evidence clears it. {said}")
+    return (f"Blocked: chains the hook held back; a re-check releases one once later evidence clears it. {said} "
+            f"The log's {blocked_in_log:,} and the memory's {counts.blocked:,} differ: checks that store nothing "
+            "(`cns coherence check`) log a block too, and a log outlives a memory that was cleared.")
 
 
 def uncompared_note(uncompared: int) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "beside_threshold",
+    "SERIES_COLOURS",
     "GREEN",
     "AMBER",
     "RED",
@@ -274,7 +276,7 @@ VERDICT_STYLE: dict[str, tuple[str, str, bool]] = {     # verdict -> (mark, colo
 def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str = "", claim: str = "",
                         passage: str = "") -> str:
     """The answer's verdict as a pill with its one number, p(right) ("✗ incorrect · p(right) 0.06"); the
-    same number is the export's ``trust_verdict_score`` and what the review queue orders by. Hover says
+    same number is the export's ``answer_verdict_p_right`` and what the review queue orders by. Hover says
     what the number is and what the verdict rests on."""
     if verdict not in VERDICT_STYLE:
         return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
@@ -289,7 +291,7 @@ def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str =
         label += f" · p(right) {shown:.2f}"
         number = (f"p(right) {shown:.2f}: the probability that the answer is right, judged by the verifier "
                   "against the reference (else the sources) given the question, recalibrated to your verdicts "
-                  "when a calibration is active; the export's trust_verdict_score and the review queue's order.")
+                  "when a calibration is active; the export's answer_verdict_p_right column and the review queue's order.")
     tip = " ".join(part for part in (number, note, f"Claim: {claim}" if claim and claim != note else "",
                                      f"Evidence: {passage}" if passage else "") if part)
     return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,
@@ -372,6 +374,20 @@ def verdict_fill(verdict: str | None, probability: float | None) -> str:
     if probability is None or not math.isfinite(probability):
         return _mix(colour, "#ffffff", 0.75)
     return _mix(colour, "#ffffff", 0.85 - 0.5 * min(1.0, max(0.0, float(probability))))
+
+
+# Series drawn side by side (one per profile): distinct, solid, none of them a verdict's or a band's colour.
+SERIES_COLOURS = ("#2563eb", "#f59e0b", "#7c3aed", "#0d9488", "#db2777", "#64748b")
+
+
+def beside_threshold(value: float, threshold: float, digits: int = 2, most: int = 4) -> str:
+    """``value`` with enough decimals to tell it from ``threshold`` when it is compared with it: a gap of
+    0.297 beside "threshold 0.30" reads 0.297, never 0.30 (which reads as reaching it); else ``digits``."""
+    shown = f"{value:.{digits}f}"
+    while digits < most and shown == f"{threshold:.{digits}f}" and abs(value - threshold) > 1e-12:
+        digits += 1
+        shown = f"{value:.{digits}f}"
+    return shown
 
 
 def percent(value: float | None, digits: int = 0) -> str:

@@ -135,6 +135,12 @@ def trust_html(engram: Engram, rule: DisagreementRule) -> str:
     return answer + badge + human + (display.disagreement_html(verdict, rule_text(rule)) if verdict else "")
 
 
+def badges_html(engram: Engram, rule: DisagreementRule) -> str:
+    """A stored turn's whole badge row: the judge's grade, then :func:`trust_html`. The Engrams page's cards and
+    the Judge page's turns show this, so one turn reads the same on both (an ungraded turn too)."""
+    return display.score_badge_html(engram.critic_score, engram.feedback) + trust_html(engram, rule)
+
+
 def page_count(total: int, per_page: int) -> int:
     """Pages needed for ``total`` rows (at least one, so an empty result still has page 1)."""
     return max(1, -(-int(total) // max(1, int(per_page))))

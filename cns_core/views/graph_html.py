@@ -34,14 +34,18 @@ from cns_core.sno import SNO
 
 __all__ = ["ClaimGrounding", "GroundingPassage", "GraphFindings", "claim_grounding", "claim_verdict_rows",
            "passage_reading",
-           "claim_passage_rows", "passage_part", "PASSAGES_NOTE", "verdict_probability", "claim_levels",
+           "claim_passage_rows", "verdict_reading", "decided_note", "feature_words", "passage_part", "PASSAGES_NOTE", "passages_note", "verdict_probability", "claim_levels",
            "graph_findings",
            "restatements", "sno_graph_html", "remote_resources", "graph_height", "graph_layout", "node_box",
-           "MIN_SCALE"]
+           "MIN_SCALE", "FLOOR_LABEL_PX", "READABLE_LABEL_PX", "FRAME_PX", "plan_graph", "PlannedGraph", "layout_width", "fitted_scale"]
 
 _TOOLTIP_WIDTH = 64
-LEGEND_PX = 58       # the legend's strip above the canvas (the canvas is this much shorter)
-MIN_SCALE = 0.8      # the least zoom a graph opens at: 13 px labels stay about 10 px high (wider graphs pan)
+LEGEND_PX = 58       # the legend's strip above the canvas, one row (it wraps; the canvas takes what is left)
+MIN_SCALE = 0.8      # the least zoom of a 13 px label: about 10 px high (a graph too wide even so pans)
+FLOOR_LABEL_PX = 13 * MIN_SCALE   # the least height a label is drawn at when a graph opens (10.4 px)
+FRAME_PX = 900       # the width a graph's frame has on a page (the dashboard's 940 px column, less margins)
+READABLE_LABEL_PX = 12.0   # how high a claim's label opens when the whole graph fits FRAME_PX
+_MAX_FONT_FACTOR = 1.8     # labels grow at most this much for a wide graph (the boxes keep their width)
 _LABEL_WIDTH = 26
 _NODE_MAX_PX = 230   # vis-network's widthConstraint.maximum of a claim
 _NODE_MARGIN = 8
@@ -85,6 +89,46 @@ def passage_reading(p: GroundingPassage) -> str:
     return f"neither (entails {_fmt(p.entailment)}, contradicts {_fmt(p.contradiction)})"
 
 
+# The fusion's probability features, entered as log-odds (cns_core.critics.grounding_verdict.FEATURES).
+_LOG_ODDS_WORDS = {"entailment": "strongest entailment", "contradiction": "strongest contradiction",
+                   "top_entailment": "closest passage's entailment",
+                   "top_contradiction": "closest passage's contradiction"}
+
+
+def feature_words(name: str, value: float) -> str:
+    """One fusion feature and its value in a reader's words: ``how similar the closest passage is (0.83)``,
+    ``the closest passage's low contradiction (0.02)`` (a probability feature says whether it is high or low,
+    since a low one can push a verdict as much as a high one)."""
+    if name in _LOG_ODDS_WORDS:
+        p = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, value))))
+        owner, _, what = _LOG_ODDS_WORDS[name].rpartition(" ")
+        return f"the {owner} {'high' if p >= 0.5 else 'low'} {what} ({p:.2f})"
+    if name == "similarity":
+        return f"how similar the closest passage is ({value:.2f})"
+    if name == "bm25":
+        return f"the words the claim shares with the evidence (BM25 {math.expm1(value):.1f})"
+    if name == "bm25_per_token":
+        return f"the share of its words the evidence holds ({value:.2f} per word)"
+    return f"{name} ({value:.2f})"
+
+
+def verdict_reading(g: ClaimGrounding, evidence_text: str | None) -> str:
+    """The passage a verdict rests on and what it shows (``e3 · sentence 1 of 2 · contradicts 0.72``); where the
+    passage alone does not show the verdict (``supported 0.51`` beside ``neither (entails 0.30, ...)``), what
+    else decided it: the fusion's strongest features for it (:attr:`ClaimGrounding.decided_by`)."""
+    read = g.read_passage
+    if read is None:
+        return ""
+    said = f"{read.evidence} · {passage_part(evidence_text, read.text)} · {passage_reading(read)}"
+    return f"{said} · {decided_note(g)}" if g.reading_differs else said
+
+
+def decided_note(g: ClaimGrounding) -> str:
+    """Where the passage a verdict rests on does not show it alone, what decided it, in words."""
+    why = " and ".join(feature_words(f, v) for f, v in g.decided_by) or "the fusion's other features"
+    return f"alone it does not say {g.label}: decided by {why}"
+
+
 def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> list[dict[str, Any]]:
     """One table row per claim: its verdict, p(supported), p(contradicted) and the passage the verdict reads, by
     what it shows (``e3 · sentence 1 of 2 · contradicts 0.72``; the page's passages table quotes it in full). The
@@ -93,13 +137,11 @@ def claim_verdict_rows(sno: SNO, grounding: Mapping[str, ClaimGrounding]) -> lis
     rows = []
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        read = g.read_passage
         rows.append({"Claim": claim.id, "Text": claim.text, "Role": claim.role,
                      "Verdict": g.label,
                      "p(supported)": shown_probability(g.support),
                      "p(contradicted)": shown_probability(g.p_contradicted),
-                     "Verdict reads": f"{read.evidence} · {passage_part(evidence_texts.get(read.evidence), read.text)}"
-                                      f" · {passage_reading(read)}" if read else ""})
+                     "Verdict reads": verdict_reading(g, evidence_texts.get(g.reads_evidence or ""))})
     return rows
 
 
@@ -111,8 +153,20 @@ PASSAGES_NOTE = ("The Grounding critic judges a long evidence item by its passag
                  "for a supported claim the one that entails it most, otherwise the most similar one. Its "
                  "probabilities are not the passage's: a fitted fusion (config/grounding_fusion.yaml) weighs the "
                  "strongest entailment and contradiction with how similar the closest passage is and how many of "
-                 "the claim's words the evidence shares, so a verdict's p(contradicted) 0.71 can sit beside a "
-                 "passage's contradiction 0.69.")
+                 "the claim's words the evidence shares.")
+
+
+def passages_note(claim_id: str, g: ClaimGrounding) -> str:
+    """:data:`PASSAGES_NOTE` with this claim's own numbers: its verdict's probability beside what the passage it
+    reads shows, and what decided the verdict where that passage alone does not show it."""
+    read = g.read_passage
+    if read is None or g.verdict is None:
+        return PASSAGES_NOTE
+    p = g.p_contradicted if g.verdict == "contradicted" else g.support
+    name = "p(contradicted)" if g.verdict == "contradicted" else "p(supported)"
+    said = (f"{PASSAGES_NOTE} Here {claim_id}'s verdict ({g.label}, {name} {_shown(p)}) reads {read.evidence}, "
+            f"which on its own {'is ' + passage_reading(read) if read.shows == 'neither' else passage_reading(read)}")
+    return f"{said}; {decided_note(g)}." if g.reading_differs else f"{said}."
 
 
 def passage_part(evidence_text: str | None, passage: str) -> str:
@@ -184,8 +238,8 @@ def _drawn_edges(sno: SNO) -> list[_DrawnEdge]:
     return edges
 
 
-def _font_px(sno: SNO, claim_id: str) -> int:
-    return 16 if claim_id == sno.hypothesis else 13
+def _font_px(sno: SNO, claim_id: str, factor: float = 1.0) -> int:
+    return round((16 if claim_id == sno.hypothesis else 13) * factor)
 
 
 def node_box(label: str, font_px: float, shape: str) -> NodeBox:
@@ -202,16 +256,65 @@ def node_box(label: str, font_px: float, shape: str) -> NodeBox:
     return NodeBox(min(_NODE_MAX_PX, text_w + 2 * _NODE_MARGIN) + 8, text_h + 2 * _NODE_MARGIN + 16)
 
 
-def graph_layout(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> GraphLayout:
-    """Where each claim is drawn and how each edge bends (:mod:`cns_core.views.graph_layout`): layered as a
-    reader lays an argument out (:func:`claim_levels`), no edge passing under a claim it does not join."""
-    grounding = grounding or {}
+def _layout_at(sno: SNO, grounding: Mapping[str, ClaimGrounding], factor: float) -> GraphLayout:
     boxes = {}
     for claim in sno.claims:
         g = grounding.get(claim.id, ClaimGrounding())
-        boxes[claim.id] = node_box(_label(claim.id, claim.text, g), _font_px(sno, claim.id),
+        boxes[claim.id] = node_box(_label(claim.id, claim.text, g, factor), _font_px(sno, claim.id, factor),
                                    verdict_style(g.verdict).shape)
     return layout_graph(claim_levels(sno), [(e.source, e.target) for e in _drawn_edges(sno)], boxes)
+
+
+def layout_width(layout: GraphLayout) -> float:
+    """From the left edge of the leftmost claim's box to the right edge of the rightmost one."""
+    if not layout.positions:
+        return 0.0
+    return (max(x + layout.boxes[n].width / 2 for n, (x, _) in layout.positions.items())
+            - min(x - layout.boxes[n].width / 2 for n, (x, _) in layout.positions.items()))
+
+
+def fitted_scale(layout: GraphLayout, frame_px: float = FRAME_PX) -> float:
+    """The zoom at which the whole graph fits a frame ``frame_px`` wide (never above 1)."""
+    width = layout_width(layout)
+    return min(1.0, frame_px / width) if width > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class PlannedGraph:
+    """How a graph opens: the layout at its label size and the factor its fonts were grown by. A graph wider
+    than the frame opens whole, fitted to the frame's width, so its labels are drawn larger (a claim's box
+    keeps its width, its text wraps on more lines) to read about :data:`READABLE_LABEL_PX` once fitted."""
+
+    layout: GraphLayout
+    font_factor: float
+
+    @property
+    def scale(self) -> float:
+        return fitted_scale(self.layout)
+
+    @property
+    def label_px(self) -> float:
+        """How high a claim's label is drawn once the graph is fitted to a frame FRAME_PX wide."""
+        return 13 * self.font_factor * self.scale
+
+
+def plan_graph(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> PlannedGraph:
+    """The layout and label size a graph opens with (see :class:`PlannedGraph`)."""
+    grounding = grounding or {}
+    factor, layout = 1.0, _layout_at(sno, grounding, 1.0)
+    for _ in range(3):       # a larger font widens the boxes that were narrower than the most: fit again
+        wanted = min(_MAX_FONT_FACTOR, max(1.0, READABLE_LABEL_PX / (13 * fitted_scale(layout))))
+        if abs(wanted - factor) < 0.02:
+            break
+        factor, layout = wanted, _layout_at(sno, grounding, wanted)
+    return PlannedGraph(layout, factor)
+
+
+def graph_layout(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> GraphLayout:
+    """Where each claim is drawn and how each edge bends (:mod:`cns_core.views.graph_layout`): layered as a
+    reader lays an argument out (:func:`claim_levels`), no edge passing under a claim it does not join; at the
+    label size the graph opens with (:func:`plan_graph`)."""
+    return plan_graph(sno, grounding).layout
 
 
 def sno_graph_html(
@@ -244,7 +347,8 @@ def sno_graph_html(
     cycle_nodes, cycle_edges = findings.cycle_nodes, findings.cycle_edges
     levels = claim_levels(sno)
     drawn = _drawn_edges(sno)
-    layout = graph_layout(sno, grounding)
+    plan = plan_graph(sno, grounding)
+    layout = plan.layout
 
     net = Network(height=f"{height_px - LEGEND_PX}px", width="100%", directed=True, cdn_resources="in_line")
     for claim in sno.claims:
@@ -261,7 +365,7 @@ def sno_graph_html(
         x, y = layout.positions[claim.id]
         net.add_node(
             claim.id,
-            label=_label(claim.id, claim.text, g),
+            label=_label(claim.id, claim.text, g, plan.font_factor),
             title=_node_tooltip(sno, claim.id, g, evidence, findings),
             shape=style.shape,
             verdict=g.verdict or "not_scored",
@@ -270,7 +374,7 @@ def sno_graph_html(
                    "hover": {"background": _tint(fill, 0.3), "border": border}},
             borderWidth=border_width,
             shapeProperties={"borderDashes": dashes},
-            font={"size": _font_px(sno, claim.id), "face": "sans-serif", "color": "#111827"},
+            font={"size": _font_px(sno, claim.id, plan.font_factor), "face": "sans-serif", "color": "#111827"},
             margin=_NODE_MARGIN,
             level=levels[claim.id], x=round(x), y=round(y),
         )
@@ -299,7 +403,8 @@ def sno_graph_html(
                      smooth=shape.vis_smooth())
     net.set_options(json.dumps(_options()))
     page = net.generate_html(notebook=False)
-    return _finish(page, findings, restates=any(e.relation is None for e in drawn))
+    smallest = min((_font_px(sno, c.id, plan.font_factor) for c in sno.claims), default=13)
+    return _finish(page, findings, restates=any(e.relation is None for e in drawn), floor=FLOOR_LABEL_PX / smallest)
 
 
 def restatements(sno: SNO) -> list[str]:
@@ -390,12 +495,15 @@ def verdict_probability(g: ClaimGrounding) -> float | None:
             "not_enough_info": g.p_not_enough_info}.get(g.verdict or "")
 
 
-def _label(claim_id: str, text: str, g: ClaimGrounding | None = None) -> str:
-    """``✗ c3 · contradicted 0.80`` over the first lines of the text: the verdict readable without colour."""
-    lines = textwrap.wrap(text, _LABEL_WIDTH) or [""]
-    shown = lines[:3]
-    if len(lines) > 3:
-        shown[-1] = shown[-1][: _LABEL_WIDTH - 1] + "…"
+def _label(claim_id: str, text: str, g: ClaimGrounding | None = None, factor: float = 1.0) -> str:
+    """``✗ c3 · contradicted 0.80`` over the first lines of the text: the verdict readable without colour. Labels
+    drawn ``factor`` times larger wrap at that many fewer characters, on that many more lines: the box keeps its
+    width and the text its length (a wide graph opens fitted with larger labels, :func:`plan_graph`)."""
+    width, most = max(12, round(_LABEL_WIDTH / factor)), max(3, round(3 * factor))
+    lines = textwrap.wrap(text, width) or [""]
+    shown = lines[:most]
+    if len(lines) > most:
+        shown[-1] = shown[-1][: width - 1] + "…"
     head = claim_id
     if g is not None:
         style, p = verdict_style(g.verdict), verdict_probability(g)
@@ -445,6 +553,8 @@ def _node_tooltip(sno: SNO, claim_id: str, g: ClaimGrounding, evidence: Mapping[
         lines.append(f"The verdict reads {ev.id}{source}, validity {ev.validity:.2f}{part}; it "
                      f"{PASSAGE_SHOWS[read.shows]} ({passage_reading(read)}):")
         lines.extend(_wrap(_shorten(read.text, 320), "  "))
+        if g.reading_differs:
+            lines.extend(_wrap(decided_note(g)[0].upper() + decided_note(g)[1:] + ".", ""))
     elif g.entailment is None:
         lines.append("Not scored by the Grounding critic yet.")
     else:
@@ -511,39 +621,50 @@ def _legend(findings: GraphFindings, restates: bool = False) -> str:
             f'line-height:1.6;min-height:{LEGEND_PX - 9}px;box-sizing:border-box">{rows}</div>')
 
 
-# After the layout, a graph too wide for the frame is not shrunk below MIN_SCALE (its labels would be a few pixels
-# high): it opens at that zoom on the hypothesis, and the reader drags or scrolls to the rest. It runs in pyvis's
-# own script, right after drawGraph(): the first drawing comes in an animation frame, which a later <script> could
-# miss (the parser may yield between scripts), leaving the graph at scale 1 until the reader moved the mouse.
-# vis-network scales the zoom with the canvas when the frame is resized (Streamlit sizes its iframe after the first
-# drawing: the drafted essay opened at 0.58), so until the reader zooms or drags, a resize applies the rule again.
-_READABLE_ZOOM = ("(function(){if(typeof network==='undefined'||!network){return;}var moved=false;"
-                  "function readable(){network.fit({animation:false});var s=network.getScale();"
-                  f"if(s<{MIN_SCALE}){{var top=network.body.nodeIndices.map(function(i){{return network.getPosition(i);}})"
-                  ".reduce(function(a,b){return a.y<=b.y?a:b;});"
-                  f"network.moveTo({{scale:{MIN_SCALE},position:{{x:top.x,y:top.y+network.canvas.frame.clientHeight"
-                  f"/(2*{MIN_SCALE})-60}},animation:false}});}}window.cnsReady=true;}}"
-                  "network.once('afterDrawing',readable);"
-                  "network.on('resize',function(){if(!moved){network.once('afterDrawing',readable);}});"
-                  "network.on('zoom',function(){moved=true;});network.on('dragStart',function(){moved=true;});"
-                  "})();")
+# After the layout the graph is fitted to its frame, whole: a graph wider than FRAME_PX was given larger labels
+# (plan_graph), so fitted they read about READABLE_LABEL_PX. Only in a frame much narrower than planned would the
+# fit draw a label under about 10 px (MIN_SCALE of a 13 px one): then it opens at that floor with the top of the
+# hypothesis in view, and the reader drags or scrolls to the rest. It runs in pyvis's own script, right after
+# drawGraph(): the first drawing comes in an animation frame, which a later <script> could miss (the parser may
+# yield between scripts), leaving the graph at scale 1 until the reader moved the mouse. vis-network scales the
+# zoom with the canvas when the frame is resized (Streamlit sizes its iframe after the first drawing: the drafted
+# essay opened at 0.58), so until the reader zooms or drags, a resize applies the rule again.
+def _readable_zoom(floor: float) -> str:
+    return ("(function(){if(typeof network==='undefined'||!network){return;}var moved=false;"
+            "function readable(){network.fit({animation:false});var s=network.getScale();"
+            f"if(s<{floor:.4f}){{var ids=network.body.nodeIndices;var top=ids.map(function(i){{"
+            "return network.getBoundingBox(i);}).reduce(function(a,b){return a.top<=b.top?a:b;});"
+            f"network.moveTo({{scale:{floor:.4f},position:{{x:(top.left+top.right)/2,y:top.top-16/{floor:.4f}"
+            f"+network.canvas.frame.clientHeight/(2*{floor:.4f})}},animation:false}});}}window.cnsReady=true;}}"
+            "network.once('afterDrawing',readable);"
+            "network.on('resize',function(){if(!moved){network.once('afterDrawing',readable);}});"
+            "network.on('zoom',function(){moved=true;});network.on('dragStart',function(){moved=true;});"
+            "})();")
 
 
 def graph_height(sno: SNO, grounding: Mapping[str, ClaimGrounding] | None = None) -> int:
-    """A frame height (legend included) that shows every layer of the graph at a readable size."""
-    return max(420, min(1200, round(LEGEND_PX + graph_layout(sno, grounding).height + 80)))
+    """A frame height (legend included) that shows the whole graph fitted to the frame's width: the height of its
+    layout at the planned zoom, so the frame has no empty half under a wide graph."""
+    plan = plan_graph(sno, grounding)
+    return max(420, min(1200, round(2 * LEGEND_PX + plan.layout.height * plan.scale + 60)))
 
 
-def _finish(page: str, findings: GraphFindings, *, restates: bool = False) -> str:
+def _finish(page: str, findings: GraphFindings, *, restates: bool = False, floor: float = MIN_SCALE) -> str:
+    """The page as the dashboard shows it; ``floor``: the least zoom it opens at (its smallest label then reads
+    FLOOR_LABEL_PX)."""
     page = _BOOTSTRAP.sub("", page)
     page = _COMMENTED.sub("", page)
     page = _EMPTY_HEADING.sub("", page)
+    zoom = _readable_zoom(floor)
     head, call, tail = page.rpartition("drawGraph();")
-    page = (head + call + _READABLE_ZOOM + tail if call
-            else page.replace("</body>", f"<script>{_READABLE_ZOOM}</script></body>", 1))
+    page = (head + call + zoom + tail if call
+            else page.replace("</body>", f"<script>{zoom}</script></body>", 1))
+    # The legend above, the canvas in all the height left (a legend that wraps to two rows never pushes the canvas
+    # past the frame's bottom, nor hides the top of the hypothesis).
     style = ("<style>.vis-tooltip{white-space:pre-wrap !important;max-width:480px;font:12px/1.45 sans-serif !important;"
-             "padding:8px 10px !important}body{margin:0}#mynetwork{border:none !important}"
-             ".card{border:none}</style>")
+             "padding:8px 10px !important}html,body{height:100%;margin:0}#mynetwork{border:none !important;"
+             "flex:1 1 auto;height:auto !important;min-height:0;float:none !important}"
+             ".card{border:none;height:100%;display:flex;flex-direction:column}#cns-legend{flex:0 0 auto}</style>")
     page = page.replace("</head>", style + "</head>", 1)
     page = page.replace('<div id="mynetwork"', _legend(findings, restates) + '<div id="mynetwork"', 1)
     return page

@@ -25,7 +25,7 @@ from cns_core.agents.bus import CRITIQUE, QUERY, RESPONSE, BusConfig, BusError, 
 from cns_core.agents.loop_record import LoopFinding, find_loop
 from cns_core.agents.messages import QueryMessage, TurnMessage
 
-__all__ = ["AGENTS_COMMAND", "RUN_COMMAND", "JudgeStatus", "judge_status", "judge_start_command", "LoopView",
+__all__ = ["AGENTS_COMMAND", "RUN_COMMAND", "stored_turns", "JudgeStatus", "judge_status", "judge_start_command", "LoopView",
            "loop_view", "ask_problem", "JudgeFeed", "new_turn", "apply_updates", "store_ungraded",
            "retry_schedule_text"]
 
@@ -183,6 +183,14 @@ def store_ungraded(memory: Any, turn: MutableMapping[str, Any]) -> None:
     msg = TurnMessage(query=turn["query"], answer=turn["answer"] or "", session_id=turn["session_id"],
                       query_id=turn["query_id"])
     memory.write_episodic(msg.query, msg.answer, msg.session_id, msg.query_id)
+
+
+def stored_turns(memory: Any, turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The engrams the memory holds for the page's turns, by query id: the MemoryAgent stores a turn with its
+    Trust Score and answer verdict whether or not the judge could grade it, and the Judge page shows those
+    badges from this record, as the Engrams page does (one computation per fact)."""
+    ids = [str(t["query_id"]) for t in turns if t.get("answer") is not None]
+    return {e.id: e for e in memory.get(ids)} if ids else {}
 
 
 class JudgeFeed:

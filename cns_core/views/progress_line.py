@@ -17,7 +17,11 @@ from cns_core.cli.demo_progress import DemoProgress, read_progress
 from cns_core.views import warm_up
 from cns_core.views.display import escape
 
-__all__ = ["UnderWay", "under_way", "ticking_line", "lines_html", "TICKER_SCRIPT"]
+__all__ = ["DEMO_DATA_PAGES", "UnderWay", "under_way", "ticking_line", "lines_html", "TICKER_SCRIPT"]
+
+# The pages (their url paths) that show the memory or the corpus: only they carry the demo data's line; every
+# page carries the models' line. The README says which, by their titles (tests/test_docs.py holds it to this).
+DEMO_DATA_PAGES = frozenset({"coherence", "corpus", "engrams", "judge"})
 
 _MARK = "\x00cns-seconds\x00"     # where the counter goes; never in the words of a line
 _STYLE = "color:rgba(49,51,63,0.6);font-size:0.95rem;margin:0 0 0.25rem 0"

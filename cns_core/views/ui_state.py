@@ -27,6 +27,10 @@ from cns_core.scoring import blend, load_profiles
 from cns_core.sno import SNO, SNOValidationError, load_snos, parse_snos
 
 __all__ = [
+    "EXAMPLE_HINTS",
+    "blend_rest",
+    "blend_note",
+    "example_hint",
     "KEY_LIBRARY",
     "KEY_CURRENT",
     "KEY_PROFILE",
@@ -112,6 +116,24 @@ def load_examples(folder: Path | None = None) -> dict[str, SNO]:
     return dict(_examples_from(str(folder), stamp))
 
 
+# What each bundled example shows, for its button's tooltip: the examples' ``metadata.profile`` tags are the
+# tests' and the corpus' handles ("one-sided-loaded"), not words for a reader.
+EXAMPLE_HINTS = {
+    "grounded": "A well-grounded claim: every claim has a strong source, and the objection is answered.",
+    "contradicted": "A claim its own evidence contradicts.",
+    "circular": "A circular argument: the claims vouch for each other in support cycles.",
+    "novel-ungrounded": "A novel idea whose evidence is anecdotal or about something else.",
+    "one-sided-loaded": "A one-sided piece in loaded wording, all its evidence from one source.",
+    "correlation-as-causation": "A causal claim resting on correlation alone.",
+}
+
+
+def example_hint(sno: SNO) -> str | None:
+    """The tooltip of an example's button: what it shows, in words (None for an example without a known tag)."""
+    tag = sno.metadata.get("profile") if isinstance(sno.metadata, dict) else None
+    return EXAMPLE_HINTS.get(tag) if isinstance(tag, str) else None
+
+
 def ensure_library(state: MutableMapping[str, Any], examples: Mapping[str, SNO]) -> dict[str, SNO]:
     """The session's SNO library, seeded with the examples on first use."""
     library = state.get(KEY_LIBRARY)
@@ -195,6 +217,23 @@ class WeightsInForce:
         if not self.custom:
             return self.profile
         return f"custom (blend {round(self.blend, 2)})" if self.blend is not None else "custom"
+
+
+def blend_rest(profile: str) -> float:
+    """Where the blend slider rests under a profile: that profile's own end of the line, else the middle."""
+    return {BLEND_FROM: 0.0, BLEND_TO: 1.0}.get(profile, 0.5)
+
+
+def blend_note(force: WeightsInForce) -> str:
+    """What the blend slider's position means under the weights in force, said under it. A profile off the
+    exploration → verification line leaves the slider resting in the middle without being a 50/50 mix, and the
+    note must not read as if 0.50 were in force."""
+    if force.custom:
+        return "" if force.blend is not None else " (set by hand: the blend slider's position is not in force)"
+    if force.profile in (BLEND_FROM, BLEND_TO):
+        return f" (the blend's end {blend_rest(force.profile):.0f} is this profile)"
+    return (f" (a profile of its own, not a mix: the blend slider rests at {blend_rest(force.profile):.2f} and "
+            "changes nothing until you move it)")
 
 
 def weights_in_force(state: Mapping[str, Any], profiles: Mapping[str, Mapping[str, float]] | None = None
