@@ -215,7 +215,8 @@ class LoopUnderTest:
         from cns_core.memory import MemoryService
 
         assert not self.alive, "read the memory once the loop is stopped"
-        service = MemoryService(path=self.state / "chroma")
+        url = self.env.get("CNS_CHROMA_URL")          # the memory in a server (the soak's --chroma-kills)
+        service = MemoryService(url=url) if url else MemoryService(path=self.state / "chroma")
         found = service.get(ids)
         return {"count": service.count(), "stored": {e.id for e in found}, "graded": {e.id for e in found if e.graded},
                 "quarantined": [e.id for e in service.list_quarantined()]}
