@@ -36,6 +36,7 @@ rebuild can start from a clean file, and returns the copy's path for the message
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -47,7 +48,8 @@ import time
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-__all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "regular_file_problem", "read_bounded", "bounded_int",
+__all__ = ["InputTooLarge", "NotARegularFile", "MAX_INT_DIGITS", "LOOPING_LINK", "regular_file_problem",
+           "unreadable_problem", "is_looping_link", "read_bounded", "bounded_int",
            "digits_problem", "printable", "printable_json", "logger",
            "json_depth_over", "loads_json_bounded", "jsonl_records", "looks_binary", "expanded_size_over", "excerpt", "keep_damaged",
            "RepeatedFailure"]
@@ -74,18 +76,36 @@ def _kind_problem(mode: int) -> str | None:
     return f"not a regular file ({kind})"
 
 
+LOOPING_LINK = "a symbolic link that loops"
+
+
+def unreadable_problem(exc: OSError) -> str:
+    """Why opening or ``stat``-ing a path failed, in words: "no such file", "a symbolic link that loops" (a link
+    to itself, or two to each other: the OS says "Too many levels of symbolic links"), "cannot be read: ..."."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if exc.errno == errno.ELOOP:
+        return LOOPING_LINK
+    return f"cannot be read: {exc.strerror or exc}"
+
+
 def regular_file_problem(path: str | Path) -> str | None:
-    """Why ``path`` cannot be read as a file ("no such file", "not a regular file (a named pipe)"), or None.
+    """Why ``path`` cannot be read as a file ("no such file", "not a regular file (a named pipe)", "a symbolic
+    link that loops"), or None.
 
     ``stat`` only: it never opens the path, so a pipe with no writer cannot make it wait.
     """
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return "no such file"
     except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
+        return unreadable_problem(exc)
     return _kind_problem(mode)
+
+
+def is_looping_link(path: str | Path) -> bool:
+    """Whether ``path`` is a symbolic link that never reaches a file (``Path.is_file`` says False for it, silently;
+    a folder reader names it instead of passing it over)."""
+    return os.path.islink(path) and regular_file_problem(path) == LOOPING_LINK
 
 
 def read_bounded(path: str | Path, limit: int) -> bytes:

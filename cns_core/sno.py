@@ -33,7 +33,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cns_core.bounds import (InputTooLarge, NotARegularFile, bounded_int, digits_problem, excerpt, expanded_size_over,
-                             json_depth_over, looks_binary, read_bounded)
+                             json_depth_over, looks_binary, read_bounded, unreadable_problem)
 from cns_core.config import UniqueKeyLoader, yaml_problem
 
 __all__ = [
@@ -541,10 +541,8 @@ def load_snos(path: str | Path, limits: SNOLimits | None = None) -> list[SNO]:
         raise SNOValidationError([f"file: {exc} (config/sno.yaml max_file_bytes)"], str(path)) from None
     except NotARegularFile as exc:
         raise SNOValidationError([f"file: {exc}"], str(path)) from None
-    except FileNotFoundError:
-        raise SNOValidationError(["file: no such file"], str(path)) from None
     except OSError as exc:
-        raise SNOValidationError([f"file: cannot be read: {exc.strerror or exc}"], str(path)) from None
+        raise SNOValidationError([f"file: {unreadable_problem(exc)}"], str(path)) from None
     return parse_snos(data, name=str(path), limits=limits)
 
 

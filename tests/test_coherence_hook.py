@@ -417,6 +417,23 @@ def test_a_restarted_hook_goes_on_counting_ticks_from_its_log(tmp_path, memory_a
     assert ticks == [1, 2, 3, 4]
 
 
+
+def test_a_restarted_hook_logs_a_chain_checked_again_once_and_a_new_text_under_its_id_again(tmp_path, memory_api):
+    """Issue 71, item 8: a turn checked, then checked again after a restart (it was not stored before the stop) is
+    one record in the log; the same id with another text is another verdict and is logged."""
+    first = _hook(tmp_path, memory_api)
+    first.check_chain("t1", "Penguins live in Antarctica.")
+    first.check_chain("t2", "The north gate is not locked.")
+    first.close()
+    again = _hook(tmp_path, memory_api)
+    assert again.check_chain("t2", "The north gate is not locked.").blocked     # the verdict is given all the same
+    again.check_chain("t2", "The coffee machine works.")
+    again.check_chain("t3", "Penguins live in Antarctica.")
+    again.close()
+    logged = [(r["chain_id"], r["text_sha"]) for r in read_log(tmp_path / "coherence.jsonl") if "p_id" in r]
+    assert [chain for chain, _ in logged] == ["t1", "t2", "t2", "t3"]
+    assert len(set(logged)) == 4 and logged[0][1] == logged[3][1]
+
 # ----- feedback, calibration, adaptive tau_c ----------------------------------------
 
 def test_feedback_adapts_tau_c_only_with_precision(tmp_path, memory_api):

@@ -57,6 +57,38 @@ def test_a_named_pipe_alone_is_refused_before_any_model_loads(tmp_path, capsys, 
     assert "file: not a regular file (a named pipe)" in err and "nothing to judge" in err
 
 
+def looping_links(folder: Path) -> list[Path]:
+    """``a.yaml`` and ``b.yaml``, two links pointing at each other."""
+    a, b = folder / "a.yaml", folder / "b.yaml"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    return [a, b]
+
+
+@pytest.mark.parametrize("command", [["meta", "--gate"], ["meta"], ["evaluate"]])
+def test_a_folder_of_looping_links_names_them_before_any_model_loads(tmp_path, capsys, no_models, command):
+    """Issue 71, item 8: a folder holding only two looping `.yaml` links said "no SNO file" of it."""
+    folder = tmp_path / "loops"
+    folder.mkdir()
+    links = looping_links(folder)
+    assert main([*command, str(folder)]) == 1
+    err = capsys.readouterr().err
+    assert "no SNO file" not in err and err.count("file: a symbolic link that loops") == 2
+    assert all(f"{link}: " in err for link in links)
+
+
+def test_looping_links_beside_an_sno_file_are_named_and_the_file_is_read(tmp_path):
+    """Issue 71, item 8: loops beside a valid file were passed over without a word."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    links = looping_links(folder)
+    good = folder / "c.yaml"
+    good.write_bytes((EXAMPLES / "grounded_exercise_bp.yaml").read_bytes())
+    reports = evaluate_cli.load_files([folder])
+    assert [r.path for r in reports] == [str(p) for p in (*links, good)]
+    assert [r.problems for r in reports[:2]] == [["file: a symbolic link that loops"]] * 2
+    assert reports[2].ok and len(reports[2].snos) == 1
+
 def test_trust_backfill_with_a_mistyped_path_creates_no_store(tmp_path, state_dir, capsys):
     """Item 8: `cns trust-backfill --path /typo` created an empty store there."""
     typo = tmp_path / "typo"

@@ -84,3 +84,43 @@ def test_a_stored_demo_turn_without_its_grade_gets_it_and_the_plan_says_when_not
     assert stored.critic_score == late["score"]
     after = plan_demo(memory, 12)
     assert after.complete(with_trust=False) and not after.complete(with_trust=True)   # built without the critics
+
+
+def test_a_demo_write_stopped_mid_session_and_resumed_logs_each_turn_once(state_dir, monkeypatch):
+    """Issue 71, item 8: a demo write stopped at turn 60 and resumed left 8 records twice in coherence.jsonl (313,
+    not 305): the stopped session's turns had been checked (and logged) but not stored, so the resumed write checked
+    them again. A restarted hook reads back what was logged and logs a turn once."""
+    from cns_core.coherence import CoherenceHook, CoherenceSettings
+    from cns_core.coherence.log import read_log
+
+    class Stopped(Exception):
+        """The process stopped between a session's checks and its write."""
+
+    monkeypatch.delenv("CNS_CHROMA_URL", raising=False)
+    memory = MemoryService()
+    write_many = memory.write_episodic_many
+    calls = []
+
+    def stop_on_the_second_session(rows, *args, **kwargs):
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise Stopped
+        return write_many(rows, *args, **kwargs)
+
+    monkeypatch.setattr(memory, "write_episodic_many", stop_on_the_second_session)
+    first = CoherenceHook(CoherenceSettings.from_config(), memory=memory, model=False)
+    with pytest.raises(Stopped):
+        build_demo(memory, 20, hook=first)
+    first.close()
+    log = state_dir / "coherence.jsonl"
+    checked_before = {r["chain_id"] for r in read_log(log) if "p_id" in r}
+    assert {f"demo-{i:04d}" for i in range(15, 20)} & checked_before, "the stopped session was checked and logged"
+    assert memory.count() + memory.count_quarantined() < 20
+    monkeypatch.setattr(memory, "write_episodic_many", write_many)
+    again = CoherenceHook(CoherenceSettings.from_config(), memory=memory, model=False)
+    assert build_demo(memory, 20, hook=again) > 0
+    again.close()
+    assert memory.count() + memory.count_quarantined() == 20
+    records = [(r["chain_id"], r["p_id"]) for r in read_log(log) if "p_id" in r]
+    assert len(records) == len(set(records)), "a turn's coherence record was logged twice"
+    assert {chain for chain, _ in records} == {f"demo-{i:04d}" for i in range(20)}

@@ -340,3 +340,36 @@ def test_an_embedded_folder_belongs_to_one_process(tmp_path, monkeypatch, capsys
     done = _cns(env, "annotate", "a00", "--verdict", "correct", "--path", str(folder))
     assert done.returncode == 0, done.stderr
     assert MemoryService(path=folder).get(["a00"])[0].human_verdict == "correct"
+
+
+# A holder whose command line spans lines, as `python -c` with a script does.
+_HOLD_THE_FOLDER = """import sys
+from cns_core.memory.access import store_lock
+store_lock(sys.argv[1]).acquire()
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_the_holder_of_a_busy_folder_is_named_on_one_printable_line(tmp_path, monkeypatch):
+    """Issue 71, item 8: the "open in pid ..." error printed the holder's command line with its raw line feeds."""
+    from cns_core.cli.run import memory_server_plan
+    from cns_core.memory import MemoryService, StoreBusyError
+
+    folder = tmp_path / "chroma"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_THE_FOLDER + "# \x1b[2J", str(folder)], cwd=ROOT,
+                              env={**os.environ, **OFFLINE}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
+        with pytest.raises(StoreBusyError) as opened:
+            MemoryService(path=folder).count()
+        with pytest.raises(StoreBusyError) as served:
+            memory_server_plan(dict(os.environ))
+        for refused in (opened, served):
+            message = str(refused.value)
+            assert f"is open in pid {holder.pid} (" in message and "-c import sys\\x0afrom cns_core" in message
+            assert not re.search("[\x00-\x1f\x7f-\x9f]", message), message
+    finally:
+        holder.stdin.close()
+        holder.wait()

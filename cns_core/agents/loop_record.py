@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from cns_core.agents.wire import BusConfig
 from cns_core.config import replace_atomically, state_dir
-from cns_core.memory.process_lock import process_started, remove_own_record
+from cns_core.memory.process_lock import command_line, process_started, remove_own_record
 
 if TYPE_CHECKING:
     from cns_core.memory.process_lock import ExclusiveLock
@@ -121,10 +121,7 @@ def port_holder(port: int) -> str:
     try:
         for conn in psutil.net_connections(kind="tcp"):
             if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
-                try:
-                    cmd = " ".join(psutil.Process(conn.pid).cmdline()[1:5])
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
-                    cmd = ""
+                cmd = command_line(conn.pid)
                 return f"pid {conn.pid}" + (f" ({cmd})" if cmd else "")
     except (psutil.AccessDenied, OSError):
         pass

@@ -38,7 +38,7 @@ from cns_core.coherence.extract import extract_propositions, make_proposition, s
 from cns_core.coherence.fusion import fuse, fuse_parts
 from cns_core.coherence.heuristics import HeuristicScore, features, read_with_question, score_features
 from cns_core.coherence.latency import LatencyGovernor, LatencyPlan
-from cns_core.coherence.log import CoherenceLog
+from cns_core.coherence.log import CoherenceLog, text_digest
 from cns_core.coherence.nli import ModelPass, ModelTimeout, select_top_m
 from cns_core.coherence.quarantine import FileQuarantine, QuarantinedChain, QuarantineStore, matches_subjects
 from cns_core.coherence.retrieval import MemoryAPI, Retriever
@@ -93,6 +93,11 @@ def _context_items(items: Iterable[Any] | None, prefix: str) -> tuple[ContextIte
             raise ValueError(f"{prefix}_ctx[{i}]: expected text, (id, text) or {{id, text}}, "
                              f"got {type(item).__name__}")
     return tuple(out)
+
+
+def _checked_text(chain: ThoughtChain) -> str:
+    """What a chain's verdict is about: its text, or its propositions' (the log's ``text_sha``)."""
+    return "\n".join([chain.text or ""] + [p.text for p in chain.propositions or ()])
 
 
 def _propositions(items: Iterable[Any], chain_id: str) -> tuple[Proposition, ...]:
@@ -178,7 +183,8 @@ class CoherenceHook:
                           else FileQuarantine(s.state_path(s.quarantine, "file", "coherence_quarantine.jsonl")))
         self.quarantine = quarantine
         self.tau_c = s.thresholds.tau_c
-        self.tick = self.log.last_tick() if self.log is not None else 0     # ticks never repeat across restarts
+        # ticks never repeat across restarts, and a chain checked again is not logged again (log.py)
+        self.tick = self.log.resume() if self.log is not None else 0
         self.backlog = False
         self.counters = {"chains": 0, "blocked": 0, "released": 0, "errors": 0, "model_judged": 0,
                          "model_dropped": 0, "model_timeout": 0, "k_halved": 0}
@@ -463,7 +469,7 @@ class CoherenceHook:
             self._store_quarantined(chain, result)
         if self.log is not None and result.error is None:
             try:
-                self.log.write_result(result)
+                self.log.write_result(result, text_digest(_checked_text(chain)))
             except OSError as exc:
                 self._log_failures.failed(exc)
             else:

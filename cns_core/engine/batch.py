@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from cns_core.bounds import is_looping_link
 from cns_core.config import config_file, load_config, replace_atomically
 from cns_core.critics.base import CRITIC_NAMES, Critic, CriticContext, in_critic_order
 from cns_core.scoring import incomplete_note, load_profiles
@@ -92,11 +93,14 @@ class BatchReport:
 # ----- inputs -------------------------------------------------------------------
 
 def collect_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given, plus every SNO file (.json/.yaml/.yml) under given folders, sorted per folder."""
+    """Files as given, plus every SNO file (.json/.yaml/.yml) under given folders, sorted per folder. A link named
+    like an SNO file that loops is kept: reading it fails with its name and "a symbolic link that loops", where
+    passing it over said "no SNO file" of a folder holding two of them."""
     files: list[Path] = []
     for path in map(Path, paths):
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SNO_SUFFIXES))
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix.lower() in SNO_SUFFIXES
+                                and (p.is_file() or is_looping_link(p))))
         else:
             files.append(path)
     return list(dict.fromkeys(files))

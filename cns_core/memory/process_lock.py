@@ -22,7 +22,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder", "process_started", "remove_own_record"]
+from cns_core.bounds import printable
+
+__all__ = ["ExclusiveLock", "LockHeld", "Holder", "read_holder", "process_started", "remove_own_record", "command_line"]
 
 _ACQUIRE_PATIENCE_S = 2.0      # a lock held for an instant (a probe, a process exiting) is waited for this long
 _MAX_HOLDER_BYTES = 4096
@@ -38,7 +40,10 @@ class Holder:
     role: str
 
     def describe(self) -> str:
-        return f"pid {self.pid}" + (f" ({self.command})" if self.command else "") + (f", {self.role}" if self.role else "")
+        """One printable line: the command and role come from a file another process wrote (a ``python -c`` holder's
+        command holds line feeds), so their control characters are written as escapes (``\\x0a``)."""
+        command, role = printable(self.command), printable(self.role)
+        return f"pid {self.pid}" + (f" ({command})" if command else "") + (f", {role}" if role else "")
 
 
 class LockHeld(RuntimeError):
@@ -73,7 +78,9 @@ def remove_own_record(path: str | Path, pid_key: str) -> None:
         pass
 
 
-def _command_line(pid: int) -> str:
+def command_line(pid: int) -> str:
+    """Process ``pid``'s program and first five arguments as one printable line of at most 200 characters ("" when
+    it is gone or hidden): an argument may hold line feeds (``python -c "..."``) or escape sequences."""
     import psutil
 
     try:
@@ -81,7 +88,7 @@ def _command_line(pid: int) -> str:
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return ""
     shown = [Path(words[0]).name, *words[1:6]] if words else []
-    return " ".join(shown)[:200]
+    return printable(" ".join(shown))[:200]
 
 
 def read_holder(path: str | Path) -> Holder | None:
@@ -167,7 +174,7 @@ class ExclusiveLock:
     def _write_holder(self, fd: int) -> None:
         me = os.getpid()
         data = json.dumps({"pid": me, "started": process_started(me) or time.time(),
-                           "command": _command_line(me) or Path(sys.argv[0]).name, "role": self.role})
+                           "command": command_line(me) or printable(Path(sys.argv[0]).name), "role": self.role})
         os.ftruncate(fd, 0)
         os.pwrite(fd, data.encode("utf-8"), 0)
 
