@@ -164,7 +164,7 @@ def test_cns_grade_pair_with_a_single_score_judge_says_so_without_a_traceback(st
     assert code == 1 and "Traceback" not in err
     assert err.startswith("cns grade: error: the judge named no winner: single_score: the judge answered a pairwise "
                           "request with a single score (4)")
-    assert not (state_dir / "chroma").exists()        # nothing stored without a winner
+    assert not (state_dir / "chroma").exists()        # nothing stored without a winner: the memory was not opened
 
 
 @pytest.mark.parametrize("argv, message", [
