@@ -43,7 +43,8 @@ def test_the_form_shows_which_answer_won_and_why_and_keeps_it(judge_at, warm_emb
     assert [s.value for s in at.success] == ["Answer B won"]
     why = next(m.value for m in at.markdown if "cns-pair-why" in m.value)
     assert "Response A earns 2 and Response B earns 5" in why
-    assert any(c.value.startswith("Kept in the memory: answer A is engram") for c in at.caption)
+    kept = next(c.value for c in at.caption if c.value.startswith("Kept in the memory: answer A is engram"))
+    assert kept.endswith("(both stored now); preference pairs choose the winner.")
     assert len(judge_at.requests) == 2          # asked in both orders
     with MemoryService(path=state_dir / "chroma") as memory:
         (pair,) = preference_pairs(memory.iter_engrams(), memory.recall_settings)

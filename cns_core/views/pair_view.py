@@ -40,7 +40,8 @@ class PairOutcome:
             return f"Not kept in the memory: {self.kept_error}"
         if self.kept is None:
             return "Not kept in the memory." if self.comparison is not None and self.comparison.ok else ""
-        now = f" (stored now: {', '.join(self.kept.stored_now)})" if self.kept.stored_now else ""
+        new = [name for name, id_ in (("A", self.kept.a_id), ("B", self.kept.b_id)) if id_ in self.kept.stored_now]
+        now = {0: "", 1: f" (answer {new[0]} stored now)", 2: " (both stored now)"}[len(new)]
         return (f"Kept in the memory: answer A is engram {self.kept.a_id}, answer B is {self.kept.b_id}{now}; "
                 "preference pairs choose the winner.")
 
