@@ -32,6 +32,8 @@ its helpers, e.g. ``ui_state.select_sno(st.session_state, label, sno)``):
 * ``cns_population`` (``KEY_POPULATION``) str: what novelty is measured against (examples,
   session, none; ``ui_state.current_population``);
 * ``cns_judge_turns`` (``KEY_JUDGE_TURNS``) list[dict]: turns sent to the judge;
+* ``cns_judge_pairs`` (``KEY_JUDGE_PAIRS``) list[PairOutcome]: comparisons of two answers asked for on the Judge
+  page (``cns_core.views.pair_view``);
 * ``cns_gate`` (``KEY_GATE``) float | None: the quality gate's threshold tuned on the Meta-Critic page
   (a band edge; None: config/meta.yaml's). Read it only as ``ui_state.gate_in_force`` (``frame.gate_in_force``),
   set it with ``ui_state.set_gate``.

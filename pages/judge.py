@@ -12,6 +12,7 @@ from cns_core.views.engram_view import badges_html, disagreement_rule
 from cns_core.views.judge_feed import (
     apply_updates, ask_problem, judge_status, loop_view, new_turn, retry_schedule_text, store_ungraded, stored_turns,
 )
+from cns_core.views.pair_view import compare_on_page
 
 frame.page("Judge", "Paste a query and an answer (or ask a question) and the CriticAgent grades it 1-5 over the "
            "bus; the answer shows at once and its badge appears when the grade arrives.")
@@ -153,3 +154,49 @@ def _turns() -> None:
 
 st.subheader("Turns")
 _turns()
+
+
+st.subheader("Compare two answers")
+st.caption("The judge reads two answers to one question side by side (Prometheus' relative grading) and says "
+           "which is better and why. It is asked with A first and then with B first; a winner counts only when "
+           "it names the same answer both times.")
+pairs: list = st.session_state.setdefault(ui_state.KEY_JUDGE_PAIRS, [])
+with st.form("cns_pair_form"):
+    pair_question = st.text_area("Question", key="cns_pair_question", height=80)
+    col_a, col_b = st.columns(2)
+    pair_a = col_a.text_area("Answer A", key="cns_pair_a", height=140)
+    pair_b = col_b.text_area("Answer B", key="cns_pair_b", height=140)
+    pair_reference = st.text_input("Reference answer (optional)", key="cns_pair_reference",
+                                   help="A right answer the judge compares both with.")
+    pair_keep = st.checkbox("Keep the comparison in the memory", value=True, key="cns_pair_keep",
+                            help="Stores both answers as engrams of the question when the memory does not hold them "
+                                 "yet; preference pairs (Engrams page, `cns export preferences`) choose the winner.")
+    compare = st.form_submit_button("Compare the two answers")
+
+if compare:
+    with st.spinner("The judge is comparing the two answers…"):
+        pairs.append(compare_on_page(pair_question, pair_a, pair_b, pair_reference, keep=pair_keep,
+                                     memory_of=frame.memory))
+
+for outcome in reversed(pairs):
+    with st.container(border=True):
+        st.markdown(f"**Q:** {display.escape(outcome.question)}", unsafe_allow_html=True)
+        if outcome.problem:
+            st.error(outcome.headline)
+            continue
+        col_a, col_b = st.columns(2)
+        for col, name, text in ((col_a, "A", outcome.answer_a), (col_b, "B", outcome.answer_b)):
+            won = outcome.comparison is not None and outcome.comparison.winner == name
+            col.markdown(f"**Answer {name}**" + (" " + frame.badge("better", display.GREEN) if won else ""),
+                         unsafe_allow_html=True)
+            col.markdown(f"<div>{display.escape(text)}</div>", unsafe_allow_html=True)
+        if outcome.comparison.ok:
+            st.success(outcome.headline)
+        else:      # the judge's message as written (its `code` as code, a URL as plain text), as for a turn
+            st.markdown(f'<div class="cns-pair-failed" style="color:{display.RED}">'
+                        f"{display.message_html(outcome.headline)}</div>", unsafe_allow_html=True)
+        if outcome.comparison.feedback:
+            st.markdown('<div class="cns-pair-why"><b>Why:</b> '
+                        f"{display.message_html(outcome.comparison.feedback)}</div>", unsafe_allow_html=True)
+        if outcome.kept_note:
+            st.caption(outcome.kept_note)

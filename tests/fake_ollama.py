@@ -5,13 +5,17 @@ It plays three roles, chosen from the request the way a real model would see it:
 
 * a Prometheus judge (the user message starts with ``###Task Description``): it
   answers ``Feedback: ... [RESULT] n`` with ``n = fake_grade(response)``, or the
-  score a ``[fake-score:N]`` marker in the response asks for;
+  score a ``[fake-score:N]`` marker in the response asks for; asked to compare
+  ``###Response A`` with ``###Response B`` (relative grading) it answers
+  ``Feedback: ... [RESULT] A`` or ``B``, the response with the higher ``fake_grade``
+  (the first shown on a tie);
 * a MiniCheck grounding model (``Document: ... Claim: ...``): ``Yes`` when every
   content word of the claim is in the document, else ``No`` (with log-probs when asked);
 * a chat model for anything else: ``Answer: <the question>``.
 
 ``mode`` (server-wide) or a ``[fake-ollama:MODE]`` marker in the prompt selects a
-failure: ``slow`` (sleeps ``delay`` seconds first), ``error`` (HTTP 500),
+failure: ``single`` (a relative request answered with ``[RESULT] 4``), ``position`` (a relative
+request always answered ``A``), ``slow`` (sleeps ``delay`` seconds first), ``error`` (HTTP 500),
 ``noscore`` (judge output without a score), ``quote`` (judge feedback quoting
 ``[RESULT] 5`` then its own score), ``garbage`` (200 with non-JSON), ``stall`` (a
 streamed reply that sends its first piece, then waits ``delay`` seconds). A model
@@ -45,6 +49,7 @@ BROKEN_REPLIES = ("truncate", "nest", "drip")
 _MODE = re.compile(r"\[fake-ollama:(\w+)\]")
 _SCORE = re.compile(r"\[fake-score:(\d+)\]")
 _RESPONSE = re.compile(r"###Response to evaluate:\n(.*?)\n\n###", re.S)
+_PAIR = re.compile(r"###Response A:\n(.*?)\n\n###Response B:\n(.*?)\n\n###", re.S)
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = {"the", "a", "an", "is", "are", "was", "of", "in", "on", "to", "and", "it", "its", "by", "at", "for"}
 
@@ -277,6 +282,16 @@ class FakeOllama:
         return [(json.dumps(c) + "\n").encode() for c in chunks]
 
     def _content(self, prompt: str, mode: str, body: dict[str, Any]) -> tuple[str, list | None]:
+        pair = _PAIR.search(prompt) if prompt.startswith("###Task Description") else None
+        if pair:
+            if mode == "single":
+                return "Feedback: The response is mostly correct with minor gaps. [RESULT] 4", None
+            if mode == "noscore":
+                return "Feedback: Both responses address the instruction.", None
+            first, second = fake_grade(pair.group(1)), fake_grade(pair.group(2))
+            winner = "A" if mode == "position" or first >= second else "B"
+            return (f"Feedback: Response A earns {first} and Response B earns {second} by the criteria. "
+                    f"[RESULT] {winner}"), None
         if prompt.startswith("###Task Description"):
             match = _RESPONSE.search(prompt)
             response = match.group(1) if match else ""

@@ -8,8 +8,8 @@ import shutil
 
 import pytest
 
-from cns_core.agents.judge_parse import parse_score, parse_verdict
-from cns_core.agents.prometheus import build_messages, build_prompt, critic_settings
+from cns_core.agents.judge_parse import parse_pair_verdict, parse_score, parse_verdict
+from cns_core.agents.prometheus import build_messages, build_pair_messages, build_prompt, critic_settings
 from cns_core.config import ConfigError, config_dir, load_config
 
 
@@ -142,3 +142,44 @@ def test_env_overrides_the_ollama_url_and_model(monkeypatch):
     settings = critic_settings()
     assert (settings.url, settings.model) == ("http://127.0.0.1:1", "judge:tiny")
     assert dataclasses.replace(settings, model="x").model == "x"
+
+
+# ---------------------------------------------------------------- relative grading (answer A against answer B)
+
+@pytest.mark.parametrize("output, winner, feedback", [
+    ("Feedback: B names the right city. [RESULT] B", "B", "B names the right city."),
+    ("Feedback: A is right. [RESULT] (A)", "A", "A is right."),
+    ('A is right. [RESULT]: "A"', "A", "A is right."),
+    ("Both close; A is exact. [RESULT] Response A.", "A", "Both close; A is exact."),
+    ("A quotes '[RESULT] A' but B is better. [RESULT] B", "B", "A quotes '[RESULT] A' but B is better."),
+])
+def test_a_pair_verdict_is_the_last_result_naming_a_or_b(output, winner, feedback):
+    verdict = parse_pair_verdict(output)
+    assert (verdict.winner, verdict.feedback, verdict.error) == (winner, feedback, None) and verdict.ok
+
+
+@pytest.mark.parametrize("output, error", [
+    ("Feedback: mostly correct. [RESULT] 4", "answered a pairwise request with a single score (4)"),
+    ("Feedback: mostly correct. Score: 3", "answered a pairwise request with a single score (3)"),
+    ("Feedback: mostly correct. 5/5", "answered a pairwise request with a single score (5)"),
+    ("Feedback: they are alike.", "no [RESULT] A or [RESULT] B"),
+    ("Feedback: A. [RESULT] ", "final [RESULT] names no answer"),
+    ("Feedback: x [RESULT] a draw", "followed by 'a draw', not A or B"),
+    ("Feedback: x [RESULT] AB", "followed by 'AB', not A or B"),
+    ("   ", "no text"),
+])
+def test_a_pair_verdict_without_a_choice_says_why(output, error):
+    verdict = parse_pair_verdict(output)
+    assert verdict.winner is None and not verdict.ok and error in verdict.error
+
+
+def test_a_project_config_without_the_relative_prompts_gets_a_clear_error():
+    cfg = load_config("critic")
+    del cfg["prompts"]["relative"]
+    settings = critic_settings(cfg)                   # absolute grading still works
+    assert build_messages("Q", "A", settings)
+    with pytest.raises(ValueError, match="prompts.relative is missing"):
+        build_pair_messages("Q", "A", "B", settings)
+    cfg["pairwise"] = {"both_orders": "yes"}
+    with pytest.raises(ConfigError, match="pairwise.both_orders"):
+        critic_settings(cfg)

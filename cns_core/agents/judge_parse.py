@@ -9,6 +9,11 @@ when the judge quotes such an answer, its own final marker still comes last.
 A last marker holding 0, 6, 2.5 or nothing is a failure, not a reason to look
 further back. Digits are ASCII only: ``[RESULT] ٤`` (an Arabic-Indic four) is no score, since
 Python's ``\d`` and ``int`` would read it as 4.
+
+Relative grading (:func:`parse_pair_verdict`) reads the last ``[RESULT]`` the same way, wanting
+``A`` or ``B`` after it (also ``(A)``, ``"B"``, ``Response A``). A judge that answers a pairwise
+request with a single score (``[RESULT] 4``, ``Score: 4``) gets an error saying so: it graded one
+answer and chose none.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Verdict", "parse_verdict", "parse_score"]
+__all__ = ["Verdict", "parse_verdict", "parse_score", "PairVerdict", "parse_pair_verdict"]
 
 _NUMBER = r"(?P<n>[-+]?[0-9]+(?:[.,][0-9]+)?)(?!\d)"       # ASCII digits, not followed by any other digit
 _MARKERS = re.compile(
@@ -72,3 +77,49 @@ def parse_verdict(output: str) -> Verdict:
 def parse_score(output: str) -> int | None:
     """Just the score (None when the output has no valid final score)."""
     return parse_verdict(output).score
+
+
+_CHOICE = re.compile(r"""\s*[:=]?\s*[(\["'*]*\s*(?:(?i:response)\s*)?(?P<choice>[AB])(?![A-Za-z0-9])""")
+# the choice is a capital A or B: "[RESULT] a draw" names no answer
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """A parsed relative grading: ``winner`` is "A" or "B", or None with ``error`` saying why."""
+
+    winner: str | None
+    feedback: str
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.winner is not None
+
+
+def _single_score_error(score: int | str) -> str:
+    return (f"the judge answered a pairwise request with a single score ({score}) instead of choosing A or B: "
+            "it graded one answer; a relative-grading judge (Prometheus 2) answers \"[RESULT] A\" or \"[RESULT] B\"")
+
+
+def parse_pair_verdict(output: str) -> PairVerdict:
+    """The winner ("A" or "B") and the feedback from a judge's relative grading (see the module doc)."""
+    if not isinstance(output, str) or not output.strip():
+        return PairVerdict(None, "", "the judge returned no text")
+    results = list(_BARE_RESULT.finditer(output))
+    if not results:
+        single = parse_verdict(output)
+        if single.ok:
+            return PairVerdict(None, single.feedback, _single_score_error(single.score))
+        return PairVerdict(None, _feedback(output), "no [RESULT] A or [RESULT] B in the judge output")
+    last = results[-1]
+    feedback = _feedback(output[:last.start()])
+    choice = _CHOICE.match(output, last.end())
+    if choice:
+        return PairVerdict(choice.group("choice"), feedback)
+    score = _MARKERS.match(output, last.start())
+    if score and score.group("result") is not None:
+        return PairVerdict(None, feedback, _single_score_error(score.group("result")))
+    after = output[last.end():].strip()
+    if not after:
+        return PairVerdict(None, feedback, "the judge's final [RESULT] names no answer (A or B)")
+    return PairVerdict(None, feedback, f"the judge's final [RESULT] is followed by {after[:40]!r}, not A or B")

@@ -1,7 +1,8 @@
-"""Prometheus absolute-grading prompts, built from ``config/critic.yaml``.
+"""Prometheus absolute- and relative-grading prompts, built from ``config/critic.yaml``.
 
 The prompt texts and the default rubric live in the config (Prometheus 2's own
-templates, with and without a reference answer); this module only fills them in.
+templates, with and without a reference answer; the relative ones compare answer A
+with answer B); this module only fills them in.
 A rubric is either the structured form (``criteria`` plus ``score1_description``
 .. ``score5_description``, as in Prometheus' data) or a ready-made text.
 """
@@ -16,7 +17,7 @@ from cns_core.agents.chat import BACKENDS
 from cns_core.config import ConfigError, env_override, load_config
 
 __all__ = ["chat_client", "JudgeSettings", "GeneratorSettings", "critic_settings", "generator_settings", "render_rubric", "validate_rubric",
-           "build_prompt", "build_messages", "RUBRIC_KEYS"]
+           "build_prompt", "build_messages", "build_pair_messages", "RUBRIC_KEYS"]
 
 RUBRIC_KEYS = ("criteria",) + tuple(f"score{i}_description" for i in range(1, 6))
 
@@ -39,6 +40,10 @@ class JudgeSettings:
     api_key: str | None = field(default=None, repr=False)
     api_key_env: str = ""
     stream: bool = False
+    relative_system: str = ""        # the relative-grading prompts ("" where a project's critic.yaml predates them)
+    relative: str = ""
+    relative_with_reference: str = ""
+    both_orders: bool = True         # a comparison asks A-B and B-A; only a winner named both times counts
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,22 @@ def critic_settings(config: Mapping[str, Any] | None = None) -> JudgeSettings:
         temperature=_number(cfg, "temperature", float, 0.0), num_ctx=_number(cfg, "num_ctx", int, 4096),
         timeout=_number(cfg, "grade_timeout", float, 30.0), rubric=rubric, system=str(prompts["system"]),
         rubric_template=str(prompts["rubric"]), prompt=str(prompts["absolute"]),
-        prompt_with_reference=str(prompts["absolute_with_reference"]))
+        prompt_with_reference=str(prompts["absolute_with_reference"]),
+        relative_system=str(prompts.get("relative_system") or ""), relative=str(prompts.get("relative") or ""),
+        relative_with_reference=str(prompts.get("relative_with_reference") or ""),
+        both_orders=_both_orders(cfg.get("pairwise") or {}))
+
+
+def _both_orders(section: Any) -> bool:
+    if not isinstance(section, Mapping):
+        raise ConfigError("critic.yaml: pairwise: expected a mapping (both_orders)")
+    unknown = sorted(set(section) - {"both_orders"})
+    if unknown:
+        raise ConfigError(f"critic.yaml: pairwise: unknown key(s) {', '.join(map(str, unknown))} (known: both_orders)")
+    value = section.get("both_orders", True)
+    if not isinstance(value, bool):
+        raise ConfigError(f"critic.yaml: pairwise.both_orders: expected true or false, got {value!r}")
+    return value
 
 
 def generator_settings(config: Mapping[str, Any] | None = None) -> GeneratorSettings:
@@ -189,3 +209,33 @@ def build_messages(instruction: str, response: str, settings: JudgeSettings, *,
     return [{"role": "system", "content": settings.system},
             {"role": "user", "content": build_prompt(instruction, response, settings, rubric=rubric,
                                                      reference=reference)}]
+
+
+def pair_criteria(rubric: Mapping[str, str] | str) -> str:
+    """The rubric as relative grading reads it: the criteria alone (Prometheus compares two answers
+    against a criterion, not against the five score descriptions)."""
+    validate_rubric(rubric)
+    return rubric if isinstance(rubric, str) else rubric["criteria"]
+
+
+def build_pair_messages(instruction: str, response_a: str, response_b: str, settings: JudgeSettings, *,
+                        rubric: Mapping[str, str] | str | None = None,
+                        reference: str | None = None) -> list[dict[str, str]]:
+    """Chat messages for Prometheus' relative grading of ``response_a`` against ``response_b``."""
+    if not settings.relative or not settings.relative_with_reference or not settings.relative_system:
+        missing = next(k for k in ("relative_system", "relative", "relative_with_reference")
+                       if not getattr(settings, k))
+        raise ValueError(f"critic.yaml: prompts.{missing} is missing (copy it from the package's "
+                         "config/critic.yaml to compare two answers)")
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise ValueError("question: must be non-empty text")
+    for name, text in (("answer A", response_a), ("answer B", response_b)):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name}: must be non-empty text")
+    criteria = pair_criteria(settings.rubric if rubric is None else rubric)
+    fields = dict(instruction=instruction, response_A=response_a, response_B=response_b, rubric=criteria)
+    if reference is not None and reference.strip():
+        prompt = settings.relative_with_reference.format(reference_answer=reference, **fields)
+    else:
+        prompt = settings.relative.format(**fields)
+    return [{"role": "system", "content": settings.relative_system}, {"role": "user", "content": prompt}]

@@ -7,6 +7,7 @@
   (:mod:`cns_core.agents.loop_record`); it refuses to start beside a loop on its ports.
 * ``cns grade --query Q --answer A [--reference R]`` publishes one turn and prints
   the critique when it arrives (exit 1 when it does not, or carries no score).
+  ``cns grade --pair`` compares two answers instead (:mod:`cns_core.cli.grade_pair`).
 * ``cns replay FILE.jsonl [--wait]`` publishes many turns with a progress bar. A line
   is a JSON object with query and answer (or Prometheus' instruction and response)
   and optional reference (reference_answer), rubric, query_id and session_id. Bad
@@ -35,6 +36,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from cns_core.bounds import printable
+from cns_core.cli.grade_pair import add_pair_arguments, run_grade_pair
 
 __all__ = ["register", "run_agents", "run_grade", "run_replay", "read_turns"]
 
@@ -58,10 +60,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="stop when the process that started it is gone (cns run asks for this)")
     p.set_defaults(func=run_agents)
 
-    p = subparsers.add_parser("grade", help="publish one turn and print its critique")
-    p.add_argument("--query", required=True, help="the question (instruction) that was answered")
-    p.add_argument("--answer", required=True, help="the answer to grade")
+    p = subparsers.add_parser("grade", help="publish one turn and print its critique (--pair: compare two "
+                                            "answers and print the winner and why)")
+    p.add_argument("--query", "--question", dest="query", help="the question (instruction) that was answered")
+    p.add_argument("--answer", help="the answer to grade")
     p.add_argument("--reference", help="a score-5 reference answer for the judge")
+    add_pair_arguments(p)
     p.add_argument("--session", default="cli", help="session id stored with the engram (default: cli)")
     p.add_argument("--timeout", type=float, default=None,
                    help="seconds to wait for the critique (default: the judge timeout + 15)")
@@ -379,6 +383,11 @@ def run_grade(args: argparse.Namespace) -> int:
     from cns_core.agents.messages import TurnMessage, describe_errors
     from cns_core.agents.prometheus import critic_settings
 
+    if getattr(args, "pair", False):
+        return run_grade_pair(args)
+    for flag, value in (("--query", args.query), ("--answer", args.answer)):
+        if value is None:
+            raise ValueError(f"{flag}: required (or --pair with --a and --b to compare two answers)")
     bus = loop_bus()
     timeout = args.timeout if args.timeout is not None else critic_settings().timeout + 15
     try:

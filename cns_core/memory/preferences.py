@@ -18,9 +18,10 @@ from typing import Any, Iterable, Iterator, Mapping
 from cns_core.engrams import Engram, question_key
 from cns_core.memory.recall import Quality, RecallSettings, judge_quality
 
-__all__ = ["PreferencePair", "preference_pairs", "compared_winners", "PAIR_KEY"]
+__all__ = ["PreferencePair", "preference_pairs", "compared_winners", "with_pair_win", "PAIR_KEY", "MAX_PAIR_WINS"]
 
 PAIR_KEY = "critic_pair_wins"   # engram metadata: ids of answers the judge found worse than this one, comma-separated
+MAX_PAIR_WINS = 100             # losers kept on one engram, the latest comparisons'
 
 
 @dataclass(frozen=True)
@@ -42,10 +43,23 @@ def compared_winners(engrams: Iterable[Engram]) -> dict[frozenset[str], str]:
     """{frozenset(a, b): winner id} from the judge's pairwise comparisons kept on the engrams."""
     out: dict[frozenset[str], str] = {}
     for e in engrams:
-        for loser in str(e.metadata.get(PAIR_KEY) or "").split(","):
-            if loser.strip() and loser.strip() != e.id:
-                out[frozenset((e.id, loser.strip()))] = e.id
+        for loser in _ids(e.metadata.get(PAIR_KEY)):
+            if loser != e.id:
+                out[frozenset((e.id, loser))] = e.id
     return out
+
+
+def _ids(value: Any) -> list[str]:
+    return [i.strip() for i in str(value or "").split(",") if i.strip()]
+
+
+def with_pair_win(winner: Engram, loser: Engram) -> tuple[str, str]:
+    """The ``PAIR_KEY`` values of the winner and the loser after the judge preferred ``winner``: the loser
+    joins the winner's list (the latest :data:`MAX_PAIR_WINS` kept) and an earlier opposite comparison
+    leaves the loser's, so the latest comparison of two answers is the one that counts."""
+    wins = [i for i in _ids(winner.metadata.get(PAIR_KEY)) if i != loser.id] + [loser.id]
+    kept = [i for i in _ids(loser.metadata.get(PAIR_KEY)) if i != winner.id]
+    return ",".join(wins[-MAX_PAIR_WINS:]), ",".join(kept)
 
 
 def _pairs_of(answers: list[tuple[Engram, Quality]], settings: RecallSettings,

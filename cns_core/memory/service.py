@@ -511,6 +511,34 @@ class MemoryService:
         self._engrams.update(ids=found["ids"], metadatas=[by_id[i].metadata(stamp) for i in found["ids"]])
         return list(found["ids"])
 
+    def turn_ids(self, query: str, answer: str) -> list[str]:
+        """The ids of the engrams holding this very question and answer (a comparison reuses them)."""
+        document = _document(_text(query, "question"), _text(answer, "answer"))
+        got = self._get(self._engrams, where={"query": query}, include=("documents",))
+        return sorted(i for i, doc in zip(got["ids"], got["documents"]) if doc == document)
+
+    def record_pair_win(self, winner_id: str, loser_id: str) -> None:
+        """Keep the judge's comparison of two answers to the same question on their engrams
+        (``critic_pair_wins``, :func:`cns_core.memory.preferences.with_pair_win`): preference pairs choose
+        its winner. Both must be engrams of the same question, else an error naming the problem and
+        nothing written. The key is a grade's: a rewrite of either answer with another text drops it."""
+        from cns_core.engrams import question_key
+        from cns_core.memory.preferences import PAIR_KEY, with_pair_win
+
+        winner_id, loser_id = _text(winner_id, "winner id"), _text(loser_id, "loser id")
+        if winner_id == loser_id:
+            raise ValueError(f"loser id: {loser_id!r} is the winner itself; a comparison needs two answers")
+        found = {e.id: e for e in self.get([winner_id, loser_id])}
+        missing = [i for i in (winner_id, loser_id) if i not in found]
+        if missing:
+            raise UnknownEngramError(f"id: no engram has the id {', '.join(map(repr, missing))}; nothing was written")
+        winner, loser = found[winner_id], found[loser_id]
+        if question_key(winner.query) != question_key(loser.query):
+            raise ValueError(f"the two answers answer different questions ({winner.query[:60]!r} and "
+                             f"{loser.query[:60]!r}); a comparison is kept only between answers to the same question")
+        wins, kept = with_pair_win(winner, loser)
+        self._engrams.update(ids=[winner_id, loser_id], metadatas=[{PAIR_KEY: wins}, {PAIR_KEY: kept or None}])
+
     def unknown_ids(self, ids: Sequence[str]) -> list[str]:
         """Those of ``ids`` that name no engram (in the order given): one cheap read, nothing written."""
         ids = [_text(i, "ids[]") for i in ids]

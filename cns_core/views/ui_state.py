@@ -38,6 +38,7 @@ __all__ = [
     "KEY_BLEND",
     "KEY_POPULATION",
     "KEY_JUDGE_TURNS",
+    "KEY_JUDGE_PAIRS",
     "KEY_GATE",
     "GateInForce",
     "gate_in_force",
@@ -76,6 +77,7 @@ KEY_WEIGHTS = "cns_weights"        # dict[str, float] | None: custom weights fro
 KEY_BLEND = "cns_blend"            # float | None: the blend position the custom weights came from
 KEY_POPULATION = "cns_population"  # str: what novelty is measured against (POPULATION_CHOICES)
 KEY_JUDGE_TURNS = "cns_judge_turns"  # list[dict]: turns sent to the judge in this session
+KEY_JUDGE_PAIRS = "cns_judge_pairs"  # list[PairOutcome]: comparisons of two answers asked for in this session
 KEY_GATE = "cns_gate"              # float | None: the quality gate's threshold tuned on the Meta-Critic page
 
 DEFAULT_PROFILE = "default"
