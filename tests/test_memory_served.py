@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -319,6 +320,81 @@ def test_a_killed_server_is_restarted_by_cns_run_and_nothing_stored_is_lost(serv
     assert [e.id for e in memory.search_episodic("Kill test question 2?", k=1)] == ["kill-2"]
     fresh = MemoryService()                             # and a new process's view is the same
     assert fresh.count() == before + 5 and fresh.served.server_pid != killed
+
+
+_LIST = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+
+# What another local user runs: the standard library only, against the port it can reach on loopback.
+_STRANGER = r'''
+import json, sys, urllib.error, urllib.request
+url, token_file = sys.argv[1], sys.argv[2]
+said = {}
+for what, method, body, headers in [
+        ("list", "GET", None, {}),
+        ("create", "POST", b'{"name": "strangers-collection"}', {"Content-Type": "application/json"}),
+        ("list with a guessed token", "GET", None, {"Authorization": "Bearer " + "A" * 43})]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=body, method=method, headers=headers),
+                                    timeout=30) as reply:
+            said[what] = reply.status
+    except urllib.error.HTTPError as exc:
+        said[what] = exc.code
+try:
+    open(token_file).read()
+    said["token file"] = "read"
+except OSError as exc:
+    said["token file"] = type(exc).__name__
+print(json.dumps(said))
+'''
+
+
+def test_the_memory_server_asks_for_the_token_only_its_owner_can_read(served_env):
+    """Issue 71 item 7: the server answered every local user; now a client without the folder's token is refused
+    with a clear error, and this user's processes, which read the token, work as before."""
+    import stat
+
+    import chromadb
+    from chromadb.errors import ChromaAuthError
+
+    from cns_core.memory import MemoryService, MemoryStoreError
+    from cns_core.memory.access import open_store
+    from cns_core.memory.server_token import TOKEN_NAME
+
+    token = served_env.folder / TOKEN_NAME
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600 and stat.S_IMODE(served_env.folder.stat().st_mode) == 0o700
+    record = served_record(served_env.folder)
+    assert str(token) in served_env.output()            # cns run says where the token is, never the token
+    assert token.read_text().strip() not in served_env.output()
+    assert server_answers(record.host, record.port)     # the heartbeat stays open: it tells nothing
+    with pytest.raises(ChromaAuthError):                # Chroma's own client, without the token
+        chromadb.HttpClient(host=record.host, port=record.port,
+                            settings=chromadb.config.Settings(anonymized_telemetry=False)).list_collections()
+    with pytest.raises(MemoryStoreError, match=r"refused a read \(HTTP 403\): it requires a token, and none was "
+                                               r"sent.*only the folder's owner can read"):
+        open_store(url=record.url, wait_s=1.0)
+    memory = MemoryService()                            # through the record: with the token
+    memory.write_episodic("Which metal is liquid at room temperature?", "Mercury.", "tok", query_id="token-1")
+    assert [e.id for e in memory.get(["token-1"])] == ["token-1"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser") or not Path("/usr/bin/python3").exists(),
+                    reason="switching to another local user needs root, runuser and /usr/bin/python3")
+def test_another_local_user_is_refused_by_the_memory_server(served):
+    """Issue 71 item 7, as the tester did it: user `nobody` listed, read, created and deleted collections."""
+    from cns_core.memory.server_token import TOKEN_NAME
+
+    record = served_record(served.folder)
+    ran = subprocess.run(["runuser", "-u", "nobody", "--", "/usr/bin/python3", "-I", "-c", _STRANGER,
+                          f"{record.url}{_LIST}", str(served.folder / TOKEN_NAME)],
+                         capture_output=True, text=True, timeout=120, cwd="/")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout) == {"list": 403, "create": 403, "list with a guessed token": 403,
+                                      "token file": "PermissionError"}
+    names = subprocess.run([sys.executable, "-c", "from cns_core.memory.access import open_store; "
+                            "print(sorted(c.name for c in open_store().client.list_collections()))"],
+                           env=served.env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert names.returncode == 0, names.stderr       # this user's process lists them, with the token
+    assert names.stdout.startswith("[") and "strangers-collection" not in names.stdout
 
 
 def test_an_embedded_folder_belongs_to_one_process(tmp_path, monkeypatch, capsys):

@@ -1,11 +1,15 @@
 """``python -m cns_core.cli.memory_server --path FOLDER --port N``: the Chroma server ``cns run`` keeps.
 
 It takes the store folder's lock first (:func:`cns_core.memory.access.store_lock`), so no process opens the
-folder embedded while it is served, then runs Chroma's own server (what ``chroma run`` runs) in this process on
-loopback. The lock is released by the kernel when the process ends, however it ends.
+folder embedded while it is served, then serves the folder on loopback through Chroma's Python server (its
+FastAPI app, run by uvicorn in this process) with Chroma's token authentication: every request but the
+heartbeat must carry the folder's token (:mod:`cns_core.memory.server_token`), which only the folder's owner
+can read, so another local user is refused (HTTP 403). Chroma's Rust server (``chroma run``) has no
+authentication (chroma-core/chroma#4965); the Python server stores through the same Rust engine, so a folder
+served either way is the same folder. The lock is released by the kernel when the process ends, however it ends.
 
-Chroma's banner and its log of every request are left out of ``cns run``'s output; its warnings and errors
-pass. SIGTERM or SIGINT ends the server at once: Chroma answers a write only once SQLite holds it, so
+Only warnings and errors reach ``cns run``'s output (no line per request); a line that repeats is said once and
+counted. SIGTERM or SIGINT ends the server at once: Chroma answers a write only once SQLite holds it, so
 nothing it acknowledged is lost.
 """
 
@@ -25,7 +29,7 @@ from cns_core.cli.process_exit import leave
 
 __all__ = ["main", "NOTEWORTHY"]
 
-NOTEWORTHY = re.compile(r"\b(?:WARN|ERROR)\b|panicked|[Aa]ddress already in use|[Ff]ailed")
+NOTEWORTHY = re.compile(r"\b(?:WARN|WARNING|ERROR|CRITICAL)\b|panicked|[Aa]ddress already in use|[Ff]ailed")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -80,20 +84,52 @@ def _filter_stdout(out: IO[str]) -> None:
     threading.Thread(target=pump, name="cns-chroma-log", daemon=True).start()
 
 
-def _serve(folder: Path, host: str, port: int, failure: list[str]) -> None:
-    try:
-        import chromadb_rust_bindings
+def _log_to(out: IO[str]) -> None:
+    """Python's log (uvicorn's, Chroma's) at WARNING and above, one line each, to ``out`` (the filtered fd 1)."""
+    import logging
+    import warnings
 
-        chromadb_rust_bindings.cli(["chroma", "run", "--path", str(folder), "--host", host, "--port", str(port)])
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler], force=True)
+    # Chroma's server still answers through FastAPI's ORJSONResponse, which FastAPI now calls deprecated
+    warnings.filterwarnings("ignore", message="ORJSONResponse is deprecated")
+
+
+def _app(folder: Path, token: str) -> object:
+    """Chroma's FastAPI app over ``folder``, asking every request for ``token`` (given in-process: never on a
+    command line)."""
+    from chromadb.config import Settings
+    from chromadb.server.fastapi import FastAPI
+
+    # Chroma's Python server rebuilds each collection's embedding function from its stored configuration, by
+    # name, though it never embeds (the clients do): ours must be registered here, as in every client.
+    import cns_core.memory.service  # noqa: F401  (registers CNSEmbeddingFunction; loads no model)
+
+    settings = Settings(is_persistent=True, persist_directory=str(folder), anonymized_telemetry=False,
+                        allow_reset=False,
+                        chroma_server_authn_provider="chromadb.auth.token_authn.TokenAuthenticationServerProvider",
+                        chroma_server_authn_credentials=token)
+    return FastAPI(settings).app()
+
+
+def _serve(folder: Path, token: str, host: str, port: int, failure: list[str]) -> None:
+    try:
+        import uvicorn
+
+        config = uvicorn.Config(_app(folder, token), host=host, port=port, log_config=None, log_level="warning",
+                                access_log=False, server_header=False)
+        uvicorn.Server(config).run()       # off the main thread it installs no signal handlers: ours stop it
         failure.append("the Chroma server returned")
     except BaseException as exc:  # noqa: BLE001 - reported by the main thread, which exits non-zero
-        failure.append(f"{type(exc).__name__}: {exc}")
+        failure.append(f"{type(exc).__name__}: {exc}" if str(exc) else f"{type(exc).__name__} (see the lines above)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     from cns_core.cli.quiet import offline_and_quiet
     from cns_core.memory.access import server_answers, store_lock
     from cns_core.memory.process_lock import LockHeld
+    from cns_core.memory.server_token import ensure_token, token_path
 
     offline_and_quiet()
     parser = argparse.ArgumentParser(prog="python -m cns_core.cli.memory_server",
@@ -116,14 +152,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(sys.stderr, f"memory server: cannot serve: {exc}. Stop that process first: an embedded Chroma "
                          "folder belongs to one process.")
         return 3
+    try:
+        token = ensure_token(folder)
+    except OSError as exc:
+        _say(sys.stderr, f"memory server: cannot serve: cannot make its token {token_path(folder)} ({exc})")
+        return 3
     os.environ.setdefault("RUST_LOG", "warn")         # no line per request
     os.environ["ANONYMIZED_TELEMETRY"] = "False"
     _filter_stdout(out)
+    _log_to(sys.stdout)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     failure: list[str] = []
-    server = threading.Thread(target=_serve, args=(folder, args.host, args.port, failure), name="cns-chroma",
+    server = threading.Thread(target=_serve, args=(folder, token, args.host, args.port, failure), name="cns-chroma",
                               daemon=True)
     server.start()
     announced = False
@@ -132,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(out, f"memory server: stopped: {failure[0] if failure else 'unknown reason'}")
             leave(1)
         if not announced and server_answers(args.host, args.port, timeout=0.5):
-            _say(out, f"serving the memory {folder.resolve()} on http://{args.host}:{args.port}")
+            _say(out, f"serving the memory {folder.resolve()} on http://{args.host}:{args.port} to holders of "
+                      f"its token ({token_path(folder.resolve())})")
             announced = True
     _say(out, "memory server: stopped")
     time.sleep(0.05)          # let the log pump pass a last line

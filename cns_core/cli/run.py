@@ -173,6 +173,7 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
     from cns_core.memory import memory_settings
     from cns_core.memory.access import (StoreBusyError, server_read_problem, served_record, store_folder, store_lock,
                                         write_server_record)
+    from cns_core.memory.server_token import TokenError, read_token
 
     cfg = memory_settings()
     if cfg.get("url"):
@@ -193,11 +194,18 @@ def memory_server_plan(env: dict[str, str]) -> "tuple[ChildSpec | None, Path | N
     argv = [sys.executable, "-m", "cns_core.cli.memory_server", "--path", str(folder), "--host", host,
             "--port", str(port)]
     print(f"memory: serving {folder} through a Chroma server on http://{host}:{port} ([chroma] below); the judge "
-          "loop, the dashboard and any `cns` command reach the memory there")
+          "loop, the dashboard and any `cns` command reach the memory there with the token only this user can read")
+
+    def health() -> str | None:
+        """A real read with a deadline, carrying the folder's token (the server makes it as it first starts)."""
+        try:
+            return server_read_problem(host, port, timeout=10.0, token=read_token(folder))
+        except TokenError as exc:
+            return str(exc)
+
     return ChildSpec("chroma", argv, env=env, restart=True, max_restarts=5, restart_pause_s=1.0,
                      stop_last=True, on_start=lambda pid: write_server_record(folder, host, port, pid),
-                     health=lambda: server_read_problem(host, port, timeout=10.0), health_every_s=15.0,
-                     health_misses=2), folder
+                     health=health, health_every_s=15.0, health_misses=2), folder
 
 
 def demo_data_plan(turns: int, env: dict[str, str], address: str, port: int | None) -> "ChildSpec":

@@ -6,6 +6,8 @@
   keeps or embedded and alone;
 * :mod:`~cns_core.memory.process_lock`: the lock that gives a thing (an embedded folder, a state folder's
   judge loop) to one process.
+* :mod:`~cns_core.memory.server_token`: the token the memory's server asks of every client, readable by
+  the store folder's owner alone.
 
 The service (and Chroma with it) loads on first use of one of its names, so the light parts, the locks and
 the server record, can be imported alone (``cns grade`` reads the judge loop's record without Chroma).
@@ -22,7 +24,7 @@ __all__ = ["CNSEmbeddingFunction", "Engram", "EngramFilters", "MemoryService", "
 
 
 def __getattr__(name: str) -> Any:
-    if name.startswith("__") or name in ("service", "access", "process_lock"):
+    if name.startswith("__") or name in ("service", "access", "process_lock", "server_token"):
         raise AttributeError(name)     # a submodule not imported yet: the import system loads it
     service = importlib.import_module("cns_core.memory.service")
     try:

@@ -15,7 +15,8 @@ two writers may lose data (chroma-core/chroma#3792; Chroma's usage guide). So on
    the memory to every process.
 
 The Chroma server ``cns run`` starts (:mod:`cns_core.cli.memory_server`) takes the same lock, so nobody opens
-the folder embedded while it serves it. Either way the collections use our own embedding function: the
+the folder embedded while it serves it, and asks every client for the folder's token
+(:mod:`cns_core.memory.server_token`), which only the folder's owner can read. Either way the collections use our own embedding function: the
 client embeds, the server only stores. An embedded folder is served as it is: nothing to migrate.
 """
 
@@ -31,6 +32,7 @@ from urllib.parse import urlparse
 
 from cns_core.config import ConfigError, replace_atomically, state_dir
 from cns_core.memory.process_lock import ExclusiveLock, LockHeld, process_started, remove_own_record
+from cns_core.memory.server_token import TokenError, auth_header, read_token
 
 __all__ = ["STORE_LOCK_NAME", "SERVER_RECORD_NAME", "MemoryStoreError", "StoreBusyError", "ServerRecord",
            "OpenedStore", "store_folder", "store_lock", "write_server_record", "clear_server_record", "served_record",
@@ -140,18 +142,26 @@ def server_answers(host: str, port: int, timeout: float = 1.0) -> bool:
         return False
 
 
-def server_read_problem(host: str, port: int, timeout: float = 10.0) -> str | None:
+def server_read_problem(host: str, port: int, timeout: float = 10.0, token: str | None = None) -> str | None:
     """None when a Chroma server answers a real read (listing its collections, which needs its SQLite store)
     within ``timeout``, else what went wrong. Its heartbeat answers without the store: a server wedged on a
-    lock (once, after a full disk was freed) answered it for 14 minutes while every read hung."""
+    lock (once, after a full disk was freed) answered it for 14 minutes while every read hung. ``token``: the
+    served folder's (:mod:`cns_core.memory.server_token`); a server that refuses it says so."""
+    import urllib.error
     import urllib.request
 
     url = f"http://{host}:{port}/api/v2/tenants/default_tenant/databases/default_database/collections?limit=1"
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as reply:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=auth_header(token)),
+                                    timeout=timeout) as reply:
             reply.read(65536)
             return None if reply.status == 200 else f"a read answered HTTP {reply.status}"
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return (f"refused a read (HTTP {exc.code}): it requires a token, and "
+                    f"{'this one is not it' if token else 'none was sent'}")
+        return f"a read answered HTTP {exc.code}"
     except (OSError, ValueError) as exc:
         if time.monotonic() - started >= timeout * 0.9:
             return f"does not answer a read within {timeout:g} s"
@@ -189,13 +199,19 @@ def _wait_for_server(record: ServerRecord, folder: Path, wait_s: float) -> Serve
         record = fresh
 
 
-def _settings() -> Any:
+def _settings(token: str | None = None) -> Any:
+    """Chroma's client settings; with ``token``, Chroma's token authentication (sent as a bearer token)."""
     from chromadb.config import Settings
 
-    return Settings(anonymized_telemetry=False)
+    if token is None:
+        return Settings(anonymized_telemetry=False)
+    return Settings(anonymized_telemetry=False,
+                    chroma_client_auth_provider="chromadb.auth.token_authn.TokenAuthClientProvider",
+                    chroma_client_auth_credentials=token)
 
 
-def _http_client(url: str, allow_non_loopback: bool, timeout_s: float = REQUEST_TIMEOUT_S) -> Any:
+def _http_client(url: str, allow_non_loopback: bool, timeout_s: float = REQUEST_TIMEOUT_S,
+                 token: str | None = None) -> Any:
     import chromadb
 
     from cns_core.access import is_loopback
@@ -210,14 +226,18 @@ def _http_client(url: str, allow_non_loopback: bool, timeout_s: float = REQUEST_
                           "allow_non_loopback: true in config/memory.yaml")
     port = parsed.port or (443 if parsed.scheme == "https" else 8000)
     if parsed.scheme == "http":       # Chroma's client asks the server before any deadline can be set on it
-        problem = server_read_problem(parsed.hostname, port, timeout_s)
+        problem = server_read_problem(parsed.hostname, port, timeout_s, token)
         if problem is not None and "answer a read" in problem:
             raise MemoryStoreError(f"the Chroma server at {url} {problem} (Timeout; memory.request_timeout_s); "
                                    "`cns run` restarts a server of its own that stops answering")
+        if problem is not None and problem.startswith("refused"):
+            raise MemoryStoreError(f"the Chroma server at {url} {problem}. The server `cns run` keeps takes the "
+                                   "token in its store folder, which only the folder's owner can read: run this as "
+                                   "that user")
     try:
         return _with_deadline(chromadb.HttpClient(host=parsed.hostname, port=port, ssl=parsed.scheme == "https",
-                                                  settings=_settings()), timeout_s)
-    except Exception as exc:  # connection refused, wrong server, version mismatch
+                                                  settings=_settings(token)), timeout_s)
+    except Exception as exc:  # connection refused, wrong server, version mismatch, a refused token
         raise MemoryStoreError(f"cannot reach the Chroma server at {url} ({type(exc).__name__}: {exc}). "
                                "Start it (chroma run) or unset CNS_CHROMA_URL / memory.url.") from exc
 
@@ -255,7 +275,11 @@ def open_store(path: str | Path | None = None, url: str | None = None, *, allow_
     record = served_record(folder)
     if record is not None:
         record = _wait_for_server(record, folder, wait_s)
-        return OpenedStore(_http_client(record.url, False, timeout_s), record.url, served=record)
+        try:
+            token = read_token(folder)      # read now: a server started since may have made it
+        except TokenError as exc:
+            raise MemoryStoreError(str(exc)) from None
+        return OpenedStore(_http_client(record.url, False, timeout_s, token), record.url, served=record)
     return _embedded_client(folder)
 
 
