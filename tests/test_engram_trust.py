@@ -118,13 +118,14 @@ def test_trust_is_stored_beside_the_grade_and_filtered(memory):
     assert _ids(memory, EngramFilters(min_score=4, disagreeing=wider)) == {"t01", "t02", "t03"}
 
 
-def test_a_rewrite_keeps_the_trust_score_only_while_the_text_is_unchanged(memory):
+def test_a_rewrite_keeps_the_trust_score_and_the_grade_only_while_the_text_is_unchanged(memory):
     memory.write_episodic("Question 0?", "Answer 0 about <i>tides</i>.", "s", "t00")
-    assert memory.get(["t00"])[0].trust_score == 0.9                     # same text: the score still holds
+    (same,) = memory.get(["t00"])
+    assert same.trust_score == 0.9 and same.critic_score == 5            # same text: both still hold
     memory.write_episodic("Question 0?", "A different answer.", "s", "t00")
     (e,) = memory.get(["t00"])
     assert e.trust_score is None and "trust_settings" not in e.metadata   # new text: not scored yet
-    assert e.critic_score == 5                                            # the grade is kept either way
+    assert e.critic_score is None and not e.graded    # the grade judged the other answer: graded again (issue 71)
 
 
 def test_trust_keys_belong_to_the_memory(memory):
