@@ -10,18 +10,17 @@ run can weight them up (``repeat``). Cached in the run's checkpoint folder under
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
+from cns_core.models.nli import CONTRADICTION
 from cns_core.training.nli_data import NLIPairs, read_pairs_cache, write_pairs_cache
 
 __all__ = ["false_alarm_pairs"]
 
 _CACHE_VERSION = 1
-_CONTRADICTION = 2
 
 
 def _cache_file(settings: Any, path: Path, model_path: Path, candidates: NLIPairs) -> Path:
@@ -45,24 +44,18 @@ def false_alarm_pairs(settings: Any, path: Path, candidates: NLIPairs, model_pat
 
     from cns_core.models.nli import TransformersNLI
 
-    rows = [i for i, label in enumerate(candidates.labels) if label != _CONTRADICTION]
+    rows = [i for i, label in enumerate(candidates.labels) if label != CONTRADICTION]
     on_gpu = settings.device != "cpu" and torch.cuda.is_available()
     model = TransformersNLI(str(model_path), batch_size=64, max_length=settings.max_length, device=settings.device,
                             precision="fp32" if on_gpu else "int8")
-    threshold = _threshold(model_path)
+    fitted = model.contradiction_threshold        # the miner's own, from its calibration.json
+    threshold = 0.5 if fitted is None else fitted
     probs = model.predict([(candidates.premises[i], candidates.hypotheses[i]) for i in rows]) if rows \
         else np.zeros((0, 3))
-    flagged = [i for i, p in zip(rows, probs) if p[_CONTRADICTION] >= threshold]
+    flagged = [i for i, p in zip(rows, probs) if p[CONTRADICTION] >= threshold]
     out = candidates.subset(flagged)
     out.sources = [f"false_alarms:{path.name}" for _ in flagged]
     log(f"{path.name}: {len(flagged)} of {len(rows)} supported or unstated pairs read as contradicted "
         f"(threshold {threshold:.2f})")
     write_pairs_cache(cache, out)
     return out
-
-
-def _threshold(model_path: Path) -> float:
-    calibration = model_path / "calibration.json"
-    if calibration.is_file():
-        return float(json.loads(calibration.read_text()).get("contradiction_threshold") or 0.5)
-    return 0.5

@@ -18,13 +18,13 @@ from typing import Callable
 
 import numpy as np
 
+from cns_core.models.nli import ENTAILMENT
 from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["RESTATEMENT_KINDS", "restate", "restated_pairs", "rounded", "acronym"]
 
 RESTATEMENT_KINDS = ("rounded_number", "reformatted_number", "acronym", "partial_name")
 
-_ENTAILMENT = 0
 # A number standing alone (not in a name such as "CED-10", not a year, not an ordinal).
 _NUMBER = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d{2,}(?:\.\d+)?)(?![\w-])")
 _YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
@@ -143,7 +143,7 @@ def restated_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "re
     """Restatements of the entailment rows of ``supported`` (-> entailment), the kinds taking turns, at most
     ``limit`` pairs chosen by ``seed`` and at most a quarter of them of one kind (made-up acronyms, the
     easiest to make, must not teach that any capitals go)."""
-    rows = [i for i, label in enumerate(supported.labels) if label == _ENTAILMENT]
+    rows = [i for i, label in enumerate(supported.labels) if label == ENTAILMENT]
     rng = np.random.default_rng(seed)
     rng.shuffle(rows)
     out = NLIPairs()
@@ -162,7 +162,7 @@ def restated_pairs(supported: NLIPairs, limit: int, seed: int, source: str = "re
             if changed:
                 out.premises.append(premise)
                 out.hypotheses.append(changed)
-                out.labels.append(_ENTAILMENT)
+                out.labels.append(ENTAILMENT)
                 out.sources.append(f"{source}:{kind}")
                 made[kind] += 1
                 turn = (turn + step + 1) % len(RESTATEMENT_KINDS)
