@@ -35,9 +35,10 @@ def memory(state_dir, monkeypatch):
     return m
 
 
-def _counts(out: str) -> tuple[int, int, int, int]:
-    m = re.search(r"(\d+) scored, (\d+) without a score .*?, (\d+) already scored under these settings, of (\d+) "
-                  r"engrams", out)
+def _counts(out: str) -> tuple[int, int, int, int, int]:
+    """scored, nothing to judge, failed, already scored, engrams."""
+    m = re.search(r"(\d+) scored, (\d+) with nothing to judge, (\d+) failed .*?, (\d+) already scored under these "
+                  r"settings, of (\d+) engrams", out)
     assert m, out
     return tuple(int(g) for g in m.groups())
 
@@ -45,7 +46,7 @@ def _counts(out: str) -> tuple[int, int, int, int]:
 def test_backfill_scores_stored_answers_once(memory, capsys):
     assert all(e.trust_score is None for e in memory.get(["b0", "b1", "b2", "b3"]))
     assert main(["trust-backfill"]) == 0
-    assert _counts(capsys.readouterr().out) == (3, 1, 0, 4)
+    assert _counts(capsys.readouterr().out) == (3, 1, 0, 0, 4)   # the empty answer is no failure
     right, wrong, sky, empty = memory.get(["b0", "b1", "b2", "b3"])
     assert (right.answer_verdict, wrong.answer_verdict) == ("correct", "incorrect")   # against the reference
     assert right.trust_score > 0.6 > 0.5 > wrong.trust_score         # a verified-wrong answer is never accepted
@@ -56,12 +57,12 @@ def test_backfill_scores_stored_answers_once(memory, capsys):
     assert empty.trust_score is None and empty.metadata["trust_error"] == "answer: empty, nothing to draft"
     before = {e.id: e.metadata for e in memory.get(["b0", "b1", "b2"])}
 
-    assert main(["trust-backfill"]) == 0                               # idempotent: only the failure is retried
-    assert _counts(capsys.readouterr().out) == (0, 1, 3, 4)
+    assert main(["trust-backfill"]) == 0                               # idempotent: only the unscored one is tried again
+    assert _counts(capsys.readouterr().out) == (0, 1, 0, 3, 4)
     assert {e.id: e.metadata for e in memory.get(["b0", "b1", "b2"])} == before
 
     assert main(["trust-backfill", "--force", "--limit", "2"]) == 0
-    assert _counts(capsys.readouterr().out)[:2] == (2, 0)
+    assert _counts(capsys.readouterr().out)[:3] == (2, 0, 0)
 
 
 def test_other_settings_score_again(memory):

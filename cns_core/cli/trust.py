@@ -38,7 +38,8 @@ def run_trust_backfill(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
         report = backfill(memory, scorer, force=args.force, limit=args.limit, on_progress=progress)
-    print(f"trust-backfill: {report.scored} scored, {report.failed} without a score (trust_error says why), "
+    print(f"trust-backfill: {report.scored} scored, {report.abstained} with nothing to judge, "
+          f"{report.failed} failed (trust_error says why), "
           f"{report.skipped} already scored under these settings, of {report.total} engrams in "
           f"{memory.url or memory.path} ({report.elapsed_s:.0f} s; profile {scorer.settings.profile}, "
           f"settings {scorer.fingerprint})")

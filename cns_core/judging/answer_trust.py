@@ -149,6 +149,7 @@ class TrustOutcome:
     error: str | None = None
     verdict: Any = None          # the AnswerVerdict; None when scoring failed
     capped_from: float | None = None   # the critics' score before a verified-wrong answer was capped
+    abstained: bool = False      # every critic abstained: no score, and nothing went wrong
 
     def metadata(self) -> dict[str, Any]:
         """The engram's ``trust_*`` keys (every key of TRUST_KEYS that applies; the rest are cleared)."""
@@ -222,16 +223,17 @@ class AnswerScorer:
             self._fingerprint = hashlib.blake2b(blob.encode("utf-8"), digest_size=8).hexdigest()
         return self._fingerprint
 
-    def _failed(self, item: AnswerItem, reason: str) -> TrustOutcome:
-        log.warning("trust: answer %s not scored: %s", item.query_id, reason)
-        return TrustOutcome(item.query_id, None, self.settings.profile, self.fingerprint, error=reason)
+    def _failed(self, item: AnswerItem, reason: str, abstained: bool = False) -> TrustOutcome:
+        (log.info if abstained else log.warning)("trust: answer %s not scored: %s", item.query_id, reason)
+        return TrustOutcome(item.query_id, None, self.settings.profile, self.fingerprint, error=reason,
+                            abstained=abstained)
 
     def score(self, item: AnswerItem) -> TrustOutcome:
         """Draft ``item``'s answer into an SNO and score it; never raises (a failure is the outcome's error)."""
         from cns_core.text import TextInputError, draft_sno
 
         if not item.answer.strip():
-            return self._failed(item, "answer: empty, nothing to draft")
+            return self._failed(item, "answer: empty, nothing to draft", abstained=True)
         try:
             draft = draft_sno(item.answer, sources=item.source_texts(), question=item.query,
                               sno_id=f"answer-{item.query_id}")
@@ -250,7 +252,7 @@ class AnswerScorer:
         if weighted.judged_nothing:
             return TrustOutcome(item.query_id, None, self.settings.profile, self.fingerprint,
                                 claims=len(draft.sno.claims), evidence=len(draft.sno.evidence), verdict=verdict,
-                                error=f"nothing to judge: {weighted.abstention_note()}")
+                                error=f"nothing to judge: {weighted.abstention_note()}", abstained=True)
         trust, capped_from = float(weighted.trust_score), None
         if verdict.verdict == "incorrect" and trust > self.wrong_ceiling:
             trust, capped_from = self.wrong_ceiling, trust
@@ -331,7 +333,8 @@ class BackfillReport:
     total: int = 0          # engrams in the memory
     skipped: int = 0        # already scored under the same settings
     scored: int = 0
-    failed: int = 0         # stored with trust_error, no score
+    failed: int = 0         # stored with trust_error, no score: something went wrong
+    abstained: int = 0      # stored with trust_error, no score: every critic had nothing to judge
     elapsed_s: float = 0.0
 
 
@@ -463,6 +466,7 @@ def backfill(memory: Any, scorer: AnswerScorer, *, ids: Sequence[str] | None = N
     for chunk in _in_batches(todo, batch, on_progress):
         outcomes = scorer.record(memory, [item_from_engram(e) for e in memory.get(chunk)])
         report.scored += sum(o.error is None for o in outcomes)
-        report.failed += sum(o.error is not None for o in outcomes)
+        report.failed += sum(o.error is not None and not o.abstained for o in outcomes)
+        report.abstained += sum(o.abstained for o in outcomes)
     report.elapsed_s = time.perf_counter() - started
     return report
