@@ -11,7 +11,7 @@ import hashlib
 import re
 from typing import Callable
 
-__all__ = ["ERROR_KINDS", "MONTHS", "LOWER_START", "inject_error"]
+__all__ = ["ERROR_KINDS", "MONTHS", "LOWER_START", "inject_error", "stable_choice"]
 
 ERROR_KINDS = ("number", "date", "name", "quantity", "added_fact")
 
@@ -44,8 +44,8 @@ before during for with by from as when while although according since following 
 both each every no not only several""".split())
 
 
-def _pick(key: str, n: int) -> int:
-    """A deterministic choice among ``n`` options for ``key``."""
+def stable_choice(key: str, n: int) -> int:
+    """A deterministic choice among ``n`` options for ``key`` (the same on every machine and run)."""
     return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % n
 
 
@@ -56,12 +56,12 @@ def _change_number(claim: str, donor: str) -> str | None:
             continue                             # years and days are dates
         digits = match.group(1)
         lead = int(digits[0])
-        new_lead = [d for d in range(1, 10) if d != lead][_pick(claim, 8)]
+        new_lead = [d for d in range(1, 10) if d != lead][stable_choice(claim, 8)]
         return claim[:match.start(1)] + str(new_lead) + digits[1:] + claim[match.end(1):]
     word = _NUMBER_WORD.search(claim)
     if word:
         options = [w for w in _NUMBER_WORDS if w != word.group(1).lower()]
-        new = options[_pick(claim, len(options))]
+        new = options[stable_choice(claim, len(options))]
         new = new.capitalize() if word.group(1)[0].isupper() else new
         return claim[:word.start()] + new + claim[word.end():]
     return None
@@ -71,10 +71,10 @@ def _change_date(claim: str, donor: str) -> str | None:
     month = _MONTH.search(claim)
     if month:
         options = [m for m in MONTHS if m != month.group(1)]
-        return claim[:month.start()] + options[_pick(claim, len(options))] + claim[month.end():]
+        return claim[:month.start()] + options[stable_choice(claim, len(options))] + claim[month.end():]
     year = _YEAR.search(claim)
     if year:
-        shift = (-3, -2, -1, 1, 2, 3)[_pick(claim, 6)]
+        shift = (-3, -2, -1, 1, 2, 3)[stable_choice(claim, 6)]
         return claim[:year.start()] + str(int(year.group(1)) + shift) + claim[year.end():]
     return None
 
@@ -89,7 +89,7 @@ def _change_name(claim: str, donor: str) -> str | None:
         return None
     old = mine[0]
     same_shape = [n for n in theirs if n.count(" ") == old.count(" ")] or theirs
-    return claim.replace(old, same_shape[_pick(claim, len(same_shape))], 1)
+    return claim.replace(old, same_shape[stable_choice(claim, len(same_shape))], 1)
 
 
 def _change_quantity(claim: str, donor: str) -> str | None:

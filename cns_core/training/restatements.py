@@ -12,13 +12,13 @@ Deterministic: the same pair always gives the same restatement.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Callable
 
 import numpy as np
 
 from cns_core.models.nli import ENTAILMENT
+from cns_core.training.fact_swaps import stable_choice
 from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["RESTATEMENT_KINDS", "restate", "restated_pairs", "rounded", "acronym"]
@@ -38,10 +38,6 @@ Those There He She It They We His Her Its Their New North South East West United
 January February March April May June July August September October November December Monday Tuesday
 Wednesday Thursday Friday Saturday Sunday Mount Lake River Cape Fort Port Royal National International
 American British French German Chinese Japanese""".split())
-
-
-def _pick(key: str, n: int) -> int:
-    return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % n
 
 
 def rounded(value: float) -> float:
@@ -70,7 +66,7 @@ def _round_number(premise: str, hypothesis: str) -> str | None:
         near = rounded(value)
         if near == value or abs(near - value) / value > 0.05:
             continue
-        hedge = _HEDGES[_pick(hypothesis, len(_HEDGES))]
+        hedge = _HEDGES[stable_choice(hypothesis, len(_HEDGES))]
         return hypothesis[:match.start(1)] + f"{hedge} {_written(near)}" + hypothesis[match.end(1):]
     return None
 
