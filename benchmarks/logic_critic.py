@@ -1,17 +1,19 @@
-"""The learned Logic critic beside the heuristic and the length baseline, in one run.
+"""The learned Logic critic beside the heuristic and the length baseline, per genre and across genres.
 
-    .venv/bin/python benchmarks/logic_critic.py [--cache-dir DIR] [--trust-per-topic 12] [--skip speed ...]
+    .venv/bin/python benchmarks/logic_critic.py [--cache-dir DIR] [--model DIR] [--skip across trust speed ...]
 
-Figures (each column: learned critic, heuristic critic, length of the text in words):
+Figures (each column: learned critic, heuristic critic, length of the text in words), every one on a
+part of its genre the model never trained on:
 
-* flaw detection AUC per corpus and flaw type on the held-out gold texts (20% of the texts of
+* flaw detection AUC per gold corpus and flaw type on the held-out gold texts (20% of the texts of
   arg_microtexts_en, abstrct_train, cdcp_train by hash; sound graph against its flawed copies);
-* mean per-topic Spearman with people: IBM-ArgQ dev quality (7 topics never trained on) and Webis
-  Logical Quality (all 20 topics: the model never sees Webis, so no cross-validation is needed);
-* pairwise agreement with people of the Trust Score (default profile, no sources, all five
-  critics) with the old (heuristic) and the new (learned) Logic critic, and of the length alone,
-  over the pairs of a topic whose quality differs, on ``--trust-per-topic`` (``-webis``) texts per topic
-  (the other critics run in the real pipeline; their results are cached in ``cache_dir``);
+* agreement with people: IBM-ArgQ dev quality (7 topics never trained on; mean per-topic Spearman and
+  pooled Pearson) and Webis Logical Quality (the held-out topics; Spearman and pairwise agreement);
+* across genres: the same recipe trained with one genre left out, measured on that genre (what a
+  user's own kind of text can expect);
+* pairwise agreement with people of the Trust Score (default profile, no sources, all five critics)
+  with the heuristic and the learned Logic critic, and of the length alone, on ``--trust-per-topic``
+  (``-webis``) texts per held-out topic (the other critics run in the real pipeline; cached in ``cache_dir``);
 * speed: what the learned part adds to a 10-claim SNO, and a 5,000-claim SNO scored whole.
 
 Drafted SNOs and embeddings come from the training cache (``cns train-logic`` fills it).
@@ -38,8 +40,8 @@ from cns_core.critics.logic import HeuristicLogicCritic, LogicCritic  # noqa: E4
 from cns_core.training.logic_data import FLAW_TYPES, Example  # noqa: E402
 from cns_core.metrics import roc_auc  # noqa: E402
 from cns_core.models.logic_gnn import load_logic_model  # noqa: E402
-from cns_core.training.logic import (build_data, embed_data, examples_inputs,  # noqa: E402
-                                            load_logic_settings, mean_topic_spearman)
+from cns_core.training.logic import (build_data, embed_data, examples_inputs, judged_figures,  # noqa: E402
+                                     load_logic_settings, mean_topic_spearman, pairwise_agreement, train_logic)
 from cns_core.scoring import load_profiles, weigh  # noqa: E402
 from cns_core.sno import SNO  # noqa: E402
 
@@ -49,7 +51,8 @@ def words(e: Example) -> float:
 
 
 def heuristic_scores(examples: list[Example], cache: Path) -> list[float]:
-    """The heuristic critic (with its NLI check) on each example, cached by content hash."""
+    """The heuristic critic (with its NLI check) on each example, cached by content hash. Where it abstains (one
+    claim: nothing to judge for structure) it counts as 0.5, neither for nor against, so that it can be ranked."""
     done = json.loads(cache.read_text()) if cache.is_file() else {}
     critic = HeuristicLogicCritic()
     ctx = CriticContext()
@@ -60,26 +63,9 @@ def heuristic_scores(examples: list[Example], cache: Path) -> list[float]:
             done[key] = critic.evaluate(e.sno, ctx).score
             if i % 200 == 0:
                 cache.write_text(json.dumps(done))
-        out.append(done[key])
+        out.append(0.5 if done[key] is None else done[key])
     cache.write_text(json.dumps(done))
     return out
-
-
-def pairwise(scores: list[float], quality: list[float], topics: list[str]) -> tuple[float, int]:
-    """Share of within-topic pairs of differing quality where the higher score goes with the higher
-    quality (a tie in score counts half), and the number of pairs."""
-    agree, total = 0.0, 0
-    by: dict[str, list[int]] = {}
-    for i, t in enumerate(topics):
-        by.setdefault(t, []).append(i)
-    for idx in by.values():
-        s = np.array([scores[i] for i in idx])
-        q = np.array([quality[i] for i in idx])
-        ds, dq = np.subtract.outer(s, s), np.subtract.outer(q, q)
-        mask = np.triu(dq != 0, 1)
-        agree += float(((np.sign(ds) == np.sign(dq)) & mask).sum() + 0.5 * ((ds == 0) & mask).sum())
-        total += int(mask.sum())
-    return (agree / total if total else float("nan")), total
 
 
 def trust_results(examples: list[Example], cache: Path) -> list[dict[str, dict]]:
@@ -94,7 +80,7 @@ def trust_results(examples: list[Example], cache: Path) -> list[dict[str, dict]]
         key = e.sno.content_hash()
         if key not in done:
             ev = pipe.evaluate(e.sno, "default")
-            done[key] = {n: {"score": r.score, "ok": r.ok} for n, r in ev.results.items()}
+            done[key] = {n: {"score": r.score, "status": r.status} for n, r in ev.results.items()}
             if i % 20 == 0:
                 cache.write_text(json.dumps(done))
                 print(f"  trust: {i + 1}/{len(examples)}", flush=True)
@@ -106,10 +92,10 @@ def trust_results(examples: list[Example], cache: Path) -> list[dict[str, dict]]
 def trust(results: dict[str, dict], logic: float | None) -> float:
     from cns_core.critics.base import CriticResult
 
-    rs = {n: CriticResult(critic=n, score=r["score"], confidence=1.0, explanation="",
-                          status="ok" if r["ok"] else "failed") for n, r in results.items()}
-    if logic is not None:
-        rs["logic"] = replace(rs["logic"], score=logic)
+    rs = {n: CriticResult(critic=n, score=r["score"], confidence=1.0, explanation="", status=r["status"])
+          for n, r in results.items()}
+    if logic is not None:       # the learned critic judges every drafted argument, one sentence included
+        rs["logic"] = replace(rs["logic"], score=logic, status="ok")
     return weigh(rs, load_profiles()["default"]).trust_score
 
 
@@ -179,58 +165,74 @@ class _NoSupportsNLI:
         return np.tile([0.1, 0.8, 0.1], (len(list(pairs)), 1))
 
 
+def judged_rows(name: str, examples: list[Example], columns: list[list[float]]) -> list[tuple[str, ...]]:
+    """Spearman, Pearson and pairwise rows of one judged genre, one column per scorer."""
+    figures = [judged_figures(examples, c) for c in columns]
+    n_topics = len({e.topic for e in examples})
+    return [(f"{name} {k} ({len(examples)} args, {n_topics} topics{', %d pairs' % figures[0]['pairs'] if k == 'pairwise' else ''})",
+             *(f"{f[k]:.3f}" for f in figures)) for k in ("spearman", "pearson", "pairwise")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cache-dir", help="training cache (drafted SNOs, embeddings)")
     parser.add_argument("--model", default="models/logic-gnn")
     parser.add_argument("--trust-per-topic", type=int, default=12, help="IBM dev texts a topic for the Trust figures")
-    parser.add_argument("--trust-per-topic-webis", type=int, default=8, help="Webis texts a topic for them")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["flaws", "ibm", "webis", "trust", "speed"])
+    parser.add_argument("--trust-per-topic-webis", type=int, default=15, help="held-out Webis texts a topic for them")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["flaws", "judged", "across", "trust", "speed"])
     parser.add_argument("--large-heuristic", action="store_true", help="time the heuristic on 5,000 claims too")
     args = parser.parse_args()
     settings = load_logic_settings({"cache_dir": args.cache_dir})
     cache = settings.path(settings.cache_dir)
-    data = build_data(settings, log=lambda m: print("#", m), webis="webis" not in args.skip or "trust" not in args.skip)
+    data = build_data(settings, log=lambda m: print("#", m))
     emb = embed_data(data, settings, log=lambda m: None)
     model = load_logic_model(settings.path(args.model))
-    print(f"# model {args.model} (weights sha256 {model.digest[:12]})")
-    rows: list[tuple[str, str, str, str]] = []
+    print(f"# model {args.model} (weights sha256 {model.digest[:12]}); left out of its training: "
+          f"{model.net.cfg.extra.get('left_out') or 'no genre'}")
+    rows: list[tuple[str, ...]] = []
 
     def fmt(x: float) -> str:
         return f"{x:.3f}"
 
-    if "flaws" not in args.skip:
-        test = [e for e in data.gold if e.meta["split"] == "test"]
-        learned = model.predict(examples_inputs(test, emb))[:, 1].tolist()
-        heur = heuristic_scores(test, cache / "bench-heuristic-gold.json")
+    def flaw_rows(label: str, test: list[Example], learned: list[float], with_baselines: bool) -> None:
+        heur = heuristic_scores(test, cache / "bench-heuristic-gold.json") if with_baselines else None
         length = [words(e) for e in test]
         for corpus in sorted({e.corpus for e in test}):
             sound = [i for i, e in enumerate(test) if e.corpus == corpus and e.flaw == "none"]
-            for flaw in (*FLAW_TYPES, "all"):
+            for flaw in ((*FLAW_TYPES, "all") if with_baselines else ("all",)):
                 bad = [i for i, e in enumerate(test) if e.corpus == corpus and e.flaw != "none"
                        and (flaw == "all" or e.flaw == flaw)]
                 y = [1] * len(sound) + [0] * len(bad)
-                cols = [roc_auc([s[i] for i in sound + bad], y, missing=float("nan")) for s in (learned, heur, length)]
-                rows.append((f"flaw AUC {corpus} {flaw} ({len(sound)}/{len(bad)})", *map(fmt, cols)))
+                cols = [learned] + ([heur, length] if heur is not None else [])
+                rows.append((f"{label}{corpus} {flaw} ({len(sound)}/{len(bad)})",
+                             *(fmt(roc_auc([c[i] for i in sound + bad], y, missing=float("nan"))) for c in cols)))
 
+    gold_test = [e for e in data.gold if e.meta["split"] == "test"]
+    judged_test = {g: data.of(g, "test") for g in ("ibm", "webis")}
+    if "flaws" not in args.skip:
+        flaw_rows("flaw AUC ", gold_test, model.predict(examples_inputs(gold_test, emb))[:, 1].tolist(), True)
     logic_new: dict[str, float] = {}
-    if "ibm" not in args.skip:
-        dev = data.ibm_dev
-        learned = model.predict(examples_inputs(dev, emb))[:, 0].tolist()
-        logic_new.update({e.text_id: s for e, s in zip(dev, learned)})
-        heur = heuristic_scores(dev, cache / "bench-heuristic-ibm.json")
-        rows.append((f"Spearman IBM dev quality ({len(dev)} args, 7 topics)",
-                     *(fmt(mean_topic_spearman(dev, s)) for s in (learned, heur, [words(e) for e in dev]))))
-    if "webis" not in args.skip:
-        web = data.webis
-        learned = model.predict(examples_inputs(web, emb))[:, 0].tolist()
-        logic_new.update({e.text_id: s for e, s in zip(web, learned)})
-        heur = heuristic_scores(web, cache / "bench-heuristic-webis.json")
-        rows.append((f"Spearman Webis Logical Quality ({len(web)} args, 20 topics)",
-                     *(fmt(mean_topic_spearman(web, s)) for s in (learned, heur, [words(e) for e in web]))))
+    if "judged" not in args.skip:
+        for genre, label in (("ibm", "IBM dev"), ("webis", "Webis held-out topics")):
+            test = judged_test[genre]
+            learned = model.predict(examples_inputs(test, emb))[:, 0].tolist()
+            logic_new.update({e.text_id: s for e, s in zip(test, learned)})
+            heur = heuristic_scores(test, cache / f"bench-heuristic-{genre}.json")
+            rows += judged_rows(label, test, [learned, heur, [words(e) for e in test]])
+    if "across" not in args.skip:
+        for genre in ("microtexts", "abstrct", "cdcp", "ibm", "webis"):
+            left = train_logic(replace(settings, leave_out=(genre,)), data, emb, log=lambda m: None).model
+            if genre in judged_test:
+                test = judged_test[genre]
+                rows += [(f"across genres, {genre} not trained on: {r[0]}", r[1], "", "")
+                         for r in judged_rows(genre, test, [left.predict(examples_inputs(test, emb))[:, 0].tolist()])]
+            else:
+                test = [e for e in gold_test if e.corpus == genre]
+                flaw_rows(f"across genres, {genre} not trained on: flaw AUC ", test,
+                          left.predict(examples_inputs(test, emb))[:, 1].tolist(), False)
     if "trust" not in args.skip and logic_new:
-        for name, pool, n in (("IBM dev", data.ibm_dev, args.trust_per_topic),
-                              ("Webis", data.webis, args.trust_per_topic_webis)):
+        for name, pool, n in (("IBM dev", judged_test["ibm"], args.trust_per_topic),
+                              ("Webis held-out topics", judged_test["webis"], args.trust_per_topic_webis)):
             chosen = [e for e in per_topic(pool, n, 0) if e.text_id in logic_new]
             if not chosen:
                 continue
@@ -239,7 +241,7 @@ def main() -> int:
             new = [trust(r, logic_new[e.text_id]) for r, e in zip(results, chosen)]
             quality = [e.meta["raw"] for e in chosen]
             topics = [e.topic for e in chosen]
-            (a_new, n), (a_old, _), (a_len, _) = (pairwise(s, quality, topics)
+            (a_new, n), (a_old, _), (a_len, _) = (pairwise_agreement(s, quality, topics)
                                                   for s in (new, old, [words(e) for e in chosen]))
             rows.append((f"Trust pairwise agreement {name} ({n} pairs, {len(chosen)} args)",
                          fmt(a_new), fmt(a_old), fmt(a_len)))
@@ -248,7 +250,7 @@ def main() -> int:
     width = max(len(r[0]) for r in rows) + 2 if rows else 10
     print(f"{'figure':<{width}}{'learned':>10}{'heuristic':>11}{'length':>9}")
     for r in rows:
-        print(f"{r[0]:<{width}}{r[1]:>10}{r[2]:>11}{r[3]:>9}")
+        print(f"{r[0]:<{width}}" + "".join(f"{v:>{w}}" for v, w in zip(r[1:], (10, 11, 9))))
     if "speed" not in args.skip:
         for k, v in speed(args.model, args.large_heuristic).items():
             print(f"{k:<{width}}{v:>10.1f}")

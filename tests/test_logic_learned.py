@@ -13,11 +13,14 @@ from cns_core.critics import default_critics
 from cns_core.critics.base import CriticContext
 from cns_core.critics.logic import HeuristicLogicCritic, LogicCritic, forget_models, load_model_cached
 from cns_core.formats.cdcp import parse_cdcp
-from cns_core.training.logic_data import Example, flawed_copies, make_flawed, percentile_within, text_split
+from cns_core.training.logic_data import (Example, flawed_copies, held_topics, make_flawed, mark_extremes,
+                                         percentile_within, text_split)
 from cns_core.models.logic_gnn import (LogicGNN, LogicGNNConfig, graph_input, load_logic_model,
                                        save_logic_model)
 from cns_core.metrics import roc_auc
-from cns_core.training.logic import EmbeddingCache, LogicTrainSettings, TrainingData, spearman, train_logic
+from cns_core.config import ConfigError
+from cns_core.training.logic import (EmbeddingCache, LogicTrainSettings, TrainingData, held_out_report,
+                                     judged_figures, pairwise_agreement, spearman, train_logic)
 
 
 @pytest.fixture(autouse=True)
@@ -208,6 +211,60 @@ def test_training_learns_to_tell_sound_from_flawed(tmp_path):
     folder = save_logic_model(model.net, tmp_path / "m")
     assert load_logic_model(folder).predict([graph_input(sound[0].sno, emb.of(sound[0].sno))])[0, 1] == \
         pytest.approx(float(p[0]), abs=1e-6)
+
+
+def _judged(i: int, quality: float, topic: str, corpus: str = "webis", split: str = "train") -> Example:
+    """A judged argument whose length grows with its quality: more reasons, more words."""
+    n = 1 + int(quality * 4)
+    claims = {"h": f"topic {topic} claim {i}", **{f"r{k}": f"reason {k} of {i} on {topic}" for k in range(n)}}
+    sno = build_sno(claims, [(f"r{k}", "h", "support", f"s{k}") for k in range(n)], id=f"j{i}")
+    return Example(sno, corpus, f"{corpus}{i}", quality=quality, topic=topic,
+                   meta={"raw": quality, "words": 4 * n, "split": split})
+
+
+def test_extremes_of_a_topic_become_real_sound_and_unsound_arguments():
+    examples = [_judged(i, q, "t") for i, q in enumerate([0.0, 0.2, 0.5, 0.8, 1.0])]
+    assert mark_extremes(examples, 0.25) == 4
+    assert [e.sound for e in examples] == [0.0, 0.0, None, 1.0, 1.0]
+    assert [e.flaw for e in examples] == ["judged", "judged", "none", "none", "none"]
+
+
+def test_held_topics_do_not_depend_on_order():
+    topics = [f"topic {k}" for k in range(20)]
+    held = held_topics(topics, 0.3)
+    assert len(held) == 6 and held == held_topics(reversed(topics), 0.3) and held < set(topics)
+
+
+def test_leave_out_names_known_genres_only():
+    assert LogicTrainSettings(leave_out=["webis"]).leave_out == ("webis",)
+    with pytest.raises(ConfigError, match="leave_out.*essays"):
+        LogicTrainSettings(leave_out=["essays"])
+
+
+def test_a_left_out_genre_is_not_trained_on_and_is_measured_on_its_test_part(tmp_path):
+    """Judged arguments teach the quality head; leaving the genre out makes training refuse when nothing is left,
+    and the report measures each judged genre on its test topics only."""
+    train = [_judged(i, (i % 5) / 4, f"t{i % 3}") for i in range(30)]
+    test = [_judged(100 + i, (i % 5) / 4, "held", split="test") for i in range(10)]
+    data = TrainingData(judged=train + test)
+    emb = EmbeddingCache(tmp_path / "emb.npz", TableEmbedder())
+    emb.ensure(c.text for e in data.judged for c in e.sno.claims)
+    settings = LogicTrainSettings(epochs=20, hidden=8, batch_size=8, learning_rate=0.01, threads=1, seed=0)
+    with pytest.raises(ValueError, match="nothing to train on"):
+        train_logic(LogicTrainSettings(leave_out=["webis"], threads=1), data, emb, log=lambda _: None)
+    model = train_logic(settings, data, emb, log=lambda _: None).model
+    report = held_out_report(model, data, emb)
+    assert "ibm" not in report and report["webis"]["texts"] == 10
+    assert report["webis"]["spearman"] > 0.5     # more reasons, higher quality: learned from the train topics
+
+
+def test_pairwise_agreement_counts_within_topic_pairs_and_ties_half():
+    agree, pairs = pairwise_agreement([1, 2, 3, 3], [1, 2, 3, 4], ["a", "a", "a", "a"])
+    assert pairs == 6 and agree == pytest.approx(5.5 / 6)
+    agree, pairs = pairwise_agreement([2, 1, 5], [1, 2, 0], ["a", "a", "b"])
+    assert pairs == 1 and agree == 0.0
+    figures = judged_figures([_judged(i, q, "t") for i, q in enumerate([0.1, 0.5, 0.9])], [0.2, 0.4, 0.6])
+    assert figures["pairwise"] == 1.0 and figures["pearson"] == pytest.approx(1.0) and figures["pairs"] == 3
 
 
 def test_spearman_and_percentiles():

@@ -1,9 +1,12 @@
 """Training the learned Logic critic (``cns train-logic``; settings in ``config/logic_train.yaml``).
 
-Data (:mod:`cns_core.training.logic_data`): sound gold graphs and their flawed copies for the flaw
-head, people's quality judgements (IBM train topics, Webis) for the quality head. Claim embeddings
-come from the shipped MiniLM and are cached (by text hash) in ``cache_dir``, with the drafted SNOs,
-so a second run only trains. Seeds are fixed; on 2 CPU cores a run takes a few minutes.
+Data (:mod:`cns_core.training.logic_data`), five genres: the gold argument graphs of microtexts,
+AbstRCT and CDCP (sound) with their flawed copies for the flaw head; arguments people judged (IBM
+train topics, Webis train topics) for the quality head, their best- and worst-ranked also as real
+sound and unsound arguments for the flaw head. ``leave_out`` trains without whole genres, which is
+how the benchmark measures the critic across genres. Claim embeddings come from the shipped MiniLM
+and are cached (by text hash) in ``cache_dir``, with the drafted SNOs, so a second run only trains.
+Seeds are fixed; on 2 CPU cores a run takes a few minutes once the cache is warm.
 """
 
 from __future__ import annotations
@@ -20,13 +23,14 @@ import torch
 
 from cns_core.config import ConfigError, data_dir, load_config, project_dir
 from cns_core.metrics import roc_auc
-from cns_core.training.logic_data import (FLAW_TYPES, Example, JudgedText, drafted, flawed_copies, load_gold,
-                                        percentile_within, read_ibm, read_webis, subsample_by_topic, text_split)
+from cns_core.training.logic_data import (FLAW_TYPES, GENRES, Example, JudgedText, drafted, flawed_copies,
+                                         held_topics, load_gold, mark_extremes, percentile_within, read_ibm,
+                                         read_webis, subsample_by_topic, text_split)
 from cns_core.models.logic_gnn import GraphInput, LogicGNN, LogicGNNConfig, LogicModel, collate, graph_input
 from cns_core.sno import SNO
 
 __all__ = ["LogicTrainSettings", "load_logic_settings", "EmbeddingCache", "TrainingData", "build_data",
-           "train_logic", "flaw_auc"]
+           "train_logic", "flaw_auc", "judged_figures", "pairwise_agreement", "pearson", "held_out_report"]
 
 
 @dataclass(frozen=True)
@@ -46,9 +50,23 @@ class LogicTrainSettings:
     quality_weight: float = 8.0               # weight of the quality MSE (on a 0-1 scale) beside the flaw BCE
     ibm_per_topic: int = 60                   # IBM train arguments drafted per topic
     ibm_dev_per_topic: int = 150              # IBM dev arguments per topic (held out, for the figures)
-    webis_per_topic: int = 15                 # Webis arguments drafted per topic (held out, for the benchmark)
+    webis_per_topic: int = 200                # Webis arguments drafted per topic (all of them: at most ~90)
+    webis_held_topics: float = 0.3            # share of Webis topics held out (by hash), for the figures
+    judged_extremes: float = 0.25             # top / bottom share of a judged topic: real sound / unsound
     held_out: float = 0.2                     # share of gold texts held out for the flaw AUC
+    leave_out: tuple[str, ...] = ()           # genres not trained on (the benchmark's cross-genre runs)
     threads: int = 1
+
+    def __post_init__(self) -> None:
+        unknown = set(self.leave_out) - set(GENRES)
+        if unknown:
+            raise ConfigError(f"logic_train.yaml: leave_out names unknown genre(s) {sorted(unknown)}; "
+                              f"known: {list(GENRES)}")
+        if not 0.0 <= self.judged_extremes < 0.5:
+            raise ConfigError("logic_train.yaml: judged_extremes must be in [0, 0.5)")
+        if not 0.0 < self.webis_held_topics < 1.0:
+            raise ConfigError("logic_train.yaml: webis_held_topics must be in (0, 1)")
+        object.__setattr__(self, "leave_out", tuple(self.leave_out))
 
     def path(self, value: str) -> Path:
         p = Path(value)
@@ -108,40 +126,57 @@ class EmbeddingCache:
 
 @dataclass
 class TrainingData:
-    gold: list[Example] = field(default_factory=list)          # sound and flawed, with text split
-    judged: list[Example] = field(default_factory=list)        # quality examples (IBM train, Webis)
-    ibm_dev: list[Example] = field(default_factory=list)       # never trained on
-    webis: list[Example] = field(default_factory=list)         # all Webis (CV in the benchmark)
+    """Every example, each with ``meta["split"]`` (train / test); only train examples are ever trained on."""
+
+    gold: list[Example] = field(default_factory=list)          # sound and flawed, split by text
+    judged: list[Example] = field(default_factory=list)        # IBM (train / dev topics) and Webis (by topic)
+
+    def of(self, genre: str, split: str) -> list[Example]:
+        pool = self.gold if genre not in ("ibm", "webis") else self.judged
+        return [e for e in pool if e.corpus == genre and e.meta.get("split") == split]
+
+    @property
+    def ibm_dev(self) -> list[Example]:
+        return self.of("ibm", "test")
+
+    @property
+    def webis_test(self) -> list[Example]:
+        return self.of("webis", "test")
 
 
-def _judged_examples(texts: Sequence[JudgedText], snos: Mapping[str, SNO]) -> list[Example]:
+def _judged_examples(texts: Sequence[JudgedText], snos: Mapping[str, SNO], split: Callable[[JudgedText], str],
+                     extremes: float) -> list[Example]:
     kept = [t for t in texts if t.text_id in snos]
     ranks = percentile_within([t.quality for t in kept], [t.topic for t in kept])
-    return [Example(snos[t.text_id], t.corpus, t.text_id, quality=r, topic=t.topic,
-                    meta={"raw": t.quality, "words": len(t.text.split()), **t.extra})
-            for t, r in zip(kept, ranks)]
+    out = [Example(snos[t.text_id], t.corpus, t.text_id, quality=r, topic=t.topic,
+                   meta={"raw": t.quality, "words": len(t.text.split()), "split": split(t), **t.extra})
+           for t, r in zip(kept, ranks)]
+    mark_extremes([e for e in out if e.meta["split"] == "train"], extremes)
+    return out
 
 
-def build_data(settings: LogicTrainSettings, log: Callable[[str], None] = print, *,
-               webis: bool = True) -> TrainingData:
-    """All examples, drafting what the cache lacks (Webis only when ``webis``: it is held out for evaluation)."""
+def build_data(settings: LogicTrainSettings, log: Callable[[str], None] = print) -> TrainingData:
+    """All examples of the five genres, drafting what the cache lacks."""
     ddir, cache = settings.data_path, settings.path(settings.cache_dir)
     gold = load_gold(ddir)
-    for ex in gold:
-        ex.meta["split"] = text_split(ex.corpus, ex.text_id, settings.held_out)
     flawed = flawed_copies(gold, settings.seed)
-    for ex in flawed:
+    for ex in gold + flawed:
         ex.meta["split"] = text_split(ex.corpus, ex.text_id, settings.held_out)
     log(f"gold graphs: {len(gold)} sound, {len(flawed)} flawed copies")
     ibm = read_ibm(ddir)
     ibm_train = subsample_by_topic([t for t in ibm if t.split == "train"], settings.ibm_per_topic, settings.seed)
     ibm_dev = subsample_by_topic([t for t in ibm if t.split == "dev"], settings.ibm_dev_per_topic, settings.seed)
-    webis_texts = subsample_by_topic(read_webis(ddir), settings.webis_per_topic, settings.seed) if webis else []
-    log(f"drafting (cached in {cache}): IBM {len(ibm_train)} train + {len(ibm_dev)} dev, Webis {len(webis_texts)}")
+    webis_texts = subsample_by_topic(read_webis(ddir), settings.webis_per_topic, settings.seed)
+    webis_held = held_topics((t.topic for t in webis_texts), settings.webis_held_topics)
+    log(f"drafting (cached in {cache}): IBM {len(ibm_train)} train + {len(ibm_dev)} dev, Webis {len(webis_texts)} "
+        f"({len(webis_held)} topics held out)")
     ibm_snos = drafted(ibm_train + ibm_dev, cache / "drafted_ibm.jsonl")
-    webis_snos = drafted(webis_texts, cache / "drafted_webis.jsonl") if webis else {}
-    return TrainingData(gold=gold + flawed, judged=_judged_examples(ibm_train, ibm_snos),
-                        ibm_dev=_judged_examples(ibm_dev, ibm_snos), webis=_judged_examples(webis_texts, webis_snos))
+    webis_snos = drafted(webis_texts, cache / "drafted_webis.jsonl")
+    judged = (_judged_examples(ibm_train + ibm_dev, ibm_snos, lambda t: "test" if t.split == "dev" else "train",
+                               settings.judged_extremes)
+              + _judged_examples(webis_texts, webis_snos, lambda t: "test" if t.topic in webis_held else "train",
+                                 settings.judged_extremes))
+    return TrainingData(gold=gold + flawed, judged=judged)
 
 
 def examples_inputs(examples: Sequence[Example], emb: EmbeddingCache) -> list[GraphInput]:
@@ -171,15 +206,18 @@ class TrainResult:
 
 def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: EmbeddingCache, *,
                 log: Callable[[str], None] = print) -> TrainResult:
-    """Train on the train split of the gold graphs (flaw head) and the IBM train topics (quality head).
-    IBM dev topics, the held-out gold texts and all of Webis stay out, for the benchmark."""
+    """Train on the train split of every genre not in ``settings.leave_out``: gold graphs and their copies
+    (flaw head), judged arguments (quality head; their extremes the flaw head too). The test splits (held-out
+    gold texts, IBM dev topics, held-out Webis topics) stay out, for the figures."""
     torch.manual_seed(settings.seed)
     rng = random.Random(settings.seed)
     if settings.threads:
         torch.set_num_threads(settings.threads)
-    flaw_train = [e for e in data.gold if e.meta["split"] == "train"]
-    quality_train = list(data.judged)
-    examples = flaw_train + quality_train
+    trained = [e for e in data.gold + data.judged
+               if e.meta.get("split") == "train" and e.corpus not in settings.leave_out]
+    if not trained:
+        raise ValueError("nothing to train on: every genre is left out or has no train split")
+    examples = trained
     inputs = examples_inputs(examples, emb)
     sound = torch.tensor([e.sound if e.sound is not None else -1.0 for e in examples], dtype=torch.float32)
     quality = torch.tensor([e.quality if e.quality is not None else -1.0 for e in examples], dtype=torch.float32)
@@ -218,7 +256,8 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
         log(f"epoch {epoch + 1}/{settings.epochs}: loss {total / len(examples):.4f} ({time.time() - start:.0f} s)")
     cfg = replace(cfg, extra={"seed": settings.seed, "epochs": settings.epochs,
                               "train_graphs": {"sound": int(n_sound), "flawed": int(n_flawed),
-                                               "judged": len(quality_train)}})
+                                               "judged": sum(e.quality is not None for e in examples)},
+                              "left_out": list(settings.leave_out)})
     net.cfg = cfg
     model = LogicModel(net)
     report = {"settings": asdict(settings), "train_seconds": round(time.time() - start, 1),
@@ -246,6 +285,40 @@ def mean_topic_spearman(examples: Sequence[Example], scores: Sequence[float]) ->
     return float(np.mean(values)) if values else float("nan")
 
 
+def pairwise_agreement(scores: Sequence[float], quality: Sequence[float], topics: Sequence[str]) -> tuple[float, int]:
+    """Share of within-topic pairs of differing quality where the higher score goes with the higher quality
+    (a tie in score counts half), and the number of pairs: how a reader comparing two arguments would check."""
+    agree, total = 0.0, 0
+    by: dict[str, list[int]] = {}
+    for i, t in enumerate(topics):
+        by.setdefault(t, []).append(i)
+    for idx in by.values():
+        s = np.array([scores[i] for i in idx], dtype=np.float64)
+        q = np.array([quality[i] for i in idx], dtype=np.float64)
+        ds, dq = np.subtract.outer(s, s), np.subtract.outer(q, q)
+        mask = np.triu(dq != 0, 1)
+        agree += float(((np.sign(ds) == np.sign(dq)) & mask).sum() + 0.5 * ((ds == 0) & mask).sum())
+        total += int(mask.sum())
+    return (agree / total if total else float("nan")), total
+
+
+def pearson(a: Sequence[float], b: Sequence[float]) -> float:
+    """Pearson's r over all the items (NaN where a side is constant)."""
+    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if x.size < 2 or x.std() == 0 or y.std() == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def judged_figures(examples: Sequence[Example], scores: Sequence[float]) -> dict[str, float]:
+    """How ``scores`` agree with people on judged arguments: mean per-topic Spearman, pooled Pearson and
+    within-topic pairwise agreement with the raw quality."""
+    raw = [e.meta["raw"] for e in examples]
+    agree, pairs = pairwise_agreement(scores, raw, [e.topic for e in examples])
+    return {"spearman": mean_topic_spearman(examples, scores), "pearson": pearson(scores, raw),
+            "pairwise": agree, "pairs": pairs, "texts": len(examples)}
+
+
 def embed_data(data: TrainingData, settings: LogicTrainSettings, embedder: Any = None,
                log: Callable[[str], None] = print) -> EmbeddingCache:
     """Every claim text of ``data`` in the embedding cache (the shipped MiniLM unless ``embedder`` given)."""
@@ -254,18 +327,22 @@ def embed_data(data: TrainingData, settings: LogicTrainSettings, embedder: Any =
 
         embedder = get_embedder()
     emb = EmbeddingCache(settings.path(settings.cache_dir) / f"embeddings-{embedder.name}.npz", embedder)
-    texts = [c.text for e in data.gold + data.judged + data.ibm_dev + data.webis for c in e.sno.claims]
+    texts = [c.text for e in data.gold + data.judged for c in e.sno.claims]
     emb.ensure(texts, progress=lambda a, b: log(f"embedded {a}/{b} new claim texts"))
     return emb
 
 
 def held_out_report(model: LogicModel, data: TrainingData, emb: EmbeddingCache) -> dict[str, Any]:
-    """Flaw AUC on the held-out gold texts and Spearman with the IBM dev topics (never trained on)."""
+    """Per genre, on its test split only: flaw AUC of the gold corpora's held-out texts (sound against their
+    flawed copies), agreement with people on the IBM dev topics and the held-out Webis topics."""
     test = [e for e in data.gold if e.meta["split"] == "test"]
-    flaw_scores = model.predict(examples_inputs(test, emb))[:, 1].tolist()
-    dev_scores = model.predict(examples_inputs(data.ibm_dev, emb))[:, 0].tolist()
-    return {"flaw_auc": flaw_auc(test, flaw_scores), "test_graphs": len(test),
-            "ibm_dev_spearman": mean_topic_spearman(data.ibm_dev, dev_scores), "ibm_dev_texts": len(data.ibm_dev)}
+    flaw_scores = model.predict(examples_inputs(test, emb))[:, 1].tolist() if test else []
+    report: dict[str, Any] = {"flaw_auc": flaw_auc(test, flaw_scores), "test_graphs": len(test)}
+    for genre in ("ibm", "webis"):
+        examples = data.of(genre, "test")
+        if examples:
+            report[genre] = judged_figures(examples, model.predict(examples_inputs(examples, emb))[:, 0].tolist())
+    return report
 
 
 def train_and_save(settings: LogicTrainSettings, log: Callable[[str], None] = print) -> dict[str, Any]:
@@ -274,7 +351,7 @@ def train_and_save(settings: LogicTrainSettings, log: Callable[[str], None] = pr
 
     from cns_core.models.logic_gnn import save_logic_model
 
-    data = build_data(settings, log, webis=False)
+    data = build_data(settings, log)
     emb = embed_data(data, settings, log=log)
     result = train_logic(settings, data, emb, log=log)
     report = {**result.report, "held_out": held_out_report(result.model, data, emb)}

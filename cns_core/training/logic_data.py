@@ -8,8 +8,11 @@ Two kinds of example, both SNOs:
   an attack or back, a claim left without support, relations rewired at random). Texts are split
   (by hash of corpus and id) before copies are made, so no text is on both sides.
 * **people's judgements**: ``ibm_argq30k`` (one-sentence arguments, quality ``WA``, topic splits)
-  and ``webis_argquality20`` (Logical Quality), drafted to SNOs with the public
-  :func:`cns_core.text.draft_snos` and cached as JSON lines outside the repository.
+  and ``webis_argquality20`` (longer web-debate arguments, Logical Quality; a share of its topics held
+  out by hash), drafted to SNOs with the public :func:`cns_core.text.draft_snos` and cached as JSON
+  lines outside the repository. The arguments people ranked at the top and at the bottom of their
+  topic are also *real* sound and unsound examples for the flaw head (:func:`mark_extremes`), so
+  that it does not learn soundness from synthetic corruptions alone.
 
 Everything here is deterministic for a given seed.
 """
@@ -26,11 +29,14 @@ from typing import Any, Callable, Iterable, Sequence
 
 from cns_core.sno import SNO
 
-__all__ = ["FLAW_TYPES", "GOLD_CORPORA", "Example", "text_split", "load_gold", "make_flawed", "flawed_copies",
-           "JudgedText", "read_ibm", "read_webis", "drafted", "percentile_within"]
+__all__ = ["FLAW_TYPES", "GOLD_CORPORA", "JUDGED_CORPORA", "GENRES", "Example", "text_split", "held_topics",
+           "load_gold", "make_flawed", "flawed_copies", "JudgedText", "read_ibm", "read_webis", "drafted",
+           "percentile_within", "mark_extremes"]
 
 FLAW_TYPES: tuple[str, ...] = ("relevance", "circular", "flip", "unsupported", "rewire")
 GOLD_CORPORA: tuple[str, ...] = ("microtexts", "abstrct", "cdcp")
+JUDGED_CORPORA: tuple[str, ...] = ("ibm", "webis")
+GENRES: tuple[str, ...] = GOLD_CORPORA + JUDGED_CORPORA
 
 
 @dataclass
@@ -51,6 +57,13 @@ def text_split(corpus: str, text_id: str, held_out: float = 0.2) -> str:
     """``train`` or ``test`` by a stable hash of the text (never by position, never random)."""
     h = int(hashlib.sha256(f"{corpus}/{text_id}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
     return "test" if h < held_out else "train"
+
+
+def held_topics(topics: Iterable[str], share: float) -> set[str]:
+    """The ``share`` of ``topics`` held out of training, chosen by a stable hash of each topic (so the same
+    topics are held out on every machine, whatever the order they are read in)."""
+    ordered = sorted(set(topics), key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())
+    return set(ordered[:round(share * len(ordered))])
 
 
 def load_gold(data_dir: Path) -> list[Example]:
@@ -327,6 +340,24 @@ def percentile_within(values: Sequence[float], groups: Sequence[str]) -> list[fl
                 out[k] = rank
             pos = end + 1
     return out
+
+
+def mark_extremes(examples: Iterable[Example], share: float) -> int:
+    """Real arguments as soundness examples: those people ranked in the top ``share`` of their topic become
+    sound (1), those in the bottom ``share`` unsound (0); the middle stays unlabelled for the flaw head.
+    ``quality`` must already be the within-topic percentile. Returns how many were marked."""
+    marked = 0
+    for ex in examples:
+        if ex.quality is None or share <= 0:
+            continue
+        if ex.quality >= 1.0 - share:
+            ex.sound = 1.0
+        elif ex.quality <= share:
+            ex.sound, ex.flaw = 0.0, "judged"
+        else:
+            continue
+        marked += 1
+    return marked
 
 
 def subsample_by_topic(texts: Iterable[JudgedText], per_topic: int, seed: int) -> list[JudgedText]:
