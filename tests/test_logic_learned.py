@@ -20,7 +20,7 @@ from cns_core.models.logic_gnn import (LogicGNN, LogicGNNConfig, graph_input, lo
 from cns_core.metrics import roc_auc
 from cns_core.config import ConfigError
 from cns_core.training.logic import (EmbeddingCache, LogicTrainSettings, TrainingData, held_out_report,
-                                     judged_figures, pairwise_agreement, spearman, train_logic)
+                                     _genre_weights, judged_figures, pairwise_agreement, spearman, train_logic)
 
 
 @pytest.fixture(autouse=True)
@@ -256,6 +256,12 @@ def test_a_left_out_genre_is_not_trained_on_and_is_measured_on_its_test_part(tmp
     report = held_out_report(model, data, emb)
     assert "ibm" not in report and report["webis"]["texts"] == 10
     assert report["webis"]["spearman"] > 0.5     # more reasons, higher quality: learned from the train topics
+
+
+def test_each_judged_genre_weighs_the_same_in_the_quality_loss():
+    examples = [_judged(i, 0.5, "t", "ibm") for i in range(3)] + [_judged(9, 0.5, "t", "webis"), _example(0)]
+    weights = _genre_weights(examples).tolist()
+    assert weights[:4] == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1.0]) and weights[4] == 0.0   # gold: no quality
 
 
 def test_pairwise_agreement_counts_within_topic_pairs_and_ties_half():

@@ -221,6 +221,7 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
     inputs = examples_inputs(examples, emb)
     sound = torch.tensor([e.sound if e.sound is not None else -1.0 for e in examples], dtype=torch.float32)
     quality = torch.tensor([e.quality if e.quality is not None else -1.0 for e in examples], dtype=torch.float32)
+    genre_weight = _genre_weights(examples)
     n_sound = float((sound == 1).sum())
     n_flawed = float((sound == 0).sum())
     pos_weight = torch.tensor(n_flawed / max(1.0, n_sound))
@@ -241,13 +242,14 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
         for b in range(0, len(order), settings.batch_size):
             idx = order[b:b + settings.batch_size]
             flaw_logit, quality_logit = net(collate([inputs[i] for i in idx]))
-            s, q = sound[idx], quality[idx]
+            s, q, w = sound[idx], quality[idx], genre_weight[idx]
             loss = torch.zeros(())
             has_s, has_q = s >= 0, q >= 0
             if has_s.any():
                 loss = loss + bce(flaw_logit[has_s], s[has_s])
             if has_q.any():
-                loss = loss + settings.quality_weight * torch.mean((torch.sigmoid(quality_logit[has_q]) - q[has_q]) ** 2)
+                err = (torch.sigmoid(quality_logit[has_q]) - q[has_q]) ** 2
+                loss = loss + settings.quality_weight * torch.sum(w[has_q] * err) / torch.sum(w[has_q])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -263,6 +265,17 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
     report = {"settings": asdict(settings), "train_seconds": round(time.time() - start, 1),
               "train_graphs": cfg.extra["train_graphs"]}
     return TrainResult(model, report)
+
+
+def _genre_weights(examples: Sequence[Example]) -> torch.Tensor:
+    """Each judged genre weighs the same in the quality loss, however many arguments it has: 3,000 one-sentence
+    IBM arguments must not drown the longer web-debate ones, which are what users hold."""
+    counts: dict[str, int] = {}
+    for e in examples:
+        if e.quality is not None:
+            counts[e.corpus] = counts.get(e.corpus, 0) + 1
+    return torch.tensor([1.0 / counts[e.corpus] if e.quality is not None else 0.0 for e in examples],
+                        dtype=torch.float32)
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
