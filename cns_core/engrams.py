@@ -64,6 +64,8 @@ TRUST_KEYS = (
     "trust_readings",     # str: JSON, the verifier's readings the verdict is decided from (answer_verdict.VerdictReadings):
                           #   a new threshold or calibration re-decides the verdict from them, without the model
     "trust_verdict_calibration",  # int: the calibration version the verdict was decided under (0: none)
+    "trust_verdict_complete",  # bool: of a correct answer against a reference, whether it says what the reference
+                               #   says (False: true but incomplete); absent where not judged
 )
 
 # A person's verdict on a stored answer (written by cns_core.people; owned by the memory like trust_*).
@@ -214,6 +216,13 @@ class Engram:
         """The answer's verdict (correct / incorrect / unverified / no_answer), None before one was made."""
         value = self.metadata.get("trust_verdict")
         return value if value in DECIDED_VERDICTS + UNDECIDED_VERDICTS else None
+
+    @property
+    def answer_complete(self) -> bool | None:
+        """Of a correct answer, whether it says what its reference says (False: true but incomplete); None where
+        that was not judged (not correct, no reference, or judged before it was asked)."""
+        value = self.metadata.get("trust_verdict_complete")
+        return value if isinstance(value, bool) else None
 
     @property
     def human_verdict(self) -> str | None:

@@ -70,6 +70,36 @@ def test_one_unit_of_the_reference_that_supports_outvotes_one_that_contradicts()
     assert listed.verdict == "correct"
 
 
+def test_a_right_but_vague_answer_is_true_but_incomplete_never_wrong():
+    """Truth and informativeness are judged apart (issue 67 item 4): the reference, read as the question's
+    answer, must follow from a complete answer; from "An Australian city." it does not."""
+    q, ref = "What is the capital of Australia?", "Canberra."
+    full, vague = "Canberra is the capital.", "An Australian city."
+    table = {verifier_pair(ref, full, q): SUPPORTS, verifier_pair(ref, vague, q): SUPPORTS,
+             verifier_pair(full, ref, q): SUPPORTS, verifier_pair(vague, ref, q): SILENT}
+    complete, incomplete = _judge([AnswerItem("a", q, full, ref), AnswerItem("b", q, vague, ref)], table)
+    assert (complete.verdict, complete.complete, complete.label) == ("correct", True, "correct")
+    assert (incomplete.verdict, incomplete.complete, incomplete.label) == ("correct", False, "true but incomplete")
+    assert incomplete.score == complete.score          # as right as the full answer: p(right) does not move
+    assert incomplete.note.startswith("True but incomplete") and incomplete.readings.covers == pytest.approx(0.1)
+    assert incomplete.metadata()["trust_verdict_complete"] is False
+    assert complete.metadata()["trust_verdict_complete"] is True
+    stricter = _judge([AnswerItem("a", q, full, ref)], table, VerdictSettings(head=None, complete_at=0.95))[0]
+    assert stricter.complete is False
+
+
+def test_completeness_is_judged_only_for_a_correct_answer_against_a_reference():
+    answer = "Sydney is the capital of Australia."
+    [wrong] = _judge([AnswerItem("a", Q, answer, REF)], {verifier_pair(REF, answer, Q): CONTRADICTS})
+    assert wrong.complete is None and "trust_verdict_complete" not in wrong.metadata()
+    assert wrong.readings.covers == pytest.approx(0.1)     # read, and kept for a later re-decision
+    source = "Canberra is the capital of Australia."
+    [from_sources] = _judge([AnswerItem("a", Q, "Canberra.", None, (source,))],
+                            {verifier_pair(source, "Canberra.", Q): SUPPORTS})
+    assert from_sources.verdict == "correct" and from_sources.complete is None
+    assert from_sources.readings.covers is None
+
+
 def test_incorrect_needs_a_sure_contradiction_and_no_support():
     answer = "It is the largest city there."
     unsure = (0.1, 0.35, 0.55)

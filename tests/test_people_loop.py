@@ -315,6 +315,26 @@ def test_engrams_page_agreement_panel_calibrates_and_reverts(tmp_path, monkeypat
     assert relabel_job(MemoryService()) is job and not job.running
 
 
+def test_a_true_but_incomplete_answer_reads_so_on_the_badge_in_recall_and_in_the_export():
+    """Vague is not wrong (issue 67 item 4): a correct answer that says less than its reference keeps the
+    correct answer's colour and says "true but incomplete" wherever the verdict is shown."""
+    from cns_core.memory.recall import RecallSettings, judge_quality
+    from cns_core.people.export import engram_row
+    from cns_core.views.engram_view import trust_html
+
+    e = _engram(1, 4, "correct", 0.93, 0.8, None)
+    assert e.answer_complete is None and "true but incomplete" not in trust_html(e, DisagreementRule())
+    e.metadata["trust_verdict_complete"] = False
+    html = trust_html(e, DisagreementRule())
+    assert "\u2713 true but incomplete \u00b7 p(right) 0.93" in html and 'data-complete="false"' in html
+    assert engram_row(e)["answer_complete"] is False
+    assert any(r.startswith("answer verdict true but incomplete, p(right) 0.93")
+               for r in judge_quality(e, RecallSettings()).reasons)
+    e.metadata["trust_verdict_complete"] = True
+    assert "\u2713 correct \u00b7 p(right) 0.93" in trust_html(e, DisagreementRule())
+    assert engram_row(e)["answer_complete"] is True
+
+
 def test_the_badge_the_export_and_the_review_queue_show_one_number_named_p_right(tmp_path, state_dir):
     """ "✗ incorrect 0.84" showed the verdict's own probability while the export and the review queue used
     p(right) 0.06: one number, named, everywhere."""

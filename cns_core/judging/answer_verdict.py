@@ -39,17 +39,19 @@ from cns_core.judging.verdict_head import (FEATURES, fallback_probability, figur
                                          verdict_features)
 from cns_core.config import ConfigError
 
-__all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "VerdictSettings", "DetailCheck", "AnswerVerdict", "VerdictReadings",
+__all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "INCOMPLETE_LABEL", "verdict_label", "VerdictSettings", "DetailCheck", "AnswerVerdict", "VerdictReadings",
            "Evidence", "WrongDetail", "judge_answers", "decide", "raw_p_right", "raw_scores", "is_non_answer"]
 
 ANSWER_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unverified", "no_answer")
 VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect", "unverified": "unverified",
                                   "no_answer": "no answer"}
+INCOMPLETE_LABEL = "true but incomplete"
 _FILE = "memory.yaml"
 _TEXT_KEPT = 400          # characters of a claim or passage kept on the engram
 # How a verdict is made from the verifier's readings, part of the scorer's identity: a change re-scores the stored
-# answers, so every answer is judged the same way (2: a long answer's backing, 2026-11-28).
-VERDICT_RULES = 2
+# answers, so every answer is judged the same way (2: a long answer's backing, 2026-11-28; 3: whether a right
+# answer says all its reference does, 2026-12-07).
+VERDICT_RULES = 3
 _MAX_UNITS = 64           # reference units judged (alternatives and their sentences)
 _ALTERNATIVES = re.compile(r"\s*(?:\||;|\n)\s*")
 
@@ -61,6 +63,14 @@ _NON_ANSWER = re.compile(
     r"|i'?m\s+(?:not\s+(?:sure|able|aware)|unable|sorry)|sorry\s*(?:[,.!]|but\b|i\b)|as\s+an\s+ai\b"
     r"|(?:unknown|no\s+idea)\W*$"
     r"|i\s+have\s+no\s+(?:comment|idea|information|way))", re.IGNORECASE)
+
+
+def verdict_label(verdict: str, complete: bool | None = None) -> str:
+    """A verdict in words, as every surface shows it: a correct answer that says less than its reference is
+    "true but incomplete" (true, not wrong: its badge stays the correct one's)."""
+    if verdict == "correct" and complete is False:
+        return INCOMPLETE_LABEL
+    return VERDICT_LABELS[verdict]
 
 
 def is_non_answer(answer: str) -> bool:
@@ -81,6 +91,7 @@ class VerdictSettings:
     answer_sentences: int = 2        # sentences of a long answer also read as its answer (0: the whole answer only)
     whole_answer_words: int = 80     # an answer up to this long is also read whole (a longer one through its sentences)
     detail_passages: int = 3         # evidence passages each detail sentence is checked against
+    complete_at: float = 0.5         # a right answer read as the reference reads it this surely: complete
     head: str | None = None          # a learned p(right) (a folder with head.json); None: the verifier's numbers alone
     # A person's calibration in force (cns calibrate): correct_at is then its threshold, on the scale of its Platt map
     platt: tuple[float, float] | None = None    # (a, b): p(right) = platt(the verifier's p(right)); None: as it is
@@ -126,7 +137,7 @@ class VerdictSettings:
         values = {name: config_number(section, name, file=_FILE, path="verdict", default=getattr(cls, name),
                                       low=0.0, high=1.0) for name in ("correct_at", "wrong_at", "incorrect_at",
                                                                       "support_below",
-                                                                      "detail_contradicted_at")}
+                                                                      "detail_contradicted_at", "complete_at")}
         values["max_details"] = int(config_number(section, "max_details", file=_FILE, path="verdict",
                                                   default=cls.max_details, low=0, high=200))
         for name, high in (("answer_sentences", 12), ("whole_answer_words", 1000), ("detail_passages", 20)):
@@ -181,10 +192,14 @@ class AnswerVerdict:
     features: tuple[float, ...] = field(default=(), compare=False)   # verdict_head.FEATURES, for training
     readings: "VerdictReadings | None" = field(default=None, compare=False)   # what it was decided from
     calibration: int = 0                 # the calibration version it was decided under (0: none)
+    # Informativeness, judged apart from truth (as TruthfulQA's annotators do): of a correct answer checked
+    # against a reference, whether it says what the reference says (False: true but incomplete, "An English
+    # novelist." for Jane Austen); None where it was not judged (not correct, or no reference).
+    complete: bool | None = None
 
     @property
     def label(self) -> str:
-        return VERDICT_LABELS[self.verdict]
+        return verdict_label(self.verdict, self.complete)
 
     def metadata(self) -> dict[str, Any]:
         """The engram's ``trust_verdict*`` keys and its readings (Chroma metadata: scalars only)."""
@@ -196,6 +211,8 @@ class AnswerVerdict:
                            ("trust_p_supported", self.p_supported), ("trust_p_contradicted", self.p_contradicted)):
             if value is not None:
                 out[key] = round(float(value), 6)
+        if self.complete is not None:
+            out["trust_verdict_complete"] = bool(self.complete)
         if self.claim:
             out["trust_verdict_claim"] = self.claim[:_TEXT_KEPT]
         if self.passage:
@@ -274,6 +291,7 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
     out: list[AnswerVerdict | None] = [None] * len(items)
     asked: list[Any] = []
     checked: list[Any] = []
+    covering: list[Any] = []
     plans: list[tuple] = []
     unit_texts: list[list[str]] = []
     head = settings.verdict_head()
@@ -302,7 +320,15 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
         asked.append(GroundingProblem(tuple(readings), tuple(units for _, units in main),
                                       tuple([question.query] * len(readings))))
         checked.append(GroundingProblem(tuple(plain), tuple(units for _, units in every)))
-        plans.append((i, question, [name for name, _ in main], [name for name, _ in every], details, whole))
+        # The other way round, against a reference only: does the answer say what the reference says? Each of
+        # the reference's units (its alternatives) read as the question's answer, against the answer's passages.
+        reference = tuple(u for _, units in unit_sources for u in units)
+        if reference:
+            covering.append(GroundingProblem(reference, (tuple(source_units(question.answer, max_chars,
+                                                                            split_sentences)),),
+                                             tuple([question.query] * len(reference))))
+        plans.append((i, question, [name for name, _ in main], [name for name, _ in every], details, whole,
+                      bool(reference)))
         unit_texts.append([u for _, units in main for u in units])
     if plans:
         retrieval = RetrievalSettings.from_settings(grounding)
@@ -310,16 +336,25 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
         judged_asked = judge_problems(asked, nli, embedder, fusion, retrieval, rule)
         judged_plain = judge_problems(checked, nli, embedder, fusion,
                                       replace(retrieval, top_k=min(retrieval.top_k, settings.detail_passages)), rule)
-        for n, ((i, question, main_names, every_names, details, whole), problem, by_reading, by_sentence) in \
-                enumerate(zip(plans, asked, judged_asked, judged_plain)):
+        covered = iter(judge_problems(covering, nli, embedder, fusion, retrieval, rule) if covering else ())
+        for n, ((i, question, main_names, every_names, details, whole, has_reference), problem, by_reading,
+                by_sentence) in enumerate(zip(plans, asked, judged_asked, judged_plain)):
             readings = [_reading(claim, v) for claim, v in zip(problem.claims, by_reading)]
             plain_answer = _reading(question.answer, by_sentence[0]) if whole else Reading(question.answer, None, None)
             checks = tuple(_detail(sentence, d, every_names)
                            for sentence, d in zip(details, by_sentence[1:] if whole else by_sentence))
             read = _readings(question, readings, plain_answer, checks, main_names, every_names, unit_texts[n], settings,
                              whole)
+            if has_reference:
+                read = replace(read, covers=round(_covers(next(covered)), 6))
             out[i] = replace(decide(read, question.answer, settings, head), details=checks)
     return [v for v in out if v is not None]
+
+
+def _covers(by_unit: Sequence[Any]) -> float:
+    """The best p(entailment) of any reference unit read against the answer (0 when nothing was read)."""
+    best = [v.strongest("entailment") for v in by_unit]
+    return max((float(b.entailment) for b in best if b is not None), default=0.0)
 
 
 def _reading(claim: str, verdict: Any) -> Reading:
@@ -436,9 +471,13 @@ def decide(readings: "VerdictReadings", answer: str, settings: VerdictSettings, 
 
     if score >= settings.correct_at:
         note = f"The {supported.evidence} supports the answer."
+        complete = None if readings.covers is None else readings.covers >= settings.complete_at
+        if complete is False:
+            note = (f"True but incomplete: the {supported.evidence} supports the answer, but the answer does not "
+                    "say what the reference does.")
         if readings.open_details:
             note += f" {readings.open_details} detail(s) the evidence does not mention stay unverified."
-        return verdict("correct", score, supported, supported.claim, note)
+        return replace(verdict("correct", score, supported, supported.claim, note), complete=complete)
     # The answer-level reasons were made for an answer read whole: on a long answer read through its sentences
     # they gave red badges at precision 0.68 (SQuALITY); a detail the evidence surely contradicts while nothing
     # supports it is a reason a reader can check in any answer.
@@ -509,6 +548,9 @@ class VerdictReadings:
     # The answer was read whole (else, too long, through its sentences: then only a contradicted detail
     # makes it incorrect). Readings stored before this field existed load as read whole, as they were decided.
     read_whole: bool = True
+    # p(the reference, read as the answer to the question, follows from the answer): how much of what the
+    # reference says the answer says too. None without a reference, and on readings stored before it existed.
+    covers: float | None = None
     version: int = 1
 
     def to_json(self) -> str:
@@ -531,8 +573,9 @@ class VerdictReadings:
             if raw["kind"] == "judged" and len(features) != len(FEATURES):
                 raise ValueError(f"readings: {len(features)} features, not {len(FEATURES)}")
             backing = None if raw.get("backing") is None else float(raw["backing"])
+            covers = None if raw.get("covers") is None else float(raw["covers"])
             numbers = [*features, float(raw["support"]), float(raw["against"]),
-                       *([] if backing is None else [backing])]
+                       *([] if backing is None else [backing]), *([] if covers is None else [covers])]
             if not all(math.isfinite(x) for x in numbers):
                 raise ValueError("readings: a number is not finite")
             wrong = raw.get("wrong_detail")
@@ -543,7 +586,7 @@ class VerdictReadings:
                        wrong_detail=None if wrong is None else WrongDetail(str(wrong["sentence"]), str(wrong["passage"]),
                                                                            float(wrong["p_contradicted"])),
                        open_details=int(raw["open_details"]), backing=backing,
-                       read_whole=bool(raw.get("read_whole", True)))
+                       read_whole=bool(raw.get("read_whole", True)), covers=covers)
         except (TypeError, KeyError, AttributeError, json.JSONDecodeError) as exc:
             raise ValueError(f"readings: damaged ({type(exc).__name__}: {exc})") from None
 

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 
 from cns_core.config import ConfigError
 from cns_core.engrams import Engram
+from cns_core.judging.answer_verdict import verdict_label
 
 __all__ = ["RecallSettings", "Quality", "Recalled", "judge_quality", "rank", "check_recall_request",
            "QUALITY_SIGNALS", "recall_settings"]
@@ -135,7 +136,7 @@ def _signals(e: Engram) -> tuple[dict[str, float], dict[str, str]]:
     elif verdict is not None and isinstance(p_right, (int, float)) and not isinstance(p_right, bool) \
             and 0.0 <= float(p_right) <= 1.0:
         values["verdict"] = float(p_right)
-        words["verdict"] = f"answer verdict {verdict}, p(right) {float(p_right):.2f}"
+        words["verdict"] = f"answer verdict {verdict_label(verdict, e.answer_complete)}, p(right) {float(p_right):.2f}"
     if e.critic_score is not None:
         values["grade"] = (e.critic_score - 1) / 4
         words["grade"] = f"judge's grade {e.critic_score}/5"

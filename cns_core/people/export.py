@@ -32,9 +32,10 @@ EXPORT_KINDS = ("preferences", "rewards")   # beside the answers: DPO pairs (JSO
 # judge_grade / judge_feedback: the judge's grade (1-5) and words, stored as the engram's critic_score and
 # critic_feedback (the critic-agent spec's names); exported under what they are, never as a "critic score".
 # answer_verdict / answer_verdict_p_right: the answer verdict and its p(right), as every page names them (stored
-# as the engram's trust_verdict and trust_verdict_score).
+# as the engram's trust_verdict and trust_verdict_score); answer_complete: of a correct answer, whether it says what
+# its reference says (false: true but incomplete; empty where not judged).
 EXPORT_COLUMNS = ("id", "timestamp", "session_id", "query", "answer", "reference", "judge_grade", "judge_feedback",
-                  "answer_verdict", "answer_verdict_p_right", "trust_score", "trust_settings", "human_verdict",
+                  "answer_verdict", "answer_verdict_p_right", "answer_complete", "trust_score", "trust_settings", "human_verdict",
                   "human_note", "human_who", "human_at")
 _CHUNK = 1000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")          # OWASP: cells a spreadsheet may evaluate
@@ -63,7 +64,8 @@ def engram_row(e: Engram) -> dict[str, Any]:
     row: dict[str, Any] = {"id": e.id, "timestamp": e.timestamp, "session_id": e.session_id, "query": e.query,
                            "answer": e.answer, "reference": meta.get("reference"), "judge_grade": e.critic_score,
                            "judge_feedback": e.feedback or None, "answer_verdict": e.answer_verdict,
-                           "answer_verdict_p_right": meta.get("trust_verdict_score"), "trust_score": e.trust_score,
+                           "answer_verdict_p_right": meta.get("trust_verdict_score"),
+                           "answer_complete": e.answer_complete, "trust_score": e.trust_score,
                            "trust_settings": meta.get("trust_settings") or ""}
     row.update({k: meta.get(k) if e.human_verdict else None for k in EXPORT_COLUMNS if k.startswith("human_")})
     for key in _TIME_COLUMNS:

@@ -274,15 +274,18 @@ VERDICT_STYLE: dict[str, tuple[str, str, bool]] = {     # verdict -> (mark, colo
 
 
 def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str = "", claim: str = "",
-                        passage: str = "") -> str:
+                        passage: str = "", complete: bool | None = None) -> str:
     """The answer's verdict as a pill with its one number, p(right) ("✗ incorrect · p(right) 0.06"); the
     same number is the export's ``answer_verdict_p_right`` and what the review queue orders by. Hover says
-    what the number is and what the verdict rests on."""
+    what the number is and what the verdict rests on. A correct answer that says less than its reference
+    reads "true but incomplete" in the correct answer's colour: vague is not wrong."""
+    from cns_core.judging.answer_verdict import verdict_label
+
     if verdict not in VERDICT_STYLE:
         return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
                      'class="cns-verdict" data-verdict="none"', outline=True, spaced=False)
     mark, colour, outline = VERDICT_STYLE[verdict]
-    label = f"{mark} {verdict.replace('_', ' ')}"
+    label = f"{mark} {verdict_label(verdict, complete)}"
     number = ""
     if isinstance(p_right, (int, float)) and not isinstance(p_right, bool):
         from cns_core.critics.grounding_verdict import shown_probability
@@ -294,8 +297,9 @@ def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str =
                   "when a calibration is active; the export's answer_verdict_p_right column and the review queue's order.")
     tip = " ".join(part for part in (number, note, f"Claim: {claim}" if claim and claim != note else "",
                                      f"Evidence: {passage}" if passage else "") if part)
-    return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"', outline=outline,
-                 spaced=False)
+    complete_attr = "" if complete is None else f' data-complete="{str(bool(complete)).lower()}"'
+    return _pill(label, colour, tip, f'class="cns-verdict" data-verdict="{escape(verdict)}"{complete_attr}',
+                 outline=outline, spaced=False)
 
 
 def outlined_cards_css(key_prefix: str) -> str:

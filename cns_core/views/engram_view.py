@@ -125,7 +125,8 @@ def trust_html(engram: Engram, rule: DisagreementRule) -> str:
     answer = display.answer_verdict_html(engram.answer_verdict, p_right=meta.get("trust_verdict_score"),
                                          note=str(meta.get("trust_verdict_note") or ""),
                                          claim=str(meta.get("trust_verdict_claim") or ""),
-                                         passage=str(meta.get("trust_verdict_passage") or ""))
+                                         passage=str(meta.get("trust_verdict_passage") or ""),
+                                         complete=engram.answer_complete)
     badge = display.trust_badge_html(engram.trust_score, complete=engram.trust_complete,
                                      note=str(meta.get("trust_error") or meta.get("trust_incomplete") or ""),
                                      evidence=meta.get("trust_evidence"))
