@@ -209,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     probe = print_probe(nli, beside, args.beside_model)
     probe["verdicts"] = print_verdict_probe(nli, beside, embedder)
     probe["demo_facts"] = print_demo_facts(nli, beside, embedder)
+    probe["completeness"] = print_completeness(nli, beside, embedder, root, args.limit)
     sets = answer_sets(root, args.limit, args.sets, args.long_limit)
     before = json.loads(Path(args.before).read_text(encoding="utf-8")) if Path(args.before).is_file() else {}
     if before and (before.get("limit"), before.get("long_limit")) != (args.limit, args.long_limit):
@@ -346,13 +347,51 @@ def print_demo_facts(nli, beside, embedder) -> dict[str, dict]:
     out: dict[str, dict] = {}
     print(f"the demo memory's {len(FACTS)} facts against their good answer (verdict of the good, vague and wrong answer):")
     for label, model in models.items():
-        counts = Counter((item.query_id.rsplit("-", 1)[1], v.verdict)
-                         for item, v in zip(items, judge_answers(items, model, embedder)))
-        out[label] = {kind: {v: counts.get((kind, v), 0) for v in ("correct", "incorrect", "unverified")}
-                      for kind in kinds}
+        verdicts = judge_answers(items, model, embedder)
+        counts = Counter((item.query_id.rsplit("-", 1)[1], v.verdict) for item, v in zip(items, verdicts))
+        incomplete = Counter(item.query_id.rsplit("-", 1)[1] for item, v in zip(items, verdicts) if v.complete is False)
+        out[label] = {kind: {**{v: counts.get((kind, v), 0) for v in ("correct", "incorrect", "unverified")},
+                             "true but incomplete": incomplete.get(kind, 0)} for kind in kinds}
         good, vague, wrong = (out[label][k] for k in kinds)
-        print(f"  {label:8} good read correct {good['correct']}; vague read incorrect {vague['incorrect']} (none "
-              f"should be); wrong read correct {wrong['correct']} (none should be), incorrect {wrong['incorrect']}")
+        print(f"  {label:8} good read correct {good['correct']} (of which true but incomplete "
+              f"{good['true but incomplete']}, none should be); vague read incorrect {vague['incorrect']} (none "
+              f"should be), correct {vague['correct']} (of which true but incomplete "
+              f"{vague['true but incomplete']}); wrong read correct {wrong['correct']} (none should be), "
+              f"incorrect {wrong['incorrect']}")
+    print()
+    return out
+
+
+def print_completeness(nli, beside, embedder, root: Path, limit: int) -> dict[str, dict]:
+    """Is a right answer complete? SAF's held-out exam answers (unseen answers and questions) that the teacher
+    marked correct against those marked partially correct: the AUC of the answer's ``covers`` reading (the
+    reference read the other way round against it) and, at ``verdict.complete_at``, the share of each called
+    incomplete. A development check of "true but incomplete" (issue 67 item 4)."""
+    import random
+
+    from cns_core.judging.answer_verdict import VerdictSettings
+    from cns_core.training.verifier_data import read_saf
+
+    rows = []
+    for split in ("unseen_answers", "unseen_questions"):
+        answers, _ = read_saf(root / "answer_judgements" / "saf_en" / split)
+        rows += [a for a in answers if a.correct is not False]
+    rows = random.Random(7).sample(rows, min(limit, len(rows))) if limit else rows
+    items = [AnswerItem(f"saf-{i}", a.question, a.answer, a.reference, ()) for i, a in enumerate(rows)]
+    full = np.array([a.correct is True for a in rows], dtype=bool)
+    at = VerdictSettings.from_config().complete_at
+    models = {"now": nli} | ({"beside": beside} if beside is not None else {})
+    out: dict[str, dict] = {}
+    print(f"completeness: SAF held-out answers the teacher marked correct ({int(full.sum())}) against partially "
+          f"correct ({int((~full).sum())}); covers at complete_at {at:g}")
+    for label, model in models.items():
+        covers = np.array([np.nan if v.readings is None or v.readings.covers is None else v.readings.covers
+                           for v in judge_answers(items, model, embedder)])
+        out[label] = {"auc": auc(covers, full), "correct_called_incomplete": float((covers[full] < at).mean()),
+                      "partial_called_complete": float((covers[~full] >= at).mean())}
+        print(f"  {label:8} AUC {out[label]['auc']:.3f}; correct called incomplete "
+              f"{out[label]['correct_called_incomplete']:.0%}; partially correct called complete "
+              f"{out[label]['partial_called_complete']:.0%}")
     print()
     return out
 
