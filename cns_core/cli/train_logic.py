@@ -22,6 +22,9 @@ def register(subparsers) -> None:
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--seed", type=int)
     parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.add_argument("--leave-out", nargs="+", metavar="GENRE",
+                        help="genres not trained on (microtexts abstrct cdcp ibm webis): a cross-genre check, "
+                             "not the shipped recipe")
     parser.set_defaults(func=run)
 
 
@@ -29,7 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from cns_core.training.logic import load_logic_settings, train_and_save
 
     settings = load_logic_settings({"output": args.output, "data_dir": args.data_dir, "cache_dir": args.cache_dir,
-                                    "epochs": args.epochs, "seed": args.seed, "threads": args.threads})
+                                    "epochs": args.epochs, "seed": args.seed, "threads": args.threads,
+                                    "leave_out": args.leave_out})
     report = train_and_save(settings)
     flaw = report["held_out"]["flaw_auc"]
     print(f"model written to {settings.path(settings.output)}: held-out flaw AUC "
