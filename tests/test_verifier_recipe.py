@@ -64,7 +64,7 @@ def test_restated_pairs_are_entailed_and_no_kind_takes_more_than_its_share():
     assert restated_pairs(supported, 8, seed=3).hypotheses == out.hypotheses
 
 
-def test_a_general_answer_keeps_the_sentence_and_is_judged_right():
+def test_a_general_answer_keeps_the_sentence_and_is_judged_right_but_not_the_other_way_round():
     from cns_core.training.verifier_data import JudgedAnswer, general_answers
 
     def judged(question, answer, correct=True, reference="Jane Austen"):
@@ -77,11 +77,13 @@ def test_a_general_answer_keeps_the_sentence_and_is_judged_right():
                judged("Who owns the house?", "The house is Jane Austen's own, bought in 1809.", reference="Jane Austen"),
                judged("What did Jane Austen write first?", "Jane Austen wrote Sense and Sensibility first.")]
     out = general_answers(answers, seed=1)
-    assert len(out) == 1
-    made = out[0]
+    assert len(out) == 2
+    made, reversed_ = out
     assert made.correct is True and made.reference == answers[0].answer
     assert made.answer.startswith("The novel Emma was written by ") and "Austen" not in made.answer
     assert made.answer.endswith(" in 1815.")
+    # the other way round the general sentence does not state who: not enough information, in the same words
+    assert (reversed_.reference, reversed_.answer, reversed_.correct) == (made.answer, made.reference, None)
 
 
 def _recipe(tmp_path: Path, base: Path, **extra) -> TrainSettings:

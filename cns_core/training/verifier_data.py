@@ -194,10 +194,14 @@ _PERSON_NAME = re.compile(r"[A-Z][\w.'-]+(?: (?:de |van |von |da )?[A-Z][\w.'-]+
 
 def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAnswer]:
     """Each who-question's right, sentence-long answers with the gold person put in more general words ('Jane
-    Austen wrote it' -> 'someone wrote it'), judged right against the sentence they came from.
+    Austen wrote it' -> 'someone wrote it'), judged right against the sentence they came from; and the other
+    way round, the sentence naming the person against the general one, judged neither (``correct`` None:
+    not enough information).
 
     A vague but true answer is not a wrong one: the judged answers alone teach "does not state the gold" as
-    "contradicted", and then every unspecific answer wears a red badge. Only whole names standing alone are
+    "contradicted", and then every unspecific answer wears a red badge. The reverse pair keeps the direction:
+    "someone wrote it" does not state who, so it neither supports "Jane Austen wrote it" (a green badge for
+    any name against a vague reference) nor makes that answer complete. Only whole names standing alone are
     replaced (not "Polly" of "Polly Sherman", not a possessive), so every sentence stays English. At most one
     sentence a question (chosen by ``seed``)."""
     out = []
@@ -222,6 +226,8 @@ def general_answers(answers: Sequence[JudgedAnswer], seed: int) -> list[JudgedAn
         vague = before + general + after
         out.append(JudgedAnswer(sentence.dataset + "-general", sentence.question, sentence.answer, vague, True,
                                 "general"))
+        out.append(JudgedAnswer(sentence.dataset + "-general", sentence.question, vague, sentence.answer, None,
+                                "general-reversed"))
     return out
 
 
