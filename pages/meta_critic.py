@@ -120,8 +120,7 @@ with frame.guard("Could not run the Meta-Critic"):
         st.info("No suggestions: every critic scores above the suggestion threshold and nothing conflicts.")
     for s in ev.suggestions:
         places = "".join(f"\n    - {frame.md(p)}" for p in s.places)
-        st.markdown(f"- **{frame.md(s.advice)}** · {display.critic_label(s.critic)} {s.score:.2f}, worth up to "
-                    f"+{s.cost:.3f} Trust{places}")
+        st.markdown(f"- **{frame.md(s.advice)}** · {display.critic_label(s.critic)} {s.standing}{places}")
         if not s.in_force:
             st.caption(f"Not in force: {display.critic_label(s.critic)} has weight 0 under the weights in force "
                        f"({frame.md(origin)}), so acting on it changes no Trust Score.")

@@ -152,12 +152,14 @@ def test_long_evidence_is_judged_in_runs_of_adjacent_sentences():
     assert len(nli.calls) == 1 and len(nli.calls[0]) == 8
 
 
-def test_no_evidence_scores_zero_with_explanation(critic):
+def test_without_evidence_grounding_abstains_and_still_asks_for_evidence(critic):
+    """Nothing to read is nothing to judge (issue 69 item 3): no score (a 0 would sink the Trust Score of every
+    argument that cites nothing, whatever its merits), the weight goes to the critics that judged."""
     sno = build_sno({"h": "A bold claim.", "c": "Another."}, [("c", "h", "support")])
     nli = TableNLI()
     result = critic.evaluate(sno, _ctx(nli))
-    assert result.score == 0.0 and result.ok
-    assert "no evidence" in result.explanation.lower()
+    assert result.score is None and result.status == "not_applicable"
+    assert result.abstention == "no evidence to read"
     assert result.issue_codes == ("no_evidence",) and result.issues[0].nodes == ("h", "c")
     assert nli.calls == []
 

@@ -89,23 +89,22 @@ def test_evaluate_aggregates_all_five_critics(meta, grounded, examples_populatio
     assert ev.sno_hash == grounded.content_hash()
 
 
-def test_sound_but_ungrounded_sno_gives_a_grounding_logic_conflict(meta):
+def test_an_argument_citing_nothing_is_not_scored_on_grounding_and_no_conflict_is_invented(meta):
+    """No evidence is nothing to read: grounding abstains (issue 69 item 3) instead of a 0 that sank the Trust
+    Score and made a "coherent but ungrounded" conflict out of an abstention."""
     ev = meta.evaluate(MODUS_PONENS)
-    assert ev.critic_scores["grounding"] == 0.0
+    assert "grounding" not in ev.critic_scores and ev.not_applicable["grounding"] == "no evidence to read"
     assert "no_evidence" in [i.code for i in ev.issues["grounding"]]
-    [conflict] = [c for c in ev.conflicts if c.involves("grounding", "logic")]
-    assert conflict.critics == ("logic", "grounding")
-    assert conflict.interpretation == "Coherent but ungrounded - needs evidence"
-    assert conflict.delta == pytest.approx(ev.critic_scores["logic"], abs=0.005)
-    assert ev.weakest_dimension == "grounding"
+    assert not any(c.involves("grounding", "logic") for c in ev.conflicts)
+    assert ev.weakest_dimension != "grounding"
 
 
 def test_suggestions_mention_evidence(meta):
     ev = meta.evaluate(MODUS_PONENS)
     [first] = [s for s in ev.suggestions if s.advice == meta.config.suggestions["no_evidence"]]
     assert first.nodes == ("h", "c1", "c2") and "h, c1, c2" in first.text
-    assert any(b.startswith("grounding 0.00 trails logic") and b.endswith("Coherent but ungrounded - needs evidence")
-               for b in first.because)
+    assert first.because == ("grounding abstains: no evidence to read",) and first.score is None
+    assert first.standing == "not scored yet: acting on this lets it judge"
     assert not any(s.text.startswith("Address:") for s in ev.suggestions)
     assert len(ev.suggestions) == len({s.text for s in ev.suggestions})
 
@@ -155,8 +154,8 @@ def test_scientific_context_weights_grounding_more(meta, pipeline, grounded):
     assert scientific.critic_scores == default.critic_scores
     assert scientific.weights["grounding"] > default.weights["grounding"]
     assert scientific.weighted.contributions["grounding"] > default.weighted.contributions["grounding"]
-    # Without evidence, weighing grounding more must cost score.
-    assert meta.evaluate(MODUS_PONENS, "scientific").score < meta.evaluate(MODUS_PONENS, "default").score
+    # Without evidence grounding abstains: no profile's grounding weight reaches the score.
+    assert "grounding" not in meta.evaluate(MODUS_PONENS, "scientific").weighted.contributions
 
 
 def test_every_context_is_a_profile_and_unknown_ones_are_refused(meta, grounded, examples_population):
@@ -311,8 +310,8 @@ def test_a_timed_out_critic_is_reported_and_the_rest_aggregates():
     finally:
         stuck.release.set()
     assert set(ev.failed) == {"bias"} and "timed out" in ev.failed["bias"]
-    assert set(ev.critic_scores) == {"grounding", "logic"}
-    assert set(ev.not_applicable) == {"novelty", "causal"} and ev.weighted.left_out == ("bias",)
+    assert set(ev.critic_scores) == {"logic"}
+    assert set(ev.not_applicable) == {"grounding", "novelty", "causal"} and ev.weighted.left_out == ("bias",)
     assert ev.to_dict()["failed"] == {"bias": ev.failed["bias"]}
     assert ev.score == pytest.approx(weigh(ev.results, load_profiles()["default"]).trust_score, abs=5e-4)
 

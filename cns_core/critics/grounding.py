@@ -116,11 +116,11 @@ class GroundingCritic(ConfiguredCritic):
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         claims, evidence = list(sno.claims), list(sno.evidence)
         if not claims or not evidence:
+            # Nothing to read: the critic abstains (its weight goes to the critics that judged) rather than
+            # score 0 what it never saw. The suggestion to add evidence stays.
             missing = "claims" if not claims else "evidence"
-            return CriticResult(
-                critic=self.name, score=0.0, confidence=1.0,
-                explanation=f"No {missing} to evaluate: grounding is 0.",
-                sub_scores={"validity_weighted": 0.0, "supported_share": 0.0},
+            return CriticResult.not_applicable(
+                self.name, f"no {missing} to read",
                 evidence={"claims": {}, "evidence": {}, "pairs": 0},
                 issues=(Issue("no_evidence", f"The SNO has no {missing}; add evidence with sources.",
                               tuple(c.id for c in claims), "high"),))

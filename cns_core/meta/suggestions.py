@@ -62,13 +62,20 @@ class Suggestion:
 
     critic: str
     advice: str
-    score: float
+    score: float | None          # None: the critic abstained (its issues still say what would let it judge)
     codes: tuple[str, ...] = ()
     issues: tuple[Issue, ...] = ()
     cost: float = 0.0
     because: tuple[str, ...] = ()
     listed: int = 3
     in_force: bool = True        # False: the critic has weight 0 under the weights in force (it moves no score)
+
+    @property
+    def standing(self) -> str:
+        """The critic's standing in words: "0.42, worth up to +0.050 Trust", or why it has no score yet."""
+        if self.score is None:
+            return "not scored yet: acting on this lets it judge"
+        return f"{self.score:.2f}, worth up to +{self.cost:.3f} Trust"
 
     @property
     def nodes(self) -> tuple[str, ...]:
@@ -196,6 +203,10 @@ def generate_suggestions(results: Mapping[str, CriticResult], conflicts: Iterabl
     chosen.sort(key=lambda n: rank_key(n, ok[n], cost[n], config))
     out = [replace(s, in_force=n not in unweighted) for n in chosen
            for s in critic_suggestions(n, ok[n], config, cost=cost[n], because=tuple(because.get(n, ())))]
+    # A critic that abstained for want of something to read ("no evidence") says what would let it judge; that
+    # advice comes after the scored ones (its gain cannot be priced without a score).
+    out += [s for n, r in results.items() if not r.applicable and r.issues
+            for s in critic_suggestions(n, r, config, because=(f"{n} abstains: {r.abstention}",))]
     first: dict[str, Suggestion] = {}
     for suggestion in out:                       # an exact repeat keeps its first place
         first.setdefault(suggestion.text, suggestion)
