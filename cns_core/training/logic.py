@@ -52,7 +52,7 @@ class LogicTrainSettings:
     ibm_dev_per_topic: int = 150              # IBM dev arguments per topic (held out, for the figures)
     webis_per_topic: int = 200                # Webis arguments drafted per topic (all of them: at most ~90)
     webis_held_topics: float = 0.3            # share of Webis topics held out (by hash), for the figures
-    judged_extremes: float = 0.25             # top / bottom share of a judged topic: real sound / unsound
+    judged_extremes: float = 0.1              # top / bottom share of a judged topic: real sound / unsound
     held_out: float = 0.2                     # share of gold texts held out for the flaw AUC
     leave_out: tuple[str, ...] = ()           # genres not trained on (the benchmark's cross-genre runs)
     threads: int = 1
