@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Mapping, Protocol, Sequence
 
-__all__ = ["DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
+__all__ = ["VERDICT_LABELS", "INCOMPLETE_LABEL", "verdict_label", "DECIDED_VERDICTS", "UNDECIDED_VERDICTS", "NO_VERDICT", "UNGRADED", "UNTRUSTED", "ORDERS", "SCORE_BUCKETS", "TRUST_PREFIX", "TRUST_KEYS", "Engram", "EngramFilters",
            "EngramSource", "DisagreementRule", "TimePager", "validate_score", "validate_trust", "check_timestamp",
            "time_key", "time_keys", "range_clauses", "and_clauses", "HUMAN_PREFIX", "HUMAN_VERDICTS", "HUMAN_KEYS",
            "AGREEMENTS", "MAX_NOTE_CHARS", "MAX_WHO_CHARS", "Annotation", "question_key", "turn_document",
@@ -42,6 +42,20 @@ DECIDED_VERDICTS = ("correct", "incorrect")      # answer verdicts that settle r
 UNDECIDED_VERDICTS = ("unverified", "no_answer")  # ... and those that leave it to the Trust Score
 NO_VERDICT = "none"   # trust_verdict of a scored engram without a verdict (Chroma cannot ask for a missing key)
 TRUST_PREFIX = "trust_"            # metadata keys owned by the critics' scoring of the answer
+# The answer verdict in words, as every surface shows it (the verdicts are made in cns_core.judging.answer_verdict).
+VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect", "unverified": "unverified",
+                                  "no_answer": "no answer"}
+INCOMPLETE_LABEL = "true but incomplete"
+
+
+def verdict_label(verdict: str, complete: bool | None = None) -> str:
+    """A verdict in words: a correct answer that says less than its reference is "true but incomplete" (true, not
+    wrong: its badge stays the correct one's)."""
+    if verdict == "correct" and complete is False:
+        return INCOMPLETE_LABEL
+    return VERDICT_LABELS[verdict]
+
+
 TRUST_KEYS = (
     "trust_score",        # float in [0, 1]: the critics' Trust Score of the drafted answer; UNTRUSTED if none
     "trust_complete",     # bool: False when a critic failed (the score then leaves it out)

@@ -101,12 +101,13 @@ def _go(page, title: str) -> None:
 
 
 def test_meta_critic_with_custom_weights_and_a_gate_kept_for_the_session(fresh, page):
-    _open_example(page, fresh, "Coffee makes people live longer")
+    # the circular forecasts: an example whose Logic is below its target, so the plan has a Logic step to zero
+    _open_example(page, fresh, "The central bank's forecasts can be trusted")
     _go(page, "Weights")
     zero_weight(page, "Logic")
     _go(page, "Meta-Critic")
     body = page.locator("body").inner_text()
-    assert "Coffee makes people live longer" in body
+    assert "The central bank's forecasts can be trusted" in body
     assert "custom" in body and "Logic gains +0.000: weight 0 in force" in body
     # lower the gate to 0.50 on the select slider; the Overview then says the same
     slider = page.get_by_role("slider").first          # the gate's select slider, the page's only slider

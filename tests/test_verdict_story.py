@@ -58,9 +58,9 @@ def test_a_mostly_contradicted_sno_is_not_acceptable_under_any_profile_that_weig
         assert not any(assess(results, weights, CFG, threshold=t).gate.passed for t in CFG.gate_choices if t >= 0.5)
         note = ev.weighted.cap_note()
         assert f"{len(contradicted)} of {len(claims)} claims are contradicted" in note
-    # a contradiction weighs more than its share of a weighted average
-    assert weigh(results, load_profiles()["default"]).trust_score < 0.5 <= weigh(
-        results, load_profiles()["default"]).weighted_sum
+    # a contradiction weighs more than its share of a weighted average: the cap, not the average, decides
+    default = weigh(results, load_profiles()["default"])
+    assert default.capped and default.trust_score < min(0.5, default.weighted_sum)
 
 
 def test_the_cap_lifts_when_grounding_carries_no_weight_and_in_the_plan(pipeline):

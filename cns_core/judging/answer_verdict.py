@@ -38,14 +38,12 @@ import numpy as np
 from cns_core.judging.verdict_head import (FEATURES, fallback_probability, figures_differ, load_head, name_gap,
                                          verdict_features)
 from cns_core.config import ConfigError
+from cns_core.engrams import INCOMPLETE_LABEL, VERDICT_LABELS, verdict_label
 
 __all__ = ["ANSWER_VERDICTS", "VERDICT_LABELS", "INCOMPLETE_LABEL", "verdict_label", "VerdictSettings", "DetailCheck", "AnswerVerdict", "VerdictReadings",
            "Evidence", "WrongDetail", "judge_answers", "decide", "raw_p_right", "raw_scores", "is_non_answer"]
 
 ANSWER_VERDICTS: tuple[str, ...] = ("correct", "incorrect", "unverified", "no_answer")
-VERDICT_LABELS: dict[str, str] = {"correct": "correct", "incorrect": "incorrect", "unverified": "unverified",
-                                  "no_answer": "no answer"}
-INCOMPLETE_LABEL = "true but incomplete"
 _FILE = "memory.yaml"
 _TEXT_KEPT = 400          # characters of a claim or passage kept on the engram
 # How a verdict is made from the verifier's readings, part of the scorer's identity: a change re-scores the stored
@@ -63,14 +61,6 @@ _NON_ANSWER = re.compile(
     r"|i'?m\s+(?:not\s+(?:sure|able|aware)|unable|sorry)|sorry\s*(?:[,.!]|but\b|i\b)|as\s+an\s+ai\b"
     r"|(?:unknown|no\s+idea)\W*$"
     r"|i\s+have\s+no\s+(?:comment|idea|information|way))", re.IGNORECASE)
-
-
-def verdict_label(verdict: str, complete: bool | None = None) -> str:
-    """A verdict in words, as every surface shows it: a correct answer that says less than its reference is
-    "true but incomplete" (true, not wrong: its badge stays the correct one's)."""
-    if verdict == "correct" and complete is False:
-        return INCOMPLETE_LABEL
-    return VERDICT_LABELS[verdict]
 
 
 def is_non_answer(answer: str) -> bool:

@@ -24,8 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from cns_core.config import ConfigError
-from cns_core.engrams import Engram
-from cns_core.judging.answer_verdict import verdict_label
+from cns_core.engrams import Engram, verdict_label
 
 __all__ = ["RecallSettings", "Quality", "Recalled", "judge_quality", "rank", "check_recall_request",
            "QUALITY_SIGNALS", "recall_settings"]

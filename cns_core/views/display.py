@@ -279,7 +279,7 @@ def answer_verdict_html(verdict: str | None, *, p_right: Any = None, note: str =
     same number is the export's ``answer_verdict_p_right`` and what the review queue orders by. Hover says
     what the number is and what the verdict rests on. A correct answer that says less than its reference
     reads "true but incomplete" in the correct answer's colour: vague is not wrong."""
-    from cns_core.judging.answer_verdict import verdict_label
+    from cns_core.engrams import verdict_label
 
     if verdict not in VERDICT_STYLE:
         return _pill("no verdict", GREY, "this answer has not been judged yet (cns trust-backfill)",
