@@ -23,9 +23,9 @@ import torch
 
 from cns_core.config import ConfigError, data_dir, load_config, project_dir
 from cns_core.metrics import roc_auc
-from cns_core.training.logic_data import (FLAW_TYPES, GENRES, Example, JudgedText, drafted, flawed_copies,
-                                         held_topics, load_gold, mark_extremes, percentile_within, read_ibm,
-                                         read_webis, subsample_by_topic, text_split)
+from cns_core.training.logic_data import (FLAW_TYPES, GENRES, JUDGED_CORPORA, Example, JudgedText, drafted,
+                                         flawed_copies, held_topics, load_gold, mark_extremes, percentile_within,
+                                         read_ibm, read_webis, subsample_by_topic, text_split)
 from cns_core.models.logic_gnn import GraphInput, LogicGNN, LogicGNNConfig, LogicModel, collate, graph_input
 from cns_core.sno import SNO
 
@@ -132,7 +132,7 @@ class TrainingData:
     judged: list[Example] = field(default_factory=list)        # IBM (train / dev topics) and Webis (by topic)
 
     def of(self, genre: str, split: str) -> list[Example]:
-        pool = self.gold if genre not in ("ibm", "webis") else self.judged
+        pool = self.judged if genre in JUDGED_CORPORA else self.gold
         return [e for e in pool if e.corpus == genre and e.meta.get("split") == split]
 
     @property
@@ -213,11 +213,10 @@ def train_logic(settings: LogicTrainSettings, data: TrainingData, emb: Embedding
     rng = random.Random(settings.seed)
     if settings.threads:
         torch.set_num_threads(settings.threads)
-    trained = [e for e in data.gold + data.judged
-               if e.meta.get("split") == "train" and e.corpus not in settings.leave_out]
-    if not trained:
+    examples = [e for e in data.gold + data.judged
+                if e.meta.get("split") == "train" and e.corpus not in settings.leave_out]
+    if not examples:
         raise ValueError("nothing to train on: every genre is left out or has no train split")
-    examples = trained
     inputs = examples_inputs(examples, emb)
     sound = torch.tensor([e.sound if e.sound is not None else -1.0 for e in examples], dtype=torch.float32)
     quality = torch.tensor([e.quality if e.quality is not None else -1.0 for e in examples], dtype=torch.float32)
@@ -351,7 +350,7 @@ def held_out_report(model: LogicModel, data: TrainingData, emb: EmbeddingCache) 
     test = [e for e in data.gold if e.meta["split"] == "test"]
     flaw_scores = model.predict(examples_inputs(test, emb))[:, 1].tolist() if test else []
     report: dict[str, Any] = {"flaw_auc": flaw_auc(test, flaw_scores), "test_graphs": len(test)}
-    for genre in ("ibm", "webis"):
+    for genre in JUDGED_CORPORA:
         examples = data.of(genre, "test")
         if examples:
             report[genre] = judged_figures(examples, model.predict(examples_inputs(examples, emb))[:, 0].tolist())
