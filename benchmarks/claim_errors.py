@@ -19,7 +19,13 @@ stage 13 trained on SNLI dev in its generic stages, docs/history.md):
   grounding critic (claim against the whole abstract) and of the NLI on (rationale sentences, claim)
   pairs (score p(entailment) - p(contradiction)).
 * **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
-  pairs each). The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
+  pairs each).
+* **Red badges** (issue 67: a red badge that is right first): the critic's verdict (its
+  ``verdict`` thresholds) on the true claims (called supported, called contradicted), on each kind of
+  injected error (called contradicted; an added fact should not be, the source never mentions it),
+  and on SciFact's SUPPORT abstracts (called contradicted) beside contradiction precision and
+  recall; the NLI's own flag (p(contradiction) at the model's threshold) on the rationale and NLI
+  pairs the same way. The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
 
 The grounding critic runs with the configured fusion, which was fitted on the shipped model's
 features: a candidate's fused figures are measured before any refit, so its NLI-alone rows are the
@@ -44,12 +50,14 @@ import numpy as np  # noqa: E402
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.training.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
-from cns_core.critics.grounding import fusion_of  # noqa: E402
+from cns_core.critics.grounding import fusion_of, verdict_rule_of  # noqa: E402
 from cns_core.training.grounding_fusion import DevClaim, dev_features, load_scifact, predict_dev  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
+from cns_core.critics.common import contradiction_threshold  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 from cns_core.models.nli import TransformersNLI, nli_settings, weights_fingerprint  # noqa: E402
 from cns_core.training.nli_data import read_nli_tsv, read_scifact_pairs, sample_pairs, scifact_fold  # noqa: E402
+from cns_core.training.nli_metrics import red_badge_figures  # noqa: E402
 
 FOLDS, HELD_FOLDS = 5, (0, 1)
 NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")
@@ -64,11 +72,19 @@ def auc(positive: np.ndarray, negative: np.ndarray) -> float:
 
 
 def claim_figures(name: str, claims: list[DevClaim], supported: np.ndarray, entail: np.ndarray,
-                  rows: dict[str, float]) -> None:
-    """AUC of fused p(supported) and of the NLI's best p(entailment): originals vs corrupted claims."""
+                  verdicts: np.ndarray, rows: dict[str, float]) -> None:
+    """AUC of fused p(supported) and of the NLI's best p(entailment): originals vs corrupted claims; and the
+    critic's verdicts: how many true claims read supported and how many read contradicted (a wrong red badge),
+    how many corrupted claims read contradicted (an added fact should not: the source never mentions it)."""
     labels = np.array([c.label for c in claims])
     sets = np.array([c.dataset for c in claims])
     groups = [("all", np.ones(len(claims), bool))] + [(d, sets == d) for d in dict.fromkeys(sets)]
+    original = labels == "original"
+    for group, mask in groups:
+        for verdict in ("supported", "contradicted"):
+            rows[f"{name} {group}: true claims called {verdict}"] = float(np.mean(verdicts[mask & original] == verdict))
+    for kind in ERROR_KINDS:
+        rows[f"{name} {kind}: corrupted called contradicted"] = float(np.mean(verdicts[labels == kind] == "contradicted"))
     for score_name, score in (("grounding p(supported)", supported), ("NLI best p(entailment)", entail)):
         for group, mask in groups:
             rows[f"{name} {group}: {score_name} AUC"] = auc(score[mask & (labels == "original")],
@@ -110,21 +126,36 @@ def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list
         inputs = [str(retrieval), max_chars, [[c.claim, c.source] for c in part]]
         return cache(inputs, lambda: dev_features(part, nli, embedder, retrieval, max_chars))
 
+    rule = verdict_rule_of(settings)
+
+    def verdicts(probabilities: np.ndarray) -> np.ndarray:
+        return np.array([rule.decide(p) for p in probabilities])
+
     x = features(claims)
     entail = x[:, list(FEATURES).index("entailment")]
-    claim_figures("claim errors", claims, predict_dev(fusion, x)[:, 0], entail, rows)
+    fused = predict_dev(fusion, x)
+    claim_figures("claim errors", claims, fused[:, 0], entail, verdicts(fused), rows)
 
-    xs = predict_dev(fusion, features(scifact))[:, 0]
+    fused = predict_dev(fusion, features(scifact))
     labels = np.array([c.label for c in scifact])
-    rows["SciFact held folds: grounding SUPPORT vs CONTRADICT AUC"] = auc(xs[labels == "SUPPORT"],
-                                                                          xs[labels == "CONTRADICT"])
+    rows["SciFact held folds: grounding SUPPORT vs CONTRADICT AUC"] = auc(fused[labels == "SUPPORT", 0],
+                                                                          fused[labels == "CONTRADICT", 0])
+    for figure, value in red_badge_figures(verdicts(fused) == "contradicted", labels == "SUPPORT",
+                                           labels == "CONTRADICT").items():
+        rows[f"SciFact held folds: grounding {figure}"] = value
+    threshold = contradiction_threshold({}, nli)
     probs = cache(rationale_pairs.pairs, lambda: nli.predict(rationale_pairs.pairs))
     score, gold = probs[:, 0] - probs[:, 2], np.asarray(rationale_pairs.labels)
     rows["SciFact held folds: NLI (rationale, claim) SUPPORT vs CONTRADICT AUC"] = auc(score[gold == 0],
                                                                                       score[gold == 2])
+    for figure, value in red_badge_figures(probs[:, 2] >= threshold, gold == 0, gold == 2).items():
+        rows[f"SciFact held folds: NLI (rationale, claim) {figure}"] = value
     for name, data in nli_sets.items():
         probs = cache(data.pairs, lambda: nli.predict(data.pairs))
-        rows[f"{name}: accuracy"] = float(np.mean(probs.argmax(1) == np.asarray(data.labels)))
+        gold = np.asarray(data.labels)
+        rows[f"{name}: accuracy"] = float(np.mean(probs.argmax(1) == gold))
+        for figure, value in red_badge_figures(probs[:, 2] >= threshold, gold == 0, gold == 2).items():
+            rows[f"{name}: {figure}"] = value
     return rows
 
 

@@ -34,11 +34,10 @@ offline_and_quiet()
 import numpy as np  # noqa: E402
 
 from cns_core.critics.common import contradiction_threshold, critic_settings  # noqa: E402
-from cns_core.critics.grounding import evidence_windows, fusion_of, top_k_windows  # noqa: E402
+from cns_core.critics.grounding import evidence_windows, fusion_of, top_k_windows, verdict_rule_of  # noqa: E402
 from cns_core.training.grounding_fusion import (auc_figures, cross_validated, dev_features, load_scifact,  # noqa: E402
                                             load_wice, predict_dev, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.grounding_verdict import VerdictRule  # noqa: E402
 
 OLD = {"max_window_chars": 400, "window_sentences": 2, "window_stride": 2, "top_k": 4, "weak_entailment": 0.5}
 
@@ -114,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cross-validation not possible: {exc}")
         cv = np.full_like(dev, np.nan)
 
-    rule = VerdictRule.from_settings(settings)     # the critic's own labelling of the probabilities
+    rule = verdict_rule_of(settings)     # the critic's own labelling of the probabilities
     rows = {"old": (auc_figures(claims, old_s), verdict_accuracy(claims, old_verdicts)),
             "new, dev (fitted here)": (auc_figures(claims, dev[:, 0]),
                                        verdict_accuracy(claims, [rule.decide(p) for p in dev])),

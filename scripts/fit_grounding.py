@@ -2,18 +2,23 @@
 
 Run: ``.venv/bin/python scripts/fit_grounding.py [--limit N] [--folds 5] [--out config/grounding_fusion.yaml]``
 
-Every SciFact train claim-abstract pair and every WiCE dev claim is judged with the configured
-NLI model and retrieval settings (``config/critics.yaml``, grounding); a multinomial logistic
-regression maps the per-claim features to supported / contradicted / not enough information.
-The YAML records the data, the date and the figures of a cross-validation grouped by claim
-(each claim scored by a fusion fitted on the other folds). Those are still development-set
-figures: the fusion's few weights and the feature choice were made on these sets.
+The SciFact train claim-abstract pairs of the folds the verifier trains on (its held-out folds
+stay out, so ``benchmarks/claim_errors.py`` reads them as held out for the fusion too) and every
+WiCE dev claim are judged with the configured NLI model and retrieval settings
+(``config/critics.yaml``, grounding); a multinomial logistic regression maps the per-claim
+features to supported / contradicted / not enough information. The contradiction threshold is
+chosen with it: the lowest at which at most ``--max-red`` of each set's supported claims read
+contradicted in a cross-validation grouped by claim (each claim scored by a fusion fitted on the
+other folds). The YAML records the thresholds, the data, the date and that cross-validation's
+figures: still development-set figures, since the fusion's few weights, the feature choice and
+the threshold were made on these sets.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -26,7 +31,8 @@ from cns_core.config import PROJECT_ROOT, state_dir  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.training.grounding_fusion import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
                                             fit_fusion, fitted_record, load_scifact, load_wice, predict_dev,
-                                            verdict_accuracy)
+                                            red_badge_threshold, verdict_accuracy)
+from cns_core.training.nli_data import SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, scifact_fold  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VerdictRule, load_fusion  # noqa: E402
 
@@ -51,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
+    parser.add_argument("--max-red", type=float, default=0.08,
+                        help="most of each set's supported claims read contradicted (cross-validated; default 0.08)")
     parser.add_argument("--features-cache", type=Path, default=None,
                         help="keep the judged features here and reuse them (default: <state dir>/grounding_dev_features.npz)")
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "config" / "grounding_fusion.yaml")
@@ -60,19 +68,30 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = critic_settings("grounding")
     retrieval = RetrievalSettings.from_settings(settings)
-    claims = load_scifact(args.limit) + load_wice(args.limit)
-    print(f"judging {len(claims)} dev claims ...", file=sys.stderr)
+    every = load_scifact(args.limit) + load_wice(args.limit)
+    print(f"judging {len(every)} dev claims ...", file=sys.stderr)
     cache = args.features_cache or state_dir() / "grounding_dev_features.npz"
-    x = cached_dev_features(claims, get_nli_backend(), get_embedder(), retrieval, int(settings["max_window_chars"]),
-                            cache)
+    x_every = cached_dev_features(every, get_nli_backend(), get_embedder(), retrieval,
+                                  int(settings["max_window_chars"]), cache)
+    kept = [i for i, c in enumerate(every)          # the verifier's held-out SciFact folds stay out of the fit
+            if c.dataset != "scifact" or scifact_fold(c.group.split("-", 1)[1], SCIFACT_FOLDS) not in SCIFACT_HELD_FOLDS]
+    claims, x = [every[i] for i in kept], x_every[kept]
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]
-    rule = VerdictRule.from_settings(settings)        # labelled as the critic labels them
-    cv_figures = _figures(claims, rule, cross_validated(x, verdicts, groups, args.features, args.folds, args.c))
+    out_of_fold = cross_validated(x, verdicts, groups, args.features, args.folds, args.c)
+    supported_at = VerdictRule().supported
+    contradicted_at, red = red_badge_threshold(claims, out_of_fold, args.max_red, supported_at)
+    rule = VerdictRule(supported_at, contradicted_at)
+    cv_figures = {**_figures(claims, rule, out_of_fold), "supported_called_contradicted": red}
     # the fusion in force, on the same features: the refit's baseline
-    print(f"the shipped fusion on these features: {_figures(claims, rule, predict_dev(load_fusion(), x))}")
-    record = fitted_record(claims, args.folds, cv_figures, args.c, retrieval)
+    shipped = load_fusion()
+    print(f"the shipped fusion on these features: "
+          f"{_figures(claims, VerdictRule.from_settings({}, shipped.verdict), predict_dev(shipped, x))}")
+    record = fitted_record(claims, args.folds, {**cv_figures, "max_red": args.max_red}, args.c, retrieval)
     fusion = fit_fusion(x, verdicts, args.features, args.c, record)
+    fusion = replace(fusion, verdict={"supported": supported_at, "contradicted": contradicted_at})
+    if settings.get("verdict"):
+        print(f"note: config/critics.yaml grounding.verdict {settings['verdict']} overrides the fitted thresholds")
     header = ("# Grounding fusion: p(verdict) = softmax(coef . features + intercept), written by\n"
               "# scripts/fit_grounding.py (see `fitted`). Features: cns_core/critics/grounding_verdict.py.\n")
     args.out.write_text(header + yaml.safe_dump(fusion.to_mapping(), sort_keys=False), encoding="utf-8")

@@ -3,6 +3,8 @@ the Trust cap of a verified-wrong answer; the verdict on the engram and in the d
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, TrustOutcome
@@ -37,12 +39,24 @@ def right_probability(support: float, contradiction: float, plain_contradiction:
     return support * (1 - max(contradiction, plain_contradiction) * (1 - support))
 
 
+def _pinned_grounding() -> dict:
+    """The Grounding critic's settings with a pinned fusion and thresholds: these tests are of the verdict's logic,
+    not of the fusion fitted last."""
+    import yaml
+
+    from cns_core.critics.common import critic_settings
+
+    pinned = Path(__file__).parent / "fixtures" / "grounding_fusion_pinned.yaml"
+    return {**critic_settings("grounding"), "fusion": yaml.safe_load(pinned.read_text(encoding="utf-8")),
+            "verdict": {"supported": 0.5, "contradicted": 0.5}}
+
+
 def _judge(items, table, settings=LEAN):
     """Judged with NLI rows from ``table``; every text embeds alike (similarity 1), so the fusion reads
     the NLI rows alone."""
     same = {text: [1.0] + [0.0] * 15 for pair in table for text in pair}
     same.update({t: [1.0] + [0.0] * 15 for item in items for t in [item.answer, item.reference or "", *item.sources]})
-    return judge_answers(items, TableNLI(table), TableEmbedder(same), settings)
+    return judge_answers(items, TableNLI(table), TableEmbedder(same), settings, _pinned_grounding())
 
 
 def test_a_contradicted_answer_is_incorrect_and_says_why():
@@ -148,7 +162,7 @@ def test_a_long_answer_is_read_through_the_sentences_that_answer_it():
     same = {t: [0.0, 1.0] for t in [answer, REF, filler.strip(), "It has many parks and a lake in its centre."]}
     items = [AnswerItem("a", Q, answer, REF)]
     [v] = judge_answers(items, TableNLI(table), TableEmbedder({**same, **embed}),
-                        VerdictSettings(head=None, whole_answer_words=20, answer_sentences=2))
+                        VerdictSettings(head=None, whole_answer_words=20, answer_sentences=2), _pinned_grounding())
     assert v.verdict == "correct" and v.claim == "Canberra is the capital."
 
 

@@ -64,7 +64,7 @@ def test_contradicted_example(evaluated):
     claims = grounding.evidence["claims"]
     assert claims["c5"]["contradicted_by"] == "e6" and claims["c5"]["max_contradiction"] >= 0.6
     assert claims["c2"]["contradicted_by"] == "e3"
-    assert grounding.score < 0.4
+    assert grounding.score < 0.5                      # more of it contradicted than supported
     assert grounding.score < evaluated["grounded"][1].results["grounding"].score - 0.4
 
 

@@ -76,6 +76,9 @@ _DELETE = object()
     ("intercept.not_enough_info", _DELETE, "intercept.not_enough_info: missing"),
     ("intercept.supported", True, "intercept.supported: must be a finite number"),
     ("fitted", "yesterday", "fitted: must be a mapping"),
+    ("verdict", 0.6, "verdict: must map supported / contradicted"),
+    ("verdict", {"contradicted": 1.5}, "verdict.contradicted: must be a number in (0, 1]"),
+    ("verdict", {"red": 0.5}, "verdict: unknown key(s) ['red']"),
 ])
 def test_bad_fusion_yaml_names_the_field(path, value, message):
     with pytest.raises(ConfigError) as err:
@@ -98,6 +101,38 @@ def test_the_shipped_fusion_loads_and_records_how_it_was_fitted():
     fusion = load_fusion()
     assert isinstance(fusion, Fusion) and fusion.coef.shape == (3, len(fusion.features))
     assert {"data", "date", "cross_validation"} <= set(fusion.fitted)
+    # its contradiction threshold was chosen with it, where few supported claims read contradicted
+    red = fusion.fitted["cross_validation"]["supported_called_contradicted"]
+    assert 0.5 <= fusion.verdict["contradicted"] <= 0.95 and max(red.values()) <= fusion.fitted["cross_validation"]["max_red"]
+
+
+def test_the_fitted_thresholds_hold_unless_the_critic_settings_override_them():
+    from cns_core.critics.grounding import verdict_rule_of
+    from cns_core.critics.grounding_verdict import VerdictRule
+
+    fitted = {**GOOD, "verdict": {"contradicted": 0.7}}
+    assert fusion_from_mapping(fitted).verdict == {"contradicted": 0.7}
+    assert fusion_from_mapping(fusion_from_mapping(fitted).to_mapping()).verdict == {"contradicted": 0.7}
+    assert verdict_rule_of({"fusion": fitted}) == VerdictRule(0.5, 0.7)
+    assert verdict_rule_of({"fusion": fitted, "verdict": {"contradicted": 0.55}}) == VerdictRule(0.5, 0.55)
+    assert verdict_rule_of({"fusion": GOOD}) == VerdictRule(0.5, 0.5)
+
+
+def test_the_red_badge_threshold_is_the_lowest_that_keeps_supported_claims_off_red():
+    from cns_core.training.grounding_fusion import DevClaim, red_badge_threshold
+
+    def claim(dataset: str, verdict: str) -> DevClaim:
+        return DevClaim(dataset, "g", verdict, verdict, "c", "s")
+
+    claims = [claim("a", "supported")] * 4 + [claim("b", "supported")] * 2 + [claim("a", "contradicted")]
+    # p(contradicted) of the supported claims: set a reads 0.1, 0.2, 0.3, 0.72; set b 0.58, 0.1
+    probabilities = np.array([[0.1, p, 0.9 - p] for p in (0.1, 0.2, 0.3, 0.72, 0.58, 0.1)] + [[0.0, 0.9, 0.1]])
+    threshold, red = red_badge_threshold(claims, probabilities, max_red=0.25)
+    assert threshold == 0.6 and red == {"a": 0.25, "b": 0.0}       # 0.55 leaves half of set b red
+    threshold, red = red_badge_threshold(claims, probabilities, max_red=0.0)
+    assert threshold == 0.75 and red == {"a": 0.0, "b": 0.0}
+    threshold, red = red_badge_threshold(claims[:1], np.array([[0.0, 0.99, 0.01]]), max_red=0.0)
+    assert threshold == 0.95 and red == {"a": 1.0}                  # none reaches it: the grid's top
 
 
 def test_bm25_features_come_from_the_lexical_match():

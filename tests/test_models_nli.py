@@ -16,7 +16,7 @@ from cns_core.config import load_config
 from cns_core.models import ModelUnavailableError, get_nli_backend
 from cns_core.models.lexical_nli import FEATURES, LexicalNLI, LexicalParams, from_config, pair_features
 from cns_core.models.nli import NLI_LABELS, TransformersNLI, label_columns, reset_backends
-from cns_core.training.nli_metrics import format_report, nli_report, read_nli_pairs
+from cns_core.training.nli_metrics import format_report, nli_report, read_nli_pairs, red_badge_figures
 from cns_core.models.tiny import build_tiny_nli_model, tiny_nli_config
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -279,6 +279,16 @@ def test_report_figures_on_a_known_case():
     assert report["entailment AUC"] == pytest.approx(5 / 6)
     lines = format_report(report)
     assert "pairs: 5" in lines and "entailment AUC: 0.833" in lines and "contradiction precision: 1.000" in lines
+
+
+def test_red_badge_share_counts_supported_pairs_flagged_contradicted():
+    # two entailment pairs, one of them over the threshold: half the supported pairs get a wrong red badge
+    probs = np.array([[0.2, 0.1, 0.7], [0.9, 0.05, 0.05], [0.1, 0.1, 0.8], [0.3, 0.6, 0.1]])
+    report = nli_report(probs, [0, 0, 2, 1], contradiction_threshold=0.6)
+    assert report["supported called contradicted"] == pytest.approx(0.5)
+    assert report["contradiction precision"] == pytest.approx(0.5) and report["contradiction recall"] == 1.0
+    assert np.isnan(red_badge_figures(np.array([True]), np.array([False]), np.array([True]))[
+        "supported called contradicted"])
 
 
 def test_auc_counts_ties_as_half():

@@ -31,7 +31,7 @@ from cns_core.sno import SNO
 from cns_core.text.segment import split_sentences
 
 __all__ = ["GroundingCritic", "evidence_windows", "top_k_windows", "text_problem",
-           "grounding_verdicts", "fusion_of"]
+           "grounding_verdicts", "fusion_of", "verdict_rule_of"]
 
 
 def evidence_windows(text: str, max_chars: int, size: int, stride: int) -> list[str]:
@@ -78,6 +78,11 @@ def fusion_of(settings: Mapping[str, Any]) -> Fusion:
     return fusion_from_mapping(value, "grounding.fusion") if isinstance(value, Mapping) else load_fusion(str(value))
 
 
+def verdict_rule_of(settings: Mapping[str, Any]) -> VerdictRule:
+    """The critic's verdict thresholds: those fitted with its fusion, overridden by ``settings["verdict"]``."""
+    return VerdictRule.from_settings(settings, fusion_of(settings).verdict)
+
+
 def text_problem(claims: Sequence[str], evidence: Sequence[str], max_chars: int) -> GroundingProblem:
     """Claims against evidence texts, a text longer than ``max_chars`` split into sentences."""
     return GroundingProblem(tuple(claims), tuple(tuple(source_units(t, max_chars, split_sentences)) for t in evidence))
@@ -91,7 +96,7 @@ def grounding_verdicts(sno: SNO, nli: Any, embedder: Any, settings: Mapping[str,
     problem = text_problem([c.text for c in sno.claims], [e.text for e in sno.evidence],
                            int(settings["max_window_chars"]))
     return judge_problems([problem], nli, embedder, fusion_of(settings), RetrievalSettings.from_settings(settings),
-                          VerdictRule.from_settings(settings))[0]
+                          verdict_rule_of(settings))[0]
 
 
 def _passage_rows(verdict: ClaimVerdict, evidence: list[Any]) -> list[dict[str, Any]]:
@@ -111,7 +116,7 @@ class GroundingCritic(ConfiguredCritic):
         super().__init__(config)
         # The fusion's weights join the settings, so a refit changes config_key() (no stale cache).
         self.settings["fusion"] = fusion_of(self.settings).to_mapping()
-        VerdictRule.from_settings(self.settings)       # a bad threshold is refused here, naming the field
+        verdict_rule_of(self.settings)       # a bad threshold is refused here, naming the field
 
     def evaluate(self, sno: SNO, context: CriticContext | None = None) -> CriticResult:
         claims, evidence = list(sno.claims), list(sno.evidence)

@@ -8,8 +8,10 @@ passage is, by embedding and by BM25) with a multinomial logistic regression fit
 with how they were fitted; :func:`load_fusion` validates them and names any bad field.
 
 A label is given by :class:`VerdictRule`: "supported" or "contradicted" only when that
-probability reaches its threshold (``grounding.verdict`` in ``config/critics.yaml``), otherwise
-"not enough information", so no label ever sits beside a probability below the one that
+probability reaches its threshold, otherwise "not enough information". The thresholds are fitted
+with the fusion (its ``verdict``: the contradiction threshold is the lowest at which few supported
+claims read contradicted, since a wrong red badge costs a reader most); ``grounding.verdict`` in
+``config/critics.yaml`` overrides them, so no label ever sits beside a probability below the one that
 defines it. :class:`ClaimGrounding` is how every surface (the Reasoning graph and Coherence
 pages, ``cns evaluate``, ``cns coherence-check``, JSON) reads that one verdict back from the
 Grounding critic's result: nothing else labels a claim.
@@ -18,7 +20,7 @@ Grounding critic's result: nothing else labels a claim.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -79,6 +81,7 @@ class Fusion:
     coef: np.ndarray          # (3, features), rows in VERDICTS order
     intercept: np.ndarray     # (3,)
     fitted: Mapping[str, Any]
+    verdict: Mapping[str, float] = field(default_factory=dict)   # the thresholds chosen with the fit
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """``(n, 3)`` verdict probabilities (columns in :data:`VERDICTS` order) of ``(n, features)`` rows."""
@@ -107,6 +110,7 @@ class Fusion:
                 "coef": {v: {f: round(float(c), 6) for f, c in zip(self.features, row)}
                          for v, row in zip(VERDICTS, self.coef)},
                 "intercept": {v: round(float(b), 6) for v, b in zip(VERDICTS, self.intercept)},
+                **({"verdict": dict(self.verdict)} if self.verdict else {}),
                 "fitted": dict(self.fitted)}
 
 
@@ -152,7 +156,8 @@ def fusion_from_mapping(data: Any, where: str = "grounding_fusion.yaml") -> Fusi
     fitted = data.get("fitted", {})
     if not isinstance(fitted, Mapping):
         raise ConfigError(f"{where}: fitted: must be a mapping (how the weights were fitted)")
-    return Fusion(tuple(features), coef, intercept, dict(fitted))
+    verdict = VerdictRule.thresholds(data.get("verdict"), f"{where}: verdict")
+    return Fusion(tuple(features), coef, intercept, dict(fitted), verdict)
 
 
 def load_fusion(name: str = "grounding_fusion") -> Fusion:
@@ -174,22 +179,30 @@ class VerdictRule:
     contradicted: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("supported", "contradicted"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 1.0:
-                raise ConfigError(f"critics.yaml: grounding.verdict.{name}: must be a number in (0, 1] "
-                                  f"(got {value!r})")
+        self.thresholds({"supported": self.supported, "contradicted": self.contradicted})
 
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> "VerdictRule":
-        """From the Grounding critic's settings (``verdict: {supported, contradicted}``; defaults 0.5)."""
-        raw = settings.get("verdict") or {}
+    @staticmethod
+    def thresholds(raw: Any, where: str = "critics.yaml: grounding.verdict") -> dict[str, float]:
+        """``raw`` (a mapping of supported / contradicted to a threshold in (0, 1], either may be left out)
+        checked; any bad field is a ConfigError naming it."""
+        if raw is None:
+            return {}
         if not isinstance(raw, Mapping):
-            raise ConfigError("critics.yaml: grounding.verdict: must map supported / contradicted to a threshold")
+            raise ConfigError(f"{where}: must map supported / contradicted to a threshold")
         unknown = sorted(set(raw) - {"supported", "contradicted"})
         if unknown:
-            raise ConfigError(f"critics.yaml: grounding.verdict: unknown key(s) {unknown}")
-        return cls(**{k: raw[k] for k in ("supported", "contradicted") if k in raw})
+            raise ConfigError(f"{where}: unknown key(s) {unknown}")
+        for name, value in raw.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value <= 1.0:
+                raise ConfigError(f"{where}.{name}: must be a number in (0, 1] (got {value!r})")
+        return {name: float(value) for name, value in raw.items()}
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any], fitted: Mapping[str, float] | None = None) -> "VerdictRule":
+        """The thresholds ``fitted`` with the fusion (its ``verdict``), each overridden by the Grounding critic's
+        settings (``verdict: {supported, contradicted}``); 0.5 where neither gives one."""
+        return cls(**{**cls.thresholds(fitted, "grounding_fusion.yaml: verdict"),
+                      **cls.thresholds(settings.get("verdict"))})
 
     def decide(self, probabilities: Sequence[float]) -> str:
         """The label of one claim's (p(supported), p(contradicted), p(not enough information))."""

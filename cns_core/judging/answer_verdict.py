@@ -269,10 +269,9 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
     """The verdict of each item (``query``, ``answer``, ``source_texts()`` as :class:`AnswerItem` has
     them), every pair of every item scored in one batched call of ``nli``."""
     from cns_core.critics.common import critic_settings
-    from cns_core.critics.grounding import fusion_of
+    from cns_core.critics.grounding import fusion_of, verdict_rule_of
     from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings, judge_problems
     from cns_core.critics.grounding_passages import source_units
-    from cns_core.critics.grounding_verdict import VerdictRule
     from cns_core.text.segment import split_sentences
 
     settings = settings or VerdictSettings.from_config()
@@ -322,7 +321,7 @@ def judge_answers(items: Sequence[Any], nli: Any, embedder: Any, settings: Verdi
         unit_texts.append([u for _, units in main for u in units])
     if plans:
         retrieval = RetrievalSettings.from_settings(grounding)
-        fusion, rule = fusion_of(grounding), VerdictRule.from_settings(grounding)
+        fusion, rule = fusion_of(grounding), verdict_rule_of(grounding)
         judged_asked = judge_problems(asked, nli, embedder, fusion, retrieval, rule)
         judged_plain = judge_problems(checked, nli, embedder, fusion,
                                       replace(retrieval, top_k=min(retrieval.top_k, settings.detail_passages)), rule)

@@ -27,7 +27,7 @@ from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings
 from cns_core.critics.grounding_verdict import FEATURES, VERDICTS, Fusion
 
 __all__ = ["DevClaim", "load_scifact", "load_wice", "dev_features", "cached_dev_features", "fit_fusion", "cross_validated",
-           "predict_dev", "auc_figures", "verdict_accuracy", "fitted_record"]
+           "predict_dev", "auc_figures", "verdict_accuracy", "red_badge_threshold", "fitted_record"]
 
 _SCIFACT = {"SUPPORT": "supported", "CONTRADICT": "contradicted", "NOT_ENOUGH_INFO": "not_enough_info"}
 _WICE = {"supported": "supported", "partially_supported": "not_enough_info", "not_supported": "not_enough_info"}
@@ -182,6 +182,30 @@ def verdict_accuracy(claims: Sequence[DevClaim], predicted: Sequence[str]) -> di
     return out
 
 
+RED_BADGE_GRID = tuple(round(0.5 + 0.05 * k, 2) for k in range(10))    # 0.5 .. 0.95
+
+
+def red_badge_threshold(claims: Sequence[DevClaim], probabilities: np.ndarray, max_red: float,
+                        supported_at: float = 0.5) -> tuple[float, dict[str, float]]:
+    """The lowest contradiction threshold of :data:`RED_BADGE_GRID` at which, in every dataset, at most
+    ``max_red`` of the supported claims read contradicted (issue 67: a red badge that is right first), with that
+    share per dataset; the grid's top when none reaches it. ``probabilities`` are out-of-fold (no claim judged by
+    weights fitted on itself), so the threshold is not chosen on the fit's own answers."""
+    from cns_core.critics.grounding_verdict import VerdictRule
+
+    supported = np.array([c.verdict == "supported" for c in claims])
+    datasets = np.array([c.dataset for c in claims])
+    shares: dict[str, float] = {}
+    for threshold in RED_BADGE_GRID:
+        rule = VerdictRule(supported_at, threshold)
+        red = np.array([rule.decide(p) == "contradicted" for p in probabilities])
+        shares = {str(d): round(float(np.mean(red[supported & (datasets == d)])), 3)
+                  for d in dict.fromkeys(datasets) if (supported & (datasets == d)).any()}
+        if all(share <= max_red for share in shares.values()):
+            break
+    return threshold, shares
+
+
 def fitted_record(claims: Sequence[DevClaim], folds: int, cv_figures: dict[str, Any], c: float,
                   settings: RetrievalSettings) -> dict[str, Any]:
     """How a fusion was fitted, for the YAML beside its weights."""
@@ -192,5 +216,5 @@ def fitted_record(claims: Sequence[DevClaim], folds: int, cv_figures: dict[str, 
             "method": f"scikit-learn LogisticRegression (multinomial, C={c}, class_weight=balanced)",
             "retrieval": {"max_run": settings.max_run, "top_k": settings.top_k, "margin": settings.margin},
             "cross_validation": {"folds": folds, "grouped_by": "claim", **cv_figures},
-            "note": "development figures: SciFact train and WiCE dev; cross-validated figures score each "
-                    "claim with a fusion fitted on the other folds"}
+            "note": "development figures: SciFact train (its folds the verifier trains on) and WiCE dev; "
+                    "cross-validated figures score each claim with a fusion fitted on the other folds"}

@@ -23,7 +23,7 @@ import numpy as np
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT, NLI_LABELS
 
 __all__ = ["NLIDataset", "read_nli_pairs", "nli_report", "format_report", "expected_calibration_error",
-           "fit_temperature", "claim_level_auc", "precision_recall"]
+           "fit_temperature", "claim_level_auc", "precision_recall", "red_badge_figures"]
 
 
 @dataclass(frozen=True)
@@ -156,6 +156,16 @@ def precision_recall(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, 
             float(recall_score(actual, predicted, zero_division=0)))
 
 
+def red_badge_figures(flagged: np.ndarray, supported: np.ndarray, contradicted: np.ndarray) -> dict[str, float]:
+    """Whether a red badge is right (issue 67): the share of supported items ``flagged`` contradicted (the error
+    that costs a reader most, NaN without supported items), beside contradiction precision and recall (items that
+    are neither, such as "not enough information", count against precision only)."""
+    flagged, supported, contradicted = (np.asarray(a, dtype=bool) for a in (flagged, supported, contradicted))
+    precision, recall = precision_recall(flagged, contradicted)
+    return {"supported called contradicted": float(np.mean(flagged[supported])) if supported.any() else float("nan"),
+            "contradiction precision": precision, "contradiction recall": recall}
+
+
 def _roc_auc(scores: np.ndarray, positive: np.ndarray) -> float:
     """:func:`cns_core.metrics.roc_auc`, NaN without both classes (the report's tables print NaN)."""
     from cns_core.metrics import roc_auc
@@ -170,7 +180,8 @@ def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
     ``accuracy`` and ``precision[<label>]`` / ``recall[<label>]`` use the argmax label;
     ``entailment AUC`` and ``contradiction AUC`` rank by that column;
     ``contradiction precision`` / ``contradiction recall`` flag a pair when
-    ``p(contradiction) >= contradiction_threshold`` (how critics and the coherence hook use it).
+    ``p(contradiction) >= contradiction_threshold`` (how critics and the coherence hook use it), and
+    ``supported called contradicted`` is the share of entailment pairs so flagged (:func:`red_badge_figures`).
     """
     probs = np.asarray(probs, dtype=np.float64)
     labels = np.asarray(labels, dtype=np.int64)
@@ -185,10 +196,8 @@ def nli_report(probs: np.ndarray, labels: Sequence[int] | np.ndarray,
     report["entailment AUC"] = _roc_auc(probs[:, ENTAILMENT], labels == ENTAILMENT)
     report["contradiction AUC"] = _roc_auc(probs[:, CONTRADICTION], labels == CONTRADICTION)
     flagged = probs[:, CONTRADICTION] >= contradiction_threshold
-    precision, recall = precision_recall(flagged, labels == CONTRADICTION)
     report["contradiction threshold"] = float(contradiction_threshold)
-    report["contradiction precision"] = precision
-    report["contradiction recall"] = recall
+    report.update(red_badge_figures(flagged, labels == ENTAILMENT, labels == CONTRADICTION))
     return report
 
 
