@@ -1,31 +1,24 @@
 #!/bin/bash
-# On a GPU machine (run from anywhere; $OUT receives the results): the settings .gpu/ was prepared for
-# (scripts/gpu/prepare.sh; SETTINGS= another) in one or more variants side by side on the one GPU, each given as
-# NAME "EXTRA CLI OPTIONS", then every model packed for the trip back (scripts/gpu/transport.py).
-#   bash scripts/gpu/train_verifier.sh c "" d "--learning-rate 1e-5" e "--settings .gpu/variants/e.yaml"
-# A model trained with frozen layers comes back as the tensors it changed (about 11 MB), a whole one in two parts.
-# The base model must be in the checkout (what travels): BASE (default models/nli-minilm-l6, the shipped model)
-# is given to each run as --base-model and --interpolate-with (a variant's own options come after and win), and
-# the parts are the tensors that differ from it. MAX_SECONDS (default 270) stops each run and writes its model;
-# DEVICE=cpu tries the whole script on a machine without a GPU (a dry run with a small MAX_SECONDS).
+# On a lent GPU machine ($OUT receives the results): the verifier's one recipe (the settings .gpu/ was prepared for
+# by scripts/gpu/prepare.sh) from the public base carried in .gpu/base, in one command: its pilot, the mining and
+# the main run, then the model packed for the trip back (scripts/gpu/transport.py; a model trained from the base
+# travels whole, about 45 MB in three parts). Here: transport.py unpack DIR gpu .gpu/base models/nli-minilm-l6-gpu
+#   bash scripts/gpu/train_verifier.sh [EXTRA CLI OPTIONS of cns train-verifier]
+# MAX_SECONDS (default 480) stops the main run's epochs and writes the model as it stands (its training report says
+# so: then it is not the recipe's model); DEVICE=cpu tries the script on a machine without a GPU.
 set -u
 cd "$(dirname "$0")/../.."
-BASE=${BASE:-models/nli-minilm-l6}
-SETTINGS=${SETTINGS:-$(cat .gpu/settings)}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1 CNS_DATA_DIR=/tmp/data
+SETTINGS=$(cat .gpu/settings)
+python3 -c "import pydantic" 2>/dev/null ||
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD/scripts/gpu/embedder:$PWD CNS_GPU_BASE=$PWD/.gpu/base CNS_DATA_DIR=/tmp/data \
+  HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 python3 -c "import tarfile; tarfile.open('.gpu/data.tar.xz').extractall('/tmp/data')" || exit 1
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
-train() {   # NAME EXTRA-OPTIONS
-  local name=$1 out=models/nli-minilm-l6-gpu-$1
-  mkdir -p $out.checkpoint/mined && cp .gpu/mined/*.jsonl.gz $out.checkpoint/mined/
-  python3 -m cns_core.cli train-verifier --settings "$SETTINGS" --output $out --device "${DEVICE:-cuda}" \
-    --base-model "$BASE" --interpolate-with "$BASE" --threads 4 --max-seconds "${MAX_SECONDS:-270}" --quiet $2 > /tmp/log_$name.txt 2>&1
-  echo "$name exit $?" >> /tmp/log_$name.txt
-}
-folders=()
-while [ $# -ge 2 ]; do train "$1" "$2" & folders+=("models/nli-minilm-l6-gpu-$1"); shift 2; done
-wait
-cat /tmp/log_*.txt > $OUT/log.txt     # one file: a call returns 8 files at most
-tail -n 2 /tmp/log_*.txt
-python3 scripts/gpu/transport.py pack $OUT "$BASE" "${folders[@]}"
+out=models/nli-minilm-l6-gpu
+start=$(date +%s)
+python3 -m cns_core.cli train-verifier --settings "$SETTINGS" --output $out --device "${DEVICE:-cuda}" --threads 8 \
+  --max-seconds "${MAX_SECONDS:-480}" --quiet "$@" > "$OUT/log.txt" 2>&1
+echo "exit $? after $(( $(date +%s) - start )) s" >> "$OUT/log.txt"
+tail -n 5 "$OUT/log.txt"
+python3 scripts/gpu/transport.py pack "$OUT" .gpu/base $out
