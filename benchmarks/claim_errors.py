@@ -15,8 +15,8 @@ stage 13 trained on SNLI dev in its generic stages, docs/history.md):
   p(supported), originals against corrupted claims, overall, per set and per kind; and the same AUC
   of the highest p(entailment) over the chosen passages (the NLI alone, no fusion). ``--limit``:
   the first N supported claims of each set (default 60; 0: all 115 + 160).
-* **SciFact held-out folds** (claims hashed by id, folds 0 and 1): SUPPORT vs CONTRADICT AUC of the
-  grounding critic (claim against the whole abstract) and of the NLI on (rationale sentences, claim)
+* **SciFact held-out folds** (claims hashed by id, folds 0 and 1): SUPPORT vs CONTRADICT and SUPPORT vs
+  NOT_ENOUGH_INFO AUC of the grounding critic (claim against the whole abstract) and of the NLI on (rationale sentences, claim)
   pairs (score p(entailment) - p(contradiction)).
 * **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
   pairs each).
@@ -115,8 +115,8 @@ class Cached:
         return out
 
 
-def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list[DevClaim], rationale_pairs,
-             nli_sets, settings: dict) -> dict[str, float]:
+def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list[DevClaim],
+             scifact_unstated: list[DevClaim], rationale_pairs, nli_sets, settings: dict) -> dict[str, float]:
     retrieval = RetrievalSettings.from_settings(settings)
     fusion = fusion_of(settings)
     max_chars = int(settings["max_window_chars"])
@@ -143,6 +143,11 @@ def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list
     for figure, value in red_badge_figures(verdicts(fused) == "contradicted", labels == "SUPPORT",
                                            labels == "CONTRADICT").items():
         rows[f"SciFact held folds: grounding {figure}"] = value
+    unstated = predict_dev(fusion, features(scifact_unstated))        # kept apart: the pairs above stay cached
+    rows["SciFact held folds: grounding SUPPORT vs NOT_ENOUGH_INFO AUC"] = auc(fused[labels == "SUPPORT", 0],
+                                                                               unstated[:, 0])
+    rows["SciFact held folds: grounding NOT_ENOUGH_INFO called contradicted"] = float(
+        np.mean(verdicts(unstated) == "contradicted"))
     threshold = contradiction_threshold({}, nli)
     probs = cache(rationale_pairs.pairs, lambda: nli.predict(rationale_pairs.pairs))
     score, gold = probs[:, 0] - probs[:, 2], np.asarray(rationale_pairs.labels)
@@ -176,15 +181,17 @@ def main(argv: list[str] | None = None) -> int:
     models = ([] if args.no_configured else [section.get("model", "models/nli-minilm-l6")]) + args.model
     root = data_dir()
     claims = claim_error_set(supported_claims(root, FOLDS, HELD_FOLDS), args.limit or None)
-    scifact = [c for c in load_scifact(root=root) if c.label in ("SUPPORT", "CONTRADICT")
-               and scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS]
+    held = [c for c in load_scifact(root=root) if scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS]
+    scifact = [c for c in held if c.label in ("SUPPORT", "CONTRADICT")]
+    scifact_unstated = [c for c in held if c.label == "NOT_ENOUGH_INFO"]
     rationale = read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", folds=FOLDS,
                                    held_folds=HELD_FOLDS, held=True)
     rationale = rationale.subset([i for i, label in enumerate(rationale.labels) if label != 1])
     nli_sets = {name.split(".")[0]: sample_pairs(read_nli_tsv(root / "nli_train" / name), args.nli_limit, 29)
                 for name in NLI_FILES} if args.nli_limit else {}
     print(f"{len(claims)} claims with injected errors (half originals), {len(scifact)} SciFact held-out "
-          f"SUPPORT/CONTRADICT claim-abstract pairs, {len(rationale)} rationale pairs; "
+          f"SUPPORT/CONTRADICT claim-abstract pairs (and {len(scifact_unstated)} NOT_ENOUGH_INFO), "
+          f"{len(rationale)} rationale pairs; "
           + ", ".join(f"{k} {len(v)} pairs" for k, v in nli_sets.items()))
     embedder = get_embedder()
     settings = critic_settings("grounding")
@@ -192,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     for model in models:
         nli = TransformersNLI(model, batch_size=int(section.get("batch_size", 32)),
                               max_length=int(section.get("max_length", 256)), device="cpu")
-        columns[Path(model).name] = evaluate(nli, embedder, Cached(args.cache, model), claims, scifact, rationale,
+        columns[Path(model).name] = evaluate(nli, embedder, Cached(args.cache, model), claims, scifact,
+                                             scifact_unstated, rationale,
                                              nli_sets, settings)
     names = list(dict.fromkeys(n for col in columns.values() for n in col))
     width = max(len(n) for n in names) + 2
