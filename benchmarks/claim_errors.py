@@ -18,6 +18,10 @@ stage 13 trained on SNLI dev in its generic stages, docs/history.md):
 * **SciFact held-out folds** (claims hashed by id, folds 0 and 1): SUPPORT vs CONTRADICT and SUPPORT vs
   NOT_ENOUGH_INFO AUC of the grounding critic (claim against the whole abstract) and of the NLI on (rationale sentences, claim)
   pairs (score p(entailment) - p(contradiction)).
+* **Claims against the sentences they cite** (WiCE dev's supported claims against the first set of
+  sentences annotated as supporting them; SciFact's held-out SUPPORT and CONTRADICT claims against their
+  rationale sentences): how many the critic calls supported, and how many contradicted. The fusion was
+  fitted on the WiCE claims in both forms (development figures), never on SciFact's held-out folds.
 * **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
   pairs each).
 * **Red badges** (issue 67: a red badge that is right first): the critic's verdict (its
@@ -51,7 +55,7 @@ from cns_core.config import data_dir  # noqa: E402
 from cns_core.training.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.critics.grounding import fusion_of, verdict_rule_of  # noqa: E402
-from cns_core.training.grounding_fusion import DevClaim, dev_features, load_scifact, predict_dev  # noqa: E402
+from cns_core.training.grounding_fusion import DevClaim, dev_features, load_scifact, load_wice, predict_dev  # noqa: E402
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.common import contradiction_threshold  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
@@ -116,14 +120,15 @@ class Cached:
 
 
 def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list[DevClaim],
-             scifact_unstated: list[DevClaim], rationale_pairs, nli_sets, settings: dict) -> dict[str, float]:
+             scifact_unstated: list[DevClaim], cited: list[DevClaim], rationale_pairs, nli_sets,
+             settings: dict) -> dict[str, float]:
     retrieval = RetrievalSettings.from_settings(settings)
     fusion = fusion_of(settings)
     max_chars = int(settings["max_window_chars"])
     rows: dict[str, float] = {}
 
     def features(part: list[DevClaim]) -> np.ndarray:
-        inputs = [str(retrieval), max_chars, [[c.claim, c.source] for c in part]]
+        inputs = [str(retrieval), max_chars, list(FEATURES), [[c.claim, c.source] for c in part]]
         return cache(inputs, lambda: dev_features(part, nli, embedder, retrieval, max_chars))
 
     rule = verdict_rule_of(settings)
@@ -148,6 +153,12 @@ def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list
                                                                                unstated[:, 0])
     rows["SciFact held folds: grounding NOT_ENOUGH_INFO called contradicted"] = float(
         np.mean(verdicts(unstated) == "contradicted"))
+    for name, part in (("WiCE supported claims", [c for c in cited if c.dataset.startswith("wice")]),
+                       ("SciFact held folds, SUPPORT", [c for c in cited if c.label == "SUPPORT"]),
+                       ("SciFact held folds, CONTRADICT", [c for c in cited if c.label == "CONTRADICT"])):
+        read = verdicts(predict_dev(fusion, features(part)))
+        for verdict in ("supported", "contradicted"):
+            rows[f"{name} against the sentences they cite: called {verdict}"] = float(np.mean(read == verdict))
     threshold = contradiction_threshold({}, nli)
     probs = cache(rationale_pairs.pairs, lambda: nli.predict(rationale_pairs.pairs))
     score, gold = probs[:, 0] - probs[:, 2], np.asarray(rationale_pairs.labels)
@@ -184,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     held = [c for c in load_scifact(root=root) if scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS]
     scifact = [c for c in held if c.label in ("SUPPORT", "CONTRADICT")]
     scifact_unstated = [c for c in held if c.label == "NOT_ENOUGH_INFO"]
+    cited = ([c for c in load_wice(root=root, cited=True) if c.label == "supported"]
+             + [c for c in load_scifact(root=root, cited=True) if c.label in ("SUPPORT", "CONTRADICT")
+                and scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS])
     rationale = read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", folds=FOLDS,
                                    held_folds=HELD_FOLDS, held=True)
     rationale = rationale.subset([i for i, label in enumerate(rationale.labels) if label != 1])
@@ -191,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name in NLI_FILES} if args.nli_limit else {}
     print(f"{len(claims)} claims with injected errors (half originals), {len(scifact)} SciFact held-out "
           f"SUPPORT/CONTRADICT claim-abstract pairs (and {len(scifact_unstated)} NOT_ENOUGH_INFO), "
-          f"{len(rationale)} rationale pairs; "
+          f"{len(cited)} WiCE and SciFact claims against their cited sentences, {len(rationale)} rationale pairs; "
           + ", ".join(f"{k} {len(v)} pairs" for k, v in nli_sets.items()))
     embedder = get_embedder()
     settings = critic_settings("grounding")
@@ -200,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         nli = TransformersNLI(model, batch_size=int(section.get("batch_size", 32)),
                               max_length=int(section.get("max_length", 256)), device="cpu")
         columns[Path(model).name] = evaluate(nli, embedder, Cached(args.cache, model), claims, scifact,
-                                             scifact_unstated, rationale,
+                                             scifact_unstated, cited, rationale,
                                              nli_sets, settings)
     names = list(dict.fromkeys(n for col in columns.values() for n in col))
     width = max(len(n) for n in names) + 2

@@ -4,7 +4,9 @@ Run: ``.venv/bin/python scripts/fit_grounding.py [--limit N] [--folds 5] [--out 
 
 The SciFact train claim-abstract pairs of the folds the verifier trains on (its held-out folds
 stay out, so ``benchmarks/claim_errors.py`` reads them as held out for the fusion too) and every
-WiCE dev claim are judged with the configured NLI model and retrieval settings
+WiCE dev claim, each against its whole abstract or page (and with ``--cited`` again against only
+the sentences it cites: evidence as short as a user's reference, where BM25's scale shrinks), are
+judged with the configured NLI model and retrieval settings
 (``config/critics.yaml``, grounding); a multinomial logistic regression maps the per-claim
 features to supported / contradicted / not enough information. The contradiction threshold is
 chosen with it: the lowest at which at most ``--max-red`` of each set's supported claims read
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
     parser.add_argument("--features", nargs="+", default=list(DEFAULT_FEATURES))
+    parser.add_argument("--cited", action="store_true",
+                        help="also fit on each claim against only the sentences it cites (short evidence)")
     parser.add_argument("--max-red", type=float, default=0.08,
                         help="most of each set's supported claims read contradicted (cross-validated; default 0.08)")
     parser.add_argument("--features-cache", type=Path, default=None,
@@ -68,13 +72,15 @@ def main(argv: list[str] | None = None) -> int:
 
     settings = critic_settings("grounding")
     retrieval = RetrievalSettings.from_settings(settings)
-    every = load_scifact(args.limit) + load_wice(args.limit)
+    every = [claim for cited in (False, True)[:1 + args.cited]
+             for claim in load_scifact(args.limit, cited=cited) + load_wice(args.limit, cited=cited)]
     print(f"judging {len(every)} dev claims ...", file=sys.stderr)
     cache = args.features_cache or state_dir() / "grounding_dev_features.npz"
     x_every = cached_dev_features(every, get_nli_backend(), get_embedder(), retrieval,
                                   int(settings["max_window_chars"]), cache)
     kept = [i for i, c in enumerate(every)          # the verifier's held-out SciFact folds stay out of the fit
-            if c.dataset != "scifact" or scifact_fold(c.group.split("-", 1)[1], SCIFACT_FOLDS) not in SCIFACT_HELD_FOLDS]
+            if not c.dataset.startswith("scifact")
+            or scifact_fold(c.group.split("-", 1)[1], SCIFACT_FOLDS) not in SCIFACT_HELD_FOLDS]
     claims, x = [every[i] for i in kept], x_every[kept]
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]

@@ -61,15 +61,28 @@ def test_bm25_finds_the_passage_naming_the_claims_words():
 
     passages = ["The museum opened in 1990 in Lyon.", "Tickets cost ten euros.", "The garden has roses."]
     out = lexical_match(passages, ["The museum opened in 1990.", "Roses grow in the garden.", "the of and"])
-    assert out.shape == (3, 2)
+    assert out.shape == (3, 3)
     assert out[0, 0] > 0 and out[1, 0] > 0
+    assert out[0, 2] == 1.0 and out[1, 2] == pytest.approx(2 / 3)     # "roses" and "garden", not "grow"
     # per claim token: "museum opened 1990" (3 tokens after stop words), "roses grow garden" (3)
     import bm25s
 
     tokens = bm25s.tokenize(["The museum opened in 1990."], stopwords="en", return_ids=False, show_progress=False)[0]
     assert out[0, 1] == pytest.approx(out[0, 0] / len(tokens))
-    assert out[2].tolist() == [0.0, 0.0]                  # only stop words: nothing to match
-    assert lexical_match([], ["x"]).tolist() == [[0.0, 0.0]]
+    assert out[2].tolist() == [0.0, 0.0, 0.0]             # only stop words: nothing to match
+    assert lexical_match([], ["x"]).tolist() == [[0.0, 0.0, 0.0]]
+
+
+def test_coverage_does_not_shrink_with_the_evidence_as_bm25_does():
+    """Against the two sentences a claim cites, BM25 (weighted by the passages themselves) scores a fraction of
+    what the same sentence scores inside a page; the share of the claim's words a passage holds stays."""
+    from cns_core.critics.grounding_passages import lexical_match
+
+    cited = ["The museum opened in 1990 in Lyon."]
+    page = cited + [f"Line {n} of the page is about the weather on day {n}." for n in range(40)]
+    short, long = lexical_match(cited, ["The museum opened in 1990."])[0], lexical_match(page, ["The museum opened in 1990."])[0]
+    assert short[0] < long[0] / 3
+    assert short[2] == long[2] == 1.0
 
 
 def test_only_each_claims_top_bm25_sentences_and_their_run_neighbours_are_embedded():
@@ -108,4 +121,4 @@ def test_sources_of_stop_words_only_match_nothing_instead_of_failing():
     """A reference such as "The" or "1" leaves BM25 no vocabulary (bm25s raised on an empty index)."""
     from cns_core.critics.grounding_passages import lexical_match
 
-    assert lexical_match(["the", "of a"], ["the cat sat"]).tolist() == [[0.0, 0.0]]
+    assert lexical_match(["the", "of a"], ["the cat sat"]).tolist() == [[0.0, 0.0, 0.0]]

@@ -69,7 +69,7 @@ def test_the_cap_lifts_when_grounding_carries_no_weight_and_in_the_plan(pipeline
     assert blind.cap is None and blind.trust_score == pytest.approx(results["logic"].score)
     ev = assess(results, load_profiles()["default"], CFG)
     step = next(p for p in ev.plan if p.critic == "grounding")
-    assert ev.plan[0] is step and step.expected_impact > 0.3                      # fixing grounding lifts the cap
+    assert ev.plan[0] is step and step.expected_impact > 0                        # fixing grounding lifts the cap
     assert step.priority == ("high" if results["grounding"].score < CFG.high_below else "medium")
     assert all(p.expected_impact == 0 and p.note for p in ev.plan if p.critic != "grounding")
 

@@ -122,11 +122,11 @@ def judge_problems(problems: Sequence[GroundingProblem], nli: Any, embedder: Any
         chosen, _ = choose_passages(claim_vectors, found.vectors, settings.top_k_for(len(problem.claims)),
                                     settings.margin)
         sims = [found.vectors[idx] @ claim_vectors[i] if len(idx) else np.zeros(0) for i, idx in enumerate(chosen)]
-        if {"bm25", "bm25_per_token"} & set(fusion.features):     # BM25 over every run, not only the embedded ones
+        if {"bm25", "bm25_per_token", "coverage"} & set(fusion.features):   # over every run, not only the embedded ones
             lexical = lexical_match([" ".join(source[a:b]) for source in problem.units
                                      for a, b in runs(len(source), settings.max_run)], problem.claims)
         else:
-            lexical = np.zeros((len(problem.claims), 2))
+            lexical = np.zeros((len(problem.claims), 3))
         plans.append((found.passages, chosen, sims, lexical))
         for i, (claim, idx) in enumerate(zip(problem.claims, chosen)):
             pairs.extend(verifier_pair(found.passages[j].text, claim, problem.question(i)) for j in idx)

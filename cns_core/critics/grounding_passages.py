@@ -148,17 +148,32 @@ def choose_passages(claim_vectors: np.ndarray, passage_vectors: np.ndarray, top_
 
 
 def lexical_match(passages: Sequence[str], claims: Sequence[str]) -> np.ndarray:
-    """``(claims, 2)``: each claim's best BM25 score over ``passages`` (bm25s, English stop words)
-    and that score per claim token.
+    """``(claims, 3)``: each claim's best BM25 score over ``passages`` (bm25s, English stop words), that score
+    per claim token, and its coverage: the largest share of the claim's words one passage holds.
 
     The embeddings miss what BM25 sees: a passage naming the claim's exact entities and numbers.
-    On the dev sets it adds most where pages are long and noisy (WiCE; README).
+    On the dev sets it adds most where pages are long and noisy (WiCE; README). BM25's weights come
+    from the passages themselves, so against two cited sentences its scores are a fraction of what
+    the same words score in a page; coverage does not depend on how much evidence there is.
     """
     import bm25s
 
-    out = np.zeros((len(claims), 2), dtype=np.float64)
+    out = np.zeros((len(claims), 3), dtype=np.float64)
     if not passages or not claims:
         return out
+    corpus = bm25s.tokenize(list(passages), stopwords="en", show_progress=False)
+    if not corpus.vocab:                 # only stop words and punctuation ("The Who"? "1"): nothing to match
+        return out
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    words = {i: w for w, i in corpus.vocab.items()}
+    passage_words = [{words[i] for i in ids} for ids in corpus.ids]
+    for i, tokens in enumerate(bm25s.tokenize(list(claims), stopwords="en", return_ids=False, show_progress=False)):
+        if tokens:
+            best = float(np.max(index.get_scores(tokens)))
+            wanted = set(tokens)
+            out[i] = (best, best / len(tokens), max(len(wanted & held) for held in passage_words) / len(wanted))
+    return out
     corpus = bm25s.tokenize(list(passages), stopwords="en", show_progress=False)
     if not corpus.vocab:                 # only stop words and punctuation ("The Who"? "1"): nothing to match
         return out

@@ -45,6 +45,7 @@ FEATURES: dict[str, str] = {
     "top_contradiction": "log-odds of p(contradiction) of the claim's most similar passage",
     "bm25": "log(1 + the claim's best BM25 score over all passages)",
     "bm25_per_token": "the claim's best BM25 score over all passages per claim token",
+    "coverage": "the largest share of the claim's words (stop words out) that one run of passages holds",
 }
 _EPS = 1e-4
 
@@ -55,12 +56,12 @@ def _logit(p: np.ndarray) -> np.ndarray:
 
 
 def claim_features(probs: np.ndarray, sims: np.ndarray, names: Sequence[str],
-                   lexical: Sequence[float] = (0.0, 0.0)) -> np.ndarray:
+                   lexical: Sequence[float] = (0.0, 0.0, 0.0)) -> np.ndarray:
     """The named features of one claim from its chosen passages' NLI rows (best similarity first).
 
     ``probs`` is ``(m, 3)`` (entailment, neutral, contradiction) and ``sims`` ``(m,)``; a claim
     with no passage gets neutral values (p = 0 for both, similarity 0). ``lexical`` is the
-    claim's best BM25 score and that score per claim token (``grounding_passages.lexical_match``).
+    claim's best BM25 score, that score per claim token and its coverage (``grounding_passages.lexical_match``).
     """
     if len(probs) == 0:
         probs, sims = np.array([[0.0, 1.0, 0.0]]), np.array([0.0])
@@ -69,6 +70,7 @@ def claim_features(probs: np.ndarray, sims: np.ndarray, names: Sequence[str],
         "similarity": float(sims[0]), "top_entailment": _logit(probs[0, 0]),
         "top_contradiction": _logit(probs[0, 2]),
         "bm25": float(np.log1p(lexical[0])), "bm25_per_token": float(lexical[1]),
+        "coverage": float(lexical[2]) if len(lexical) > 2 else 0.0,
     }
     return np.array([float(values[n]) for n in names], dtype=np.float64)
 

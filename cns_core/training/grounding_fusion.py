@@ -54,18 +54,38 @@ def _rows(path: Path, limit: int | None) -> list[dict[str, Any]]:
     return rows[:limit] if limit else rows
 
 
-def load_scifact(limit: int | None = None, root: Path | None = None) -> list[DevClaim]:
-    """SciFact train claim-abstract pairs (the abstract's sentences joined into one text)."""
+CITED = " cited"       # the dataset suffix of the claims against only the sentences they cite
+CLOSEST_SENTENCES = 2  # a claim citing nothing in particular: the sentences sharing the most words with it
+
+
+def load_scifact(limit: int | None = None, root: Path | None = None, cited: bool = False) -> list[DevClaim]:
+    """SciFact train claim-abstract pairs: the abstract's sentences joined into one text, or (``cited``) only its
+    rationale sentences (a claim with none: the abstract's sentences closest to it), as short evidence."""
+    from cns_core.training.nli_data import closest_sentences
+
     rows = _rows((root or data_dir()) / "scifact_train" / "train_claim_doc_pairs.jsonl", limit)
-    return [DevClaim("scifact", f"scifact-{r['claim_id']}", r["label"], _SCIFACT[r["label"]], r["claim"],
-                     " ".join(r["abstract"])) for r in rows]
+    return [DevClaim("scifact" + (CITED if cited else ""), f"scifact-{r['claim_id']}", r["label"],
+                     _SCIFACT[r["label"]], r["claim"],
+                     " ".join(r["abstract"] if not cited else
+                              r["rationale_sentences"] or closest_sentences(r["claim"], r["abstract"], CLOSEST_SENTENCES)))
+            for r in rows]
 
 
-def load_wice(limit: int | None = None, root: Path | None = None) -> list[DevClaim]:
-    """WiCE dev claims (the cited page's sentences joined into one text)."""
+def load_wice(limit: int | None = None, root: Path | None = None, cited: bool = False) -> list[DevClaim]:
+    """WiCE dev claims: the cited page's sentences joined into one text, or (``cited``) only the sentences annotated
+    as supporting the claim (its first set; a claim with none: the page's sentences closest to it)."""
+    from cns_core.training.nli_data import closest_sentences
+
     rows = _rows((root or data_dir()) / "wice_dev" / "claim_dev.jsonl", limit)
-    return [DevClaim("wice", f"wice-{r['meta']['id']}", r["label"], _WICE[r["label"]], r["claim"],
-                     " ".join(s.strip() for s in r["evidence"] if s.strip())) for r in rows]
+    out = []
+    for r in rows:
+        page = [s.strip() for s in r["evidence"] if s.strip()]
+        if cited:
+            page = ([r["evidence"][i].strip() for i in r["supporting_sentences"][0]] if r["supporting_sentences"]
+                    else closest_sentences(r["claim"], page, CLOSEST_SENTENCES))
+        out.append(DevClaim("wice" + (CITED if cited else ""), f"wice-{r['meta']['id']}", r["label"],
+                            _WICE[r["label"]], r["claim"], " ".join(page)))
+    return out
 
 
 def _probe() -> Fusion:
@@ -162,7 +182,8 @@ def _auc(labels: np.ndarray, scores: np.ndarray, positive: str, negative: str) -
 # (dataset, positive label, negative label) of each AUC the issue targets.
 AUC_PAIRS: tuple[tuple[str, str, str], ...] = (
     ("scifact", "SUPPORT", "CONTRADICT"), ("scifact", "SUPPORT", "NOT_ENOUGH_INFO"),
-    ("wice", "supported", "not_supported"), ("wice", "supported", "partially_supported"))
+    ("wice", "supported", "not_supported"), ("wice", "supported", "partially_supported"),
+    ("scifact" + CITED, "SUPPORT", "CONTRADICT"), ("wice" + CITED, "supported", "partially_supported"))
 
 
 def auc_figures(claims: Sequence[DevClaim], support_scores: np.ndarray) -> dict[str, float | None]:
@@ -170,7 +191,7 @@ def auc_figures(claims: Sequence[DevClaim], support_scores: np.ndarray) -> dict[
     labels = np.array([c.label for c in claims])
     datasets = np.array([c.dataset for c in claims])
     return {f"{d}: {p} vs {n}": _auc(labels[datasets == d], support_scores[datasets == d], p, n)
-            for d, p, n in AUC_PAIRS}
+            for d, p, n in AUC_PAIRS if (datasets == d).any()}
 
 
 def verdict_accuracy(claims: Sequence[DevClaim], predicted: Sequence[str]) -> dict[str, float]:
@@ -216,5 +237,6 @@ def fitted_record(claims: Sequence[DevClaim], folds: int, cv_figures: dict[str, 
             "method": f"scikit-learn LogisticRegression (multinomial, C={c}, class_weight=balanced)",
             "retrieval": {"max_run": settings.max_run, "top_k": settings.top_k, "margin": settings.margin},
             "cross_validation": {"folds": folds, "grouped_by": "claim", **cv_figures},
-            "note": "development figures: SciFact train (its folds the verifier trains on) and WiCE dev; "
-                    "cross-validated figures score each claim with a fusion fitted on the other folds"}
+            "note": "development figures: SciFact train (its folds the verifier trains on) and WiCE dev, each claim "
+                    "against its whole abstract or page and against only the sentences it cites; cross-validated "
+                    "figures score each claim with a fusion fitted on the other folds (a claim's two forms share one)"}
