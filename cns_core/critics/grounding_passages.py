@@ -174,13 +174,4 @@ def lexical_match(passages: Sequence[str], claims: Sequence[str]) -> np.ndarray:
             wanted = set(tokens)
             out[i] = (best, best / len(tokens), max(len(wanted & held) for held in passage_words) / len(wanted))
     return out
-    corpus = bm25s.tokenize(list(passages), stopwords="en", show_progress=False)
-    if not corpus.vocab:                 # only stop words and punctuation ("The Who"? "1"): nothing to match
-        return out
-    index = bm25s.BM25()
-    index.index(corpus, show_progress=False)
-    for i, tokens in enumerate(bm25s.tokenize(list(claims), stopwords="en", return_ids=False, show_progress=False)):
-        if tokens:
-            best = float(np.max(index.get_scores(tokens)))
-            out[i] = (best, best / len(tokens))
     return out
