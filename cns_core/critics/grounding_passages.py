@@ -174,4 +174,3 @@ def lexical_match(passages: Sequence[str], claims: Sequence[str]) -> np.ndarray:
             wanted = set(tokens)
             out[i] = (best, best / len(tokens), max(len(wanted & held) for held in passage_words) / len(wanted))
     return out
-    return out
