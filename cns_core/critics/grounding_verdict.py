@@ -8,11 +8,11 @@ passage is, by embedding and by BM25) with a multinomial logistic regression fit
 with how they were fitted; :func:`load_fusion` validates them and names any bad field.
 
 A label is given by :class:`VerdictRule`: "supported" or "contradicted" only when that
-probability reaches its threshold, otherwise "not enough information". The thresholds are fitted
-with the fusion (its ``verdict``: the contradiction threshold is the lowest at which few supported
-claims read contradicted, since a wrong red badge costs a reader most); ``grounding.verdict`` in
-``config/critics.yaml`` overrides them, so no label ever sits beside a probability below the one that
-defines it. :class:`ClaimGrounding` is how every surface (the Reasoning graph and Coherence
+probability reaches its threshold, otherwise "not enough information", so no label ever sits beside
+a probability below the one that defines it. The thresholds are fitted with the fusion (its
+``verdict``: the contradiction threshold is the lowest at which few supported claims read
+contradicted, since a wrong red badge costs a reader most); ``grounding.verdict`` in
+``config/critics.yaml`` overrides them. :class:`ClaimGrounding` is how every surface (the Reasoning graph and Coherence
 pages, ``cns evaluate``, ``cns coherence-check``, JSON) reads that one verdict back from the
 Grounding critic's result: nothing else labels a claim.
 """

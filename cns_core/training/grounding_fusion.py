@@ -63,12 +63,14 @@ def load_scifact(limit: int | None = None, root: Path | None = None, cited: bool
     rationale sentences (a claim with none: the abstract's sentences closest to it), as short evidence."""
     from cns_core.training.nli_data import closest_sentences
 
-    rows = _rows((root or data_dir()) / "scifact_train" / "train_claim_doc_pairs.jsonl", limit)
-    return [DevClaim("scifact" + (CITED if cited else ""), f"scifact-{r['claim_id']}", r["label"],
-                     _SCIFACT[r["label"]], r["claim"],
-                     " ".join(r["abstract"] if not cited else
-                              r["rationale_sentences"] or closest_sentences(r["claim"], r["abstract"], CLOSEST_SENTENCES)))
-            for r in rows]
+    out = []
+    for r in _rows((root or data_dir()) / "scifact_train" / "train_claim_doc_pairs.jsonl", limit):
+        source = r["abstract"]
+        if cited:
+            source = r["rationale_sentences"] or closest_sentences(r["claim"], source, CLOSEST_SENTENCES)
+        out.append(DevClaim("scifact" + (CITED if cited else ""), f"scifact-{r['claim_id']}", r["label"],
+                            _SCIFACT[r["label"]], r["claim"], " ".join(source)))
+    return out
 
 
 def load_wice(limit: int | None = None, root: Path | None = None, cited: bool = False) -> list[DevClaim]:
