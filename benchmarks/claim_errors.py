@@ -23,13 +23,13 @@ stage 13 trained on SNLI dev in its generic stages, docs/history.md):
   rationale sentences): how many the critic calls supported, and how many contradicted. The fusion was
   fitted on the WiCE claims in both forms (development figures), never on SciFact's held-out folds.
 * **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
-  pairs each).
+  pairs each). The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
 * **Red badges** (issue 67: a red badge that is right first): the critic's verdict (its
   ``verdict`` thresholds) on the true claims (called supported, called contradicted), on each kind of
   injected error (called contradicted; an added fact should not be, the source never mentions it),
   and on SciFact's SUPPORT abstracts (called contradicted) beside contradiction precision and
   recall; the NLI's own flag (p(contradiction) at the model's threshold) on the rationale and NLI
-  pairs the same way. The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
+  pairs the same way.
 
 The grounding critic runs with the configured fusion, which was fitted on the shipped model's
 features: a candidate's fused figures are measured before any refit, so its NLI-alone rows are the
@@ -53,17 +53,18 @@ import numpy as np  # noqa: E402
 
 from cns_core.config import data_dir  # noqa: E402
 from cns_core.training.claim_errors import ERROR_KINDS, claim_error_set, supported_claims  # noqa: E402
-from cns_core.critics.common import critic_settings  # noqa: E402
+from cns_core.critics.common import contradiction_threshold, critic_settings  # noqa: E402
 from cns_core.critics.grounding import fusion_of, verdict_rule_of  # noqa: E402
-from cns_core.training.grounding_fusion import DevClaim, dev_features, load_scifact, load_wice, predict_dev  # noqa: E402
+from cns_core.training.grounding_fusion import (DevClaim, dev_features, in_held_folds, load_scifact,  # noqa: E402
+                                              load_wice, predict_dev)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
-from cns_core.critics.common import contradiction_threshold  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 from cns_core.models.nli import TransformersNLI, nli_settings, weights_fingerprint  # noqa: E402
-from cns_core.training.nli_data import read_nli_tsv, read_scifact_pairs, sample_pairs, scifact_fold  # noqa: E402
+from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, read_nli_tsv,  # noqa: E402
+                                       read_scifact_pairs, sample_pairs)
 from cns_core.training.nli_metrics import red_badge_figures  # noqa: E402
 
-FOLDS, HELD_FOLDS = 5, (0, 1)
+FOLDS, HELD_FOLDS = SCIFACT_FOLDS, SCIFACT_HELD_FOLDS      # the verifier's split (in_held_folds reads it too)
 NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")
 
 
@@ -192,12 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     models = ([] if args.no_configured else [section.get("model", "models/nli-minilm-l6")]) + args.model
     root = data_dir()
     claims = claim_error_set(supported_claims(root, FOLDS, HELD_FOLDS), args.limit or None)
-    held = [c for c in load_scifact(root=root) if scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS]
+    held = [c for c in load_scifact(root=root) if in_held_folds(c)]
     scifact = [c for c in held if c.label in ("SUPPORT", "CONTRADICT")]
     scifact_unstated = [c for c in held if c.label == "NOT_ENOUGH_INFO"]
     cited = ([c for c in load_wice(root=root, cited=True) if c.label == "supported"]
              + [c for c in load_scifact(root=root, cited=True) if c.label in ("SUPPORT", "CONTRADICT")
-                and scifact_fold(c.group.split("-")[1], FOLDS) in HELD_FOLDS])
+                and in_held_folds(c)])
     rationale = read_scifact_pairs(root / "scifact_train" / "train_claim_doc_pairs.jsonl", folds=FOLDS,
                                    held_folds=HELD_FOLDS, held=True)
     rationale = rationale.subset([i for i, label in enumerate(rationale.labels) if label != 1])

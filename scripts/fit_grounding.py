@@ -32,9 +32,8 @@ offline_and_quiet()
 from cns_core.config import PROJECT_ROOT, state_dir  # noqa: E402
 from cns_core.critics.common import critic_settings  # noqa: E402
 from cns_core.training.grounding_fusion import (auc_figures, cached_dev_features, cross_validated,  # noqa: E402
-                                            fit_fusion, fitted_record, load_scifact, load_wice, predict_dev,
-                                            red_badge_threshold, verdict_accuracy)
-from cns_core.training.nli_data import SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, scifact_fold  # noqa: E402
+                                            fit_fusion, fitted_record, in_held_folds, load_scifact, load_wice,
+                                            predict_dev, red_badge_threshold, verdict_accuracy)
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import VerdictRule, load_fusion  # noqa: E402
 
@@ -78,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = args.features_cache or state_dir() / "grounding_dev_features.npz"
     x_every = cached_dev_features(every, get_nli_backend(), get_embedder(), retrieval,
                                   int(settings["max_window_chars"]), cache)
-    kept = [i for i, c in enumerate(every)          # the verifier's held-out SciFact folds stay out of the fit
-            if not c.dataset.startswith("scifact")
-            or scifact_fold(c.group.split("-", 1)[1], SCIFACT_FOLDS) not in SCIFACT_HELD_FOLDS]
+    kept = [i for i, c in enumerate(every) if not in_held_folds(c)]   # never fitted on the held-out folds
     claims, x = [every[i] for i in kept], x_every[kept]
     verdicts = [c.verdict for c in claims]
     groups = [c.group for c in claims]
@@ -92,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     # the fusion in force, on the same features: the refit's baseline
     shipped = load_fusion()
     print(f"the shipped fusion on these features: "
-          f"{_figures(claims, VerdictRule.from_settings({}, shipped.verdict), predict_dev(shipped, x))}")
+          f"{_figures(claims, VerdictRule.from_settings(settings, shipped.verdict), predict_dev(shipped, x))}")
     record = fitted_record(claims, args.folds, {**cv_figures, "max_red": args.max_red}, args.c, retrieval)
     fusion = fit_fusion(x, verdicts, args.features, args.c, record)
     fusion = replace(fusion, verdict={"supported": supported_at, "contradicted": contradicted_at})

@@ -24,9 +24,10 @@ import numpy as np
 from cns_core.config import data_dir
 from cns_core.critics.grounding import text_problem
 from cns_core.critics.grounding_judge import GroundingProblem, RetrievalSettings, judge_problems
-from cns_core.critics.grounding_verdict import FEATURES, VERDICTS, Fusion
+from cns_core.critics.grounding_verdict import FEATURES, VERDICTS, Fusion, VerdictRule
+from cns_core.training.nli_data import SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, closest_sentences, scifact_fold
 
-__all__ = ["DevClaim", "load_scifact", "load_wice", "dev_features", "cached_dev_features", "fit_fusion", "cross_validated",
+__all__ = ["DevClaim", "load_scifact", "load_wice", "in_held_folds", "dev_features", "cached_dev_features", "fit_fusion", "cross_validated",
            "predict_dev", "auc_figures", "verdict_accuracy", "red_badge_threshold", "fitted_record"]
 
 _SCIFACT = {"SUPPORT": "supported", "CONTRADICT": "contradicted", "NOT_ENOUGH_INFO": "not_enough_info"}
@@ -61,8 +62,6 @@ CLOSEST_SENTENCES = 2  # a claim citing nothing in particular: the sentences sha
 def load_scifact(limit: int | None = None, root: Path | None = None, cited: bool = False) -> list[DevClaim]:
     """SciFact train claim-abstract pairs: the abstract's sentences joined into one text, or (``cited``) only its
     rationale sentences (a claim with none: the abstract's sentences closest to it), as short evidence."""
-    from cns_core.training.nli_data import closest_sentences
-
     out = []
     for r in _rows((root or data_dir()) / "scifact_train" / "train_claim_doc_pairs.jsonl", limit):
         source = r["abstract"]
@@ -76,8 +75,6 @@ def load_scifact(limit: int | None = None, root: Path | None = None, cited: bool
 def load_wice(limit: int | None = None, root: Path | None = None, cited: bool = False) -> list[DevClaim]:
     """WiCE dev claims: the cited page's sentences joined into one text, or (``cited``) only the sentences annotated
     as supporting the claim (its first set; a claim with none: the page's sentences closest to it)."""
-    from cns_core.training.nli_data import closest_sentences
-
     rows = _rows((root or data_dir()) / "wice_dev" / "claim_dev.jsonl", limit)
     out = []
     for r in rows:
@@ -88,6 +85,12 @@ def load_wice(limit: int | None = None, root: Path | None = None, cited: bool = 
         out.append(DevClaim("wice" + (CITED if cited else ""), f"wice-{r['meta']['id']}", r["label"],
                             _WICE[r["label"]], r["claim"], " ".join(page)))
     return out
+
+
+def in_held_folds(claim: DevClaim) -> bool:
+    """A SciFact claim (either form) of the folds the verifier's recipe holds out: never fitted on."""
+    return (claim.dataset.startswith("scifact")
+            and scifact_fold(claim.group.split("-", 1)[1], SCIFACT_FOLDS) in SCIFACT_HELD_FOLDS)
 
 
 def _probe() -> Fusion:
@@ -214,8 +217,6 @@ def red_badge_threshold(claims: Sequence[DevClaim], probabilities: np.ndarray, m
     ``max_red`` of the supported claims read contradicted (issue 67: a red badge that is right first), with that
     share per dataset; the grid's top when none reaches it. ``probabilities`` are out-of-fold (no claim judged by
     weights fitted on itself), so the threshold is not chosen on the fit's own answers."""
-    from cns_core.critics.grounding_verdict import VerdictRule
-
     supported = np.array([c.verdict == "supported" for c in claims])
     datasets = np.array([c.dataset for c in claims])
     shares: dict[str, float] = {}
