@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import sys
 import tempfile
 import threading
@@ -32,12 +31,7 @@ os.environ.setdefault("CNS_STATE_DIR", tempfile.mkdtemp(prefix="cns-bench-bus-")
 
 from cns_core.agents.bus import CRITIQUE, BusProxy, Envelope, Publisher, Subscriber, bus_settings  # noqa: E402
 from cns_core.agents.journal import journal_tail  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from cns_core.ports import spare_ports  # noqa: E402
 
 
 def payload(i: int) -> dict:
@@ -47,7 +41,8 @@ def payload(i: int) -> dict:
 
 
 def run(n: int, subscribers: int, journal: bool) -> tuple[float, int]:
-    config = bus_settings(pub_port=free_port(), sub_port=free_port(), journal_port=free_port(), hwm=max(n, 1000) * 2)
+    ports = spare_ports(count=3)
+    config = bus_settings(pub_port=ports[0], sub_port=ports[1], journal_port=ports[2], hwm=max(n, 1000) * 2)
     with BusProxy(config, journal=journal), Publisher(config, source="bench") as pub:
         subs = [Subscriber([CRITIQUE], config) for _ in range(subscribers)]
         for sub in subs:

@@ -10,7 +10,6 @@ busy machine a fixed sleep is too short, on an idle one too long. Playwright's o
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
+
+from cns_core.ports import spare_port
 
 __all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 
@@ -28,10 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing listens on right now, and that no process asking the OS for "any
+    free port" (a Ray worker of a parallel test, say) is handed before the server under test binds it."""
+    return spare_port("127.0.0.1")
 
 
 class WaitFailed(AssertionError, RuntimeError):

@@ -180,15 +180,9 @@ def find_loop(base: BusConfig | None = None, timeout: float = 0.3, folder: str |
 
 
 def free_bus_ports(base: BusConfig, count: int = 3) -> BusConfig:
-    """``base`` on ports that nothing listens on right now (the OS picks them)."""
-    socks: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket()
-            s.bind((base.host, 0))
-            socks.append(s)
-        pub, sub, journal = (s.getsockname()[1] for s in socks)
-    finally:
-        for s in socks:
-            s.close()
+    """``base`` on ports that nothing listens on right now, drawn where the OS hands out none by itself (see
+    :mod:`cns_core.ports`), so a Ray worker or a client starting meanwhile cannot take them first."""
+    from cns_core.ports import spare_ports
+
+    pub, sub, journal = spare_ports(base.host, count)[:3]
     return base.model_copy(update={"pub_port": pub, "sub_port": sub, "journal_port": journal})

@@ -95,12 +95,11 @@ def turn_count(text: str) -> int:
 
 
 def free_port(address: str) -> int:
-    """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one."""
-    host = address.strip("[]") or "0.0.0.0"
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one; drawn
+    where the OS hands out no port by itself, so nothing takes it before the child binds it."""
+    from cns_core.ports import spare_port
+
+    return spare_port(address)
 
 
 def port_in_use(port: int, host: str = "127.0.0.1", timeout: float = 0.3) -> bool:
