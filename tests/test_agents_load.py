@@ -48,7 +48,8 @@ def test_a_thousand_turns_with_early_critiques_and_a_restart(bus_config, proxy, 
     with Publisher(bus_config, source="load-test") as pub:
         assert pub.send_many(early) + pub.send_many(turns[:half]) == len(early) + half
 
-        wait_for(lambda: first.written >= 300, timeout=60, what="the first MemoryAgent to write 300 engrams")
+        wait_for(lambda: first.written >= 300, timeout=60, progress=lambda: first.written,
+                 what="the first MemoryAgent to write 300 engrams")
         first.stop()
         stopped_at = memory.count()
         assert 300 <= stopped_at < N, "the restart must happen midway"

@@ -44,3 +44,10 @@ def test_the_bus_ports_cns_run_picks_are_spare(tmp_path, monkeypatch):
     low, _ = ports.ephemeral_range()
     picked = (bus.pub_port, bus.sub_port, bus.journal_port)
     assert len(set(picked)) == 3 and all(20000 <= p < low for p in picked)
+
+
+def test_one_process_is_never_handed_one_port_twice():
+    """Two servers started one after the other, neither bound yet: the same draw must not give them one port."""
+    first = ports.spare_ports("127.0.0.1", 1, rng=random.Random(7))[0]
+    second = ports.spare_ports("127.0.0.1", 1, rng=random.Random(7))[0]
+    assert first != second
