@@ -31,7 +31,7 @@ os.environ.setdefault("CNS_STATE_DIR", tempfile.mkdtemp(prefix="cns-bench-bus-")
 
 from cns_core.agents.bus import CRITIQUE, BusProxy, Envelope, Publisher, Subscriber, bus_settings  # noqa: E402
 from cns_core.agents.journal import journal_tail  # noqa: E402
-from cns_core.ports import spare_ports  # noqa: E402
+from cns_core.cli.ports import spare_ports  # noqa: E402
 
 
 def payload(i: int) -> dict:

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
 
-from cns_core.ports import spare_port
+from cns_core.cli.ports import spare_port
 
 __all__ = ["free_port", "wait_for", "WaitFailed", "wait_until_serving", "wait_for_demo_data", "stop_process", "serve_dashboard"]
 

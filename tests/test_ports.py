@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 import socket
 
-from cns_core import ports
+from cns_core.cli import ports
 
 
 def test_spare_ports_are_distinct_free_and_below_the_ephemeral_range():
@@ -38,7 +38,7 @@ def test_an_ephemeral_range_that_starts_low_falls_back_to_the_os(monkeypatch):
 def test_the_bus_ports_cns_run_picks_are_spare(tmp_path, monkeypatch):
     monkeypatch.setenv("CNS_STATE_DIR", str(tmp_path))
     from cns_core.agents.bus import bus_settings
-    from cns_core.agents.loop_record import free_bus_ports
+    from cns_core.cli.run import free_bus_ports
 
     bus = free_bus_ports(bus_settings())
     low, _ = ports.ephemeral_range()

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from cns_core.memory.process_lock import ExclusiveLock
 
 __all__ = ["RECORD_NAME", "LOCK_NAME", "loop_lock", "LoopRecord", "LoopFinding", "record_path", "write_record", "clear_record", "read_record",
-           "find_loop", "free_bus_ports", "port_holder", "process_started"]
+           "find_loop", "port_holder", "process_started"]
 
 RECORD_NAME = "judge_loop.json"
 LOCK_NAME = "judge_loop.lock"
@@ -178,11 +178,3 @@ def find_loop(base: BusConfig | None = None, timeout: float = 0.3, folder: str |
         return LoopFinding("stranger", base, where, None, port_holder(base.pub_port) or port_holder(base.sub_port))
     return LoopFinding("none", base, where)
 
-
-def free_bus_ports(base: BusConfig, count: int = 3) -> BusConfig:
-    """``base`` on ports that nothing listens on right now, drawn where the OS hands out none by itself (see
-    :mod:`cns_core.ports`), so a Ray worker or a client starting meanwhile cannot take them first."""
-    from cns_core.ports import spare_ports
-
-    pub, sub, journal = spare_ports(base.host, count)[:3]
-    return base.model_copy(update={"pub_port": pub, "sub_port": sub, "journal_port": journal})

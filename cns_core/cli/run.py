@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cns_core.agents.wire import BusConfig
 
-__all__ = ["register", "run_demo", "port_number", "free_port", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
+__all__ = ["register", "run_demo", "port_number", "free_port", "free_bus_ports", "port_in_use", "dashboard_url", "dashboard_token_for", "judge_loop_plan",
            "memory_server_plan", "bus_env", "STREAMLIT_OPTIONS", "turn_count", "demo_data_plan", "DEMO_TURNS"]
 
 
@@ -97,7 +97,7 @@ def turn_count(text: str) -> int:
 def free_port(address: str) -> int:
     """A port nothing listens on at ``address`` right now (``--port 0``), so the URL printed is the real one; drawn
     where the OS hands out no port by itself, so nothing takes it before the child binds it."""
-    from cns_core.ports import spare_port
+    from cns_core.cli.ports import spare_port
 
     return spare_port(address)
 
@@ -145,9 +145,18 @@ def bus_env(bus: "BusConfig") -> dict[str, str]:
             "CNS_BUS_JOURNAL_PORT": str(bus.journal_port)}
 
 
+def free_bus_ports(base: "BusConfig") -> "BusConfig":
+    """``base`` on three ports that nothing listens on right now, drawn where the OS hands out none by itself
+    (:mod:`cns_core.cli.ports`), so a Ray worker or a client starting meanwhile cannot take them first."""
+    from cns_core.cli.ports import spare_ports
+
+    pub, sub, journal = spare_ports(base.host, 3)
+    return base.model_copy(update={"pub_port": pub, "sub_port": sub, "journal_port": journal})
+
+
 def judge_loop_plan(bus: "BusConfig") -> tuple["BusConfig", list[str] | None]:
     """(the bus to use, the command that starts our judge loop or None to use the running one); says which."""
-    from cns_core.agents.loop_record import find_loop, free_bus_ports
+    from cns_core.agents.loop_record import find_loop
 
     found = find_loop(bus)
     if found.ours:
