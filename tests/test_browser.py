@@ -147,6 +147,25 @@ def open_page(page, base: str, stem: str, title: str) -> None:
     settle(page)
 
 
+def go(page, title: str) -> None:
+    """To another page in the same session by its sidebar link (an address typed anew starts a new session).
+
+    A progress tick that reaches the server after the new page's run has started runs the old page again
+    (``pages/_rerun_fold.py`` keeps the page only while the click is still pending): the click is lost, as a
+    person would see it, and clicked again, as a person would (seen once in CI under load)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    link = page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True)
+    heading = page.locator("h1", has_text=title).first
+    link.click()
+    try:
+        heading.wait_for(timeout=FIRST_RENDER_MS)
+    except PlaywrightTimeout:
+        link.click()
+        heading.wait_for(timeout=FIRST_RENDER_MS)
+    settle(page)
+
+
 def zero_weight(page, label: str) -> None:
     """Move the Weights page's slider of ``label`` to 0 and return once the app has it in its session state.
 

@@ -19,6 +19,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     WARM_UP_MS,
     assert_clean,
     browser,
+    go,
     open_page,
     page,
     settle,
@@ -93,19 +94,12 @@ def test_vitamin_c_overview_tells_one_story(fresh, page, vitamin_c_cap):
     shoot(page, "demo35-overview-vitamin-c")
 
 
-def _go(page, title: str) -> None:
-    """To another page in the same session (an address typed anew would start a new session)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
-    page.locator("h1", has_text=title).first.wait_for(timeout=FIRST_RENDER_MS)
-    settle(page)
-
-
 def test_meta_critic_with_custom_weights_and_a_gate_kept_for_the_session(fresh, page):
     # the circular forecasts: an example whose Logic is below its target, so the plan has a Logic step to zero
     _open_example(page, fresh, "The central bank's forecasts can be trusted")
-    _go(page, "Weights")
+    go(page, "Weights")
     zero_weight(page, "Logic")
-    _go(page, "Meta-Critic")
+    go(page, "Meta-Critic")
     body = page.locator("body").inner_text()
     assert "The central bank's forecasts can be trusted" in body
     assert "custom" in body and "Logic gains +0.000: weight 0 in force" in body
@@ -117,7 +111,7 @@ def test_meta_critic_with_custom_weights_and_a_gate_kept_for_the_session(fresh, 
     settle(page)
     assert_clean(page, "Meta-Critic with custom weights")
     shoot(page, "demo35-meta-critic-custom-weights")
-    _go(page, "Overview")
+    go(page, "Overview")
     assert "the threshold 0.50" in page.locator("body").inner_text()
 
 
@@ -134,7 +128,7 @@ def test_reasoning_graph_of_a_drafted_text_shows_the_contradicted_claim(fresh, p
         files=[{"name": "vitamin.yaml", "mimeType": "application/yaml", "buffer": drafted}])
     page.locator('[data-testid="stAlert"]', has_text="Loaded 1 SNO(s)").first.wait_for(timeout=FIRST_RENDER_MS)
     settle(page)
-    _go(page, "Reasoning graph")
+    go(page, "Reasoning graph")
     frame = page.frame_locator("iframe").first
     frame.locator("#cns-legend").wait_for(timeout=FIRST_RENDER_MS)
     assert frame.locator('#cns-legend [data-verdict="contradicted"]').count() == 1

@@ -16,6 +16,7 @@ from test_browser import (  # noqa: F401  (browser and page are fixtures)
     WARM_UP_MS,
     assert_clean,
     browser,
+    go,
     open_page,
     page,
     settle,
@@ -76,9 +77,7 @@ def _example(page, base: str, title: str, stem: str, heading: str) -> None:
     page.get_by_role("button", name=title).first.click()
     page.locator("h3", has_text=title).first.wait_for(timeout=WARM_UP_MS)
     settle(page)
-    page.locator('[data-testid="stSidebarNav"]').get_by_text(heading, exact=True).click()
-    page.locator("h1", has_text=heading).first.wait_for(timeout=FIRST_RENDER_MS)
-    settle(page)
+    go(page, heading)
 
 
 @pytest.mark.parametrize("title, name", [("The central bank's forecasts can be trusted", "central-bank"),
