@@ -283,6 +283,45 @@ def test_kill_9_at_random_points_loses_nothing_and_grades_each_turn_once(tmp_pat
     assert census["quarantined"] == [] and "Traceback" not in loop.log
 
 
+def test_a_grade_is_stored_only_once_the_journal_keeps_its_critique(bus_config, memory, monkeypatch):
+    """Item 5 (one turn of 40 never graded after a kill -9): the proxy hands a message to the MemoryAgent and to
+    the journal's thread at once. A grade stored before the journal wrote its critique, then kill -9, left a turn
+    graded in the memory (so never pending again) with no grade in the journal. The memory now acts on a live
+    message only once the journal keeps it. Here the journal's thread records nothing until released."""
+    import threading
+
+    import cns_core.agents.journal as journal_module
+    from cns_core.agents.bus import BusProxy
+
+    release, asked = threading.Event(), set()
+
+    class LateJournal(journal_module.Journal):
+        def _record(self, pull, db):
+            if release.wait(0.05):          # held: what was captured waits in the socket, unwritten
+                super()._record(pull, db)
+
+        def _kept(self, request, db):
+            asked.update(request.get("message_ids") or [])
+            return super()._kept(request, db)
+
+    monkeypatch.setattr(journal_module, "Journal", LateJournal)
+    turn = turn_payload(1, "order")
+    qid = turn["query_id"]
+    release.set()
+    with BusProxy(bus_config), MemoryAgent(bus_config, memory), Publisher(bus_config) as pub:
+        pub.publish(RESPONSE, turn)
+        wait_for(lambda: memory.get([qid]), 20, what="the turn stored")
+        release.clear()
+        critique = pub.publish(CRITIQUE, {"query_id": qid, "score": 4, "query": turn["query"],
+                                          "answer": turn["answer"]})
+        wait_for(lambda: critique.message_id in asked or memory.get([qid])[0].graded, 20,
+                 what="the memory to wait for the journal, or to store the grade")
+        assert not memory.get([qid])[0].graded, "the memory stored a grade the bus journal does not hold"
+        release.set()
+        wait_for(lambda: memory.get([qid])[0].graded, 20, what="the grade stored once the journal keeps it")
+        assert critique.message_id in [e.message_id for _, e in replay(bus_config, after_seq=0, subjects=[CRITIQUE])]
+
+
 def test_a_turn_sent_while_the_loop_starts_is_stored_with_the_judge_down(tmp_path):
     """Issue 44, item 7: with the judge down, a turn published once the bus proxy answered but before the
     memory was running was journaled and never stored: the MemoryAgent's first checkpoint was the journal's

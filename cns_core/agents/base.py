@@ -9,7 +9,7 @@ an error. ``stop()`` finishes the batch in hand and closes the sockets.
 :attr:`Agent.caught_up` is set once the start-up step (``after_ready``: a MemoryAgent's
 replay of the journal) is over, so work that depends on it (the pending grades' sweep)
 waits for it; :meth:`Agent.on_idle` runs whenever no message came within ``poll_s``
-(work held back for a retry).
+(work held back for a retry); :meth:`Agent.before_batch` before each batch received live.
 """
 
 from __future__ import annotations
@@ -98,6 +98,10 @@ class Agent:
     def on_idle(self) -> None:
         """Runs in the agent thread when no message arrived within ``poll_s``."""
 
+    def before_batch(self, envelopes: Sequence[Envelope]) -> None:
+        """Runs in the agent thread before a batch received live (not replayed) is handled; an error is
+        logged and the batch handled anyway."""
+
     def on_stop(self) -> None:
         """Runs in the agent thread after a requested stop, before its sockets close (finish what is owed)."""
 
@@ -152,6 +156,11 @@ class Agent:
                     log.exception("%s: receiving failed; going on", self.name)
                     self._stop.wait(self.poll_s)
                     continue
+                try:
+                    self.before_batch(batch)
+                except Exception:  # noqa: BLE001 - the batch in hand must still be handled
+                    self.failures += 1
+                    log.exception("%s: the step before a batch failed; handling it anyway", self.name)
                 try:
                     self.handle_batch(batch)
                 except Exception:

@@ -15,7 +15,9 @@
   is idempotent: a turn already stored with the same text (an engram or in the
   quarantine) is skipped before the coherence hook, so a replay, even from the
   journal's start after a damaged checkpoint (kept aside as ``*.damaged-<time>``),
-  never stores a turn twice.
+  never stores a turn twice. A live message is handled only once the journal keeps
+  it (the proxy hands it to both at once), so a kill -9 never leaves a grade stored
+  that the journal lacks.
 * Failures: a batch the store refuses is held (:mod:`cns_core.agents.held`) and
   retried on a back-off while the agent is idle, the checkpoint staying before it;
   a turn that fails alone while others are written is a poison message: rejected
@@ -48,7 +50,7 @@ from cns_core.judging.answer_trust import AnswerItem, AnswerScorer, evidence_met
 from cns_core.agents.base import Agent
 from cns_core.agents.bus import CRITIQUE, RECALL, RECALLED, RESPONSE, REWARD, BusConfig, Envelope
 from cns_core.agents.held import HeldWork
-from cns_core.agents.journal import JournalUnavailable, journal_tail, reject, replay
+from cns_core.agents.journal import JournalRefused, JournalUnavailable, confirm_kept, journal_tail, reject, replay
 from cns_core.agents.messages import CritiqueMessage, RecallReply, RecallRequest, TurnMessage, describe_errors
 from cns_core.agents.state_machine import MEMORY_MACHINE, MemoryAction, StateMachine
 from cns_core.agents.wire import BusError
@@ -62,6 +64,7 @@ log = logger(__name__)
 
 PreWriteHook = Callable[[str, str, str, dict[str, Any]], Any]
 _SEEN = 200_000          # message ids remembered to skip duplicates (replay overlapping live traffic)
+_JOURNAL_QUIET_S = 60.0  # after the journal did not answer, live batches stop waiting for it this long
 
 
 class MemoryAgent(Agent):
@@ -72,6 +75,7 @@ class MemoryAgent(Agent):
     subjects = (RESPONSE, CRITIQUE, RECALL)
     stored_subjects = (RESPONSE, CRITIQUE)      # what the journal replays to this agent
     max_batch = 256
+    journal_wait_s = 10.0     # how long a live batch waits for the journal to keep it
 
     def __init__(self, bus: BusConfig | None = None, memory: MemoryService | None = None, *,
                  pre_write_hook: PreWriteHook | None = None, checkpoint: str | Path | None = None,
@@ -102,6 +106,7 @@ class MemoryAgent(Agent):
         self.recalls_answered = 0
         self.held = HeldWork()          # messages the store refused, retried while idle
         self._last_id: str | None = None
+        self._journal_quiet_until = 0.0
 
     # ---------------------------------------------------------------- start-up
 
@@ -195,6 +200,24 @@ class MemoryAgent(Agent):
             tmp.write_text(json.dumps(position))
 
     # ---------------------------------------------------------------- handling
+
+    def before_batch(self, envelopes: Sequence[Envelope]) -> None:
+        """Wait until the bus journal keeps these live messages. The proxy hands a message to this agent and to
+        the journal's thread at once: a grade stored before the journal wrote its critique, then kill -9, left a
+        turn graded (never pending again) that the journal never shows graded, and a checkpoint naming a message
+        the journal lacks (a full replay at the next start). A journal that cannot write holds nothing up (it
+        says so itself); one that does not answer is not waited for again for a while."""
+        ids = [e.message_id for e in envelopes if e.message_id not in self._seen]
+        if not ids or not self.bus.journal_enabled or time.monotonic() < self._journal_quiet_until:
+            return
+        try:
+            confirm_kept(self.bus, ids, timeout=self.journal_wait_s)
+        except JournalRefused:      # held in memory by a full disk, or refused: the memory stores them anyway
+            return
+        except BusError as exc:
+            self._journal_quiet_until = time.monotonic() + _JOURNAL_QUIET_S
+            log.warning("memory: %s; handling live messages without waiting for the journal for %g s", exc,
+                        _JOURNAL_QUIET_S)
 
     def handle_batch(self, envelopes: Sequence[Envelope]) -> None:
         fresh = [e for e in envelopes if e.message_id not in self._seen]
