@@ -11,7 +11,7 @@ import hashlib
 import re
 from typing import Callable
 
-__all__ = ["ERROR_KINDS", "MONTHS", "LOWER_START", "inject_error", "stable_choice"]
+__all__ = ["ERROR_KINDS", "MONTHS", "LOWER_START", "inject_error", "numbers_in", "stable_choice"]
 
 ERROR_KINDS = ("number", "date", "name", "quantity", "added_fact")
 
@@ -49,11 +49,20 @@ def stable_choice(key: str, n: int) -> int:
     return int(hashlib.blake2b(key.encode(), digest_size=4).hexdigest(), 16) % n
 
 
+def _quantities(text: str) -> list[re.Match]:
+    """The numbers of ``text`` that give a quantity: not years, not days of a month."""
+    years = {m.span() for m in _YEAR.finditer(text)}
+    return [m for m in _NUMBER.finditer(text)
+            if m.span(1) not in years and not _AFTER_MONTH.search(text[:m.start(1)])]
+
+
+def numbers_in(text: str) -> set[str]:
+    """The quantities ``text`` writes in digits (years and days of a month are dates, not counted)."""
+    return {m.group(1).replace(",", "") for m in _quantities(text)}
+
+
 def _change_number(claim: str, donor: str) -> str | None:
-    years = {m.span() for m in _YEAR.finditer(claim)}
-    for match in _NUMBER.finditer(claim):
-        if match.span(1) in years or _AFTER_MONTH.search(claim[:match.start(1)]):
-            continue                             # years and days are dates
+    for match in _quantities(claim):
         digits = match.group(1)
         lead = int(digits[0])
         new_lead = [d for d in range(1, 10) if d != lead][stable_choice(claim, 8)]

@@ -44,7 +44,7 @@ __all__ = ["SETTINGS_FILE", "TrainSettings", "TrainSource", "TrainResult", "load
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
            "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences",
-           "restated", "false_alarms", "evouna_general")
+           "restated", "false_alarms", "evouna_general", "other_slots")
 SETTINGS_FILE = "verifier_train.yaml"         # the one recipe, in config/
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -265,6 +265,11 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         from cns_core.training.restatements import restated_pairs
 
         return restated_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"restated:{path.name}")
+    if reader == "other_slots":         # a SciFact or BoolQ file, or a set's folder inside long_answers/
+        from cns_core.training.other_slots import documents_in, other_slot_pairs
+
+        documents = documents_in(path, settings.scifact_folds, settings.scifact_held_folds)
+        return other_slot_pairs(documents, source.pairs or 3_000, seed, source=f"other_slots:{path.name}")
     if reader == "false_alarms":        # the file read as its suffix says, then the miner's false alarms of it
         from cns_core.training.false_alarms import false_alarm_pairs
         from cns_core.training.pilot import miner_path
