@@ -24,6 +24,11 @@ stage 13 trained on SNLI dev in its generic stages, docs/history.md):
   fitted on the WiCE claims in both forms (development figures), never on SciFact's held-out folds.
 * **NLI**: accuracy on MultiNLI dev-mismatched and SNLI dev (a seeded sample of ``--nli-limit``
   pairs each). The shipped model was trained on SNLI dev, so its SNLI figure is not held out.
+* **Numbers in other slots** (``cns_core.training.other_slots``): two sentences of one held-out true document
+  (SciFact's held-out abstracts, BUMP's and SummEdits' fold 0, WiCE dev's cited pages) that share their topic
+  and each give their own number. A true document does not contradict itself; figure: the share the NLI flags
+  as contradicted (p(contradiction) at the model's threshold), the false alarm the Logic critic raises
+  between two claims of one text.
 * **Red badges** (issue 67: a red badge that is right first): the critic's verdict (its
   ``verdict`` thresholds) on the true claims (called supported, called contradicted), on each kind of
   injected error (called contradicted; an added fact should not be, the source never mentions it),
@@ -60,9 +65,10 @@ from cns_core.training.grounding_fusion import (DevClaim, dev_features, in_held_
 from cns_core.critics.grounding_judge import RetrievalSettings  # noqa: E402
 from cns_core.critics.grounding_verdict import FEATURES  # noqa: E402
 from cns_core.models.nli import TransformersNLI, nli_settings, weights_fingerprint  # noqa: E402
-from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, read_nli_tsv,  # noqa: E402
+from cns_core.training.nli_data import (SCIFACT_FOLDS, SCIFACT_HELD_FOLDS, NLIPairs, read_nli_tsv,  # noqa: E402
                                        read_scifact_pairs, sample_pairs)
 from cns_core.training.nli_metrics import red_badge_figures  # noqa: E402
+from cns_core.training.other_slots import documents_in, other_slot_pairs  # noqa: E402
 
 FOLDS, HELD_FOLDS = SCIFACT_FOLDS, SCIFACT_HELD_FOLDS      # the verifier's split (in_held_folds reads it too)
 NLI_FILES = ("mnli_dev_mismatched.tsv.gz", "snli_dev.tsv.gz")
@@ -120,9 +126,20 @@ class Cached:
         return out
 
 
+def other_slot_sets(root: Path) -> dict[str, NLIPairs]:
+    """Held-out neutral pairs of sentences with numbers in other slots, per set of documents."""
+    folders = {"SciFact held abstracts": "scifact_train/train_claim_doc_pairs.jsonl",
+               "BUMP fold 0": "long_answers/bump", "SummEdits fold 0": "long_answers/summedits"}
+    documents = {name: documents_in(root / folder, FOLDS, HELD_FOLDS, held=True) for name, folder in folders.items()}
+    with (root / "wice_dev" / "claim_dev.jsonl").open(encoding="utf-8") as handle:
+        pages = {json.dumps(row["evidence"]): row["evidence"] for row in map(json.loads, handle)}
+    documents["WiCE dev pages"] = list(pages.values())
+    return {name: other_slot_pairs(docs, 10_000, 29) for name, docs in documents.items()}
+
+
 def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list[DevClaim],
              scifact_unstated: list[DevClaim], cited: list[DevClaim], rationale_pairs, nli_sets,
-             settings: dict) -> dict[str, float]:
+             other_slots: dict[str, NLIPairs], settings: dict) -> dict[str, float]:
     retrieval = RetrievalSettings.from_settings(settings)
     fusion = fusion_of(settings)
     max_chars = int(settings["max_window_chars"])
@@ -167,6 +184,10 @@ def evaluate(nli, embedder, cache: Cached, claims: list[DevClaim], scifact: list
                                                                                       score[gold == 2])
     for figure, value in red_badge_figures(probs[:, 2] >= threshold, gold == 0, gold == 2).items():
         rows[f"SciFact held folds: NLI (rationale, claim) {figure}"] = value
+    for name, data in other_slots.items():
+        probs = cache(data.pairs, lambda: nli.predict(data.pairs))
+        rows[f"numbers in other slots, {name} ({len(data)}): NLI called contradicted"] = float(
+            np.mean(probs[:, 2] >= threshold))
     for name, data in nli_sets.items():
         probs = cache(data.pairs, lambda: nli.predict(data.pairs))
         gold = np.asarray(data.labels)
@@ -204,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     rationale = rationale.subset([i for i, label in enumerate(rationale.labels) if label != 1])
     nli_sets = {name.split(".")[0]: sample_pairs(read_nli_tsv(root / "nli_train" / name), args.nli_limit, 29)
                 for name in NLI_FILES} if args.nli_limit else {}
+    other_slots = other_slot_sets(root)
     print(f"{len(claims)} claims with injected errors (half originals), {len(scifact)} SciFact held-out "
           f"SUPPORT/CONTRADICT claim-abstract pairs (and {len(scifact_unstated)} NOT_ENOUGH_INFO), "
           f"{len(cited)} WiCE and SciFact claims against their cited sentences, {len(rationale)} rationale pairs; "
@@ -216,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
                               max_length=int(section.get("max_length", 256)), device="cpu")
         columns[Path(model).name] = evaluate(nli, embedder, Cached(args.cache, model), claims, scifact,
                                              scifact_unstated, cited, rationale,
-                                             nli_sets, settings)
+                                             nli_sets, other_slots, settings)
     names = list(dict.fromkeys(n for col in columns.values() for n in col))
     width = max(len(n) for n in names) + 2
     print(f"{'figure':<{width}}" + "".join(f"{m:>24}" for m in columns))

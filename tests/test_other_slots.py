@@ -50,6 +50,7 @@ def test_scifact_abstracts_a_held_out_claim_cites_are_not_read(tmp_path):
     path = tmp_path / "train_claim_doc_pairs.jsonl"
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
     assert documents_in(path, folds=5, held_folds=[0, 1]) == [TRIAL]
+    assert documents_in(path, folds=5, held_folds=[0, 1], held=True) == [["Shared abstract, also cited by a held claim."]]
 
 
 def test_boolq_passages_are_read_in_sentences(tmp_path):

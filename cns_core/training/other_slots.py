@@ -72,33 +72,36 @@ def other_slot_pairs(documents: Iterable[Sequence[str]], limit: int, seed: int, 
     return out
 
 
-def documents_in(path: str | Path, folds: int, held_folds: Sequence[int]) -> list[list[str]]:
+def documents_in(path: str | Path, folds: int, held_folds: Sequence[int], held: bool = False) -> list[list[str]]:
     """The documents a training file holds, in sentences: a long-answer set's folder (its source documents
     outside the held-out fold), SciFact's rows (the abstracts its training claims cite, less any abstract a
-    held-out claim cites) or BoolQ's rows (their passages)."""
+    held-out claim cites) or BoolQ's rows (their passages). ``held=True``: only the held-out documents (the
+    long answers' fold 0, the abstracts held-out claims cite; BoolQ holds none), to measure on."""
     from cns_core.training import long_answers
     from cns_core.text.segment import split_sentences
 
     path = Path(path)
     if path.is_dir():
-        rows = long_answers.trainable(long_answers.TRAIN_READERS[path.name](path.parent.parent))
+        rows = long_answers.TRAIN_READERS[path.name](path.parent.parent)
+        rows = long_answers.held_out(rows) if held else long_answers.trainable(rows)
         return [split_sentences(text) for text in dict.fromkeys(r.source for r in rows if r.source)]
     abstracts: dict[int, list[str]] = {}
     passages: dict[str, None] = {}
-    held: set[int] = set()
+    cited_by_held: set[int] = set()
     with path.open(encoding="utf-8") as handle:
         for text in handle:
             try:
                 row = json.loads(text)
                 if "passage" in row:
-                    passages[str(row["passage"])] = None
+                    if not held:
+                        passages[str(row["passage"])] = None
                     continue
                 doc, claim_id, abstract = int(row["doc_id"]), row["claim_id"], row["abstract"]
             except (json.JSONDecodeError, KeyError, TypeError, ValueError):
                 continue                 # the rows the file's own reader reports as problems
             if scifact_fold(claim_id, folds) in held_folds:
-                held.add(doc)
-            elif isinstance(abstract, list):
+                cited_by_held.add(doc)
+            if isinstance(abstract, list):
                 abstracts[doc] = [str(s) for s in abstract]
-    return ([sentences for doc, sentences in sorted(abstracts.items()) if doc not in held]
+    return ([sentences for doc, sentences in sorted(abstracts.items()) if (doc in cited_by_held) == held]
             + [split_sentences(text) for text in passages])
