@@ -151,8 +151,8 @@ def go(page, title: str) -> None:
     """To another page in the same session by its sidebar link (an address typed anew starts a new session).
 
     Once in CI under load the new page never came (120 s): most likely a progress tick that reached the server
-    after the new page's run had started ran the old page again (``pages/_rerun_fold.py`` keeps the page only
-    while the click is still pending; not reproduced here). A lost click is clicked again, as a person would."""
+    after the new page's run had started ran the old page again (``pages/_rerun_fold.py`` now drops such a tick;
+    a tick delayed past the whole new run still can). A lost click is clicked again, as a person would."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     link = page.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True)

@@ -49,3 +49,30 @@ def test_a_tick_alone_reruns_its_fragment_on_its_page(requests):
     pending = requests.on_scriptrunner_ready().rerun_data
     assert pending.page_script_hash == "overview" and pending.fragment_id_queue == ["progress"]
     assert pending.is_auto_rerun
+
+
+def test_a_tick_from_the_page_left_is_dropped_once_the_new_page_runs(requests):
+    assert requests.request_rerun(_click("graph"))
+    assert requests.on_scriptrunner_ready().rerun_data.page_script_hash == "graph"     # the graph's run starts
+    assert requests.request_rerun(_tick("overview"))      # sent before the browser knew of the click
+    assert requests.on_scriptrunner_yield() is None         # the graph's run goes on
+    assert requests.on_scriptrunner_ready().type == ScriptRequestType.STOP          # and nothing runs after it
+
+
+def test_a_tick_from_the_page_a_server_switch_opened_still_runs(requests):
+    assert requests.request_rerun(_click("corpus"))
+    requests.on_scriptrunner_ready()
+    assert requests.request_rerun(_click("sno"))           # st.switch_page from the corpus page: not automatic
+    requests.on_scriptrunner_ready()
+    assert requests.request_rerun(_tick("corpus"))         # the corpus page's last tick: dropped
+    assert requests.on_scriptrunner_yield() is None
+    assert requests.request_rerun(_tick("sno"))            # the page shown now ticks as before
+    pending = requests.on_scriptrunner_ready()
+    assert pending.type == ScriptRequestType.RERUN and pending.rerun_data.fragment_id_queue == ["progress"]
+
+
+def test_a_stopped_runner_still_refuses_a_tick(requests):
+    assert requests.request_rerun(_click("graph"))
+    requests.request_stop()
+    assert not requests.request_rerun(_tick("overview"))
+    assert not requests.request_rerun(_tick("graph"))
