@@ -11,9 +11,10 @@ that a person asked for, the pending request's page, query string and kind are k
 still merged by Streamlit. A tick can also arrive once the new page's run has started, when nothing is
 pending any more; it would start the old page again. So the fold remembers the page of the last rerun that
 was not automatic (a click, a widget, ``st.rerun`` or ``st.switch_page``) and drops a tick that names
-another page: the page it ticked for is gone, and the new page's own ticks follow. Nothing else changes. The wrap checks the names it relies on and leaves Streamlit
-as it is where they are missing (another version), so the worst case is the old race, never a broken app;
-``tests/test_rerun_fold.py`` drives the real ``ScriptRequests`` and fails on a version that changes them.
+another page: the page it ticked for is gone, and the new page's own ticks follow. Nothing else changes. The
+wrap checks the names it relies on and leaves Streamlit as it is where they are missing (another version), so
+the worst case is the old race, never a broken app; ``tests/test_rerun_fold.py`` drives the real
+``ScriptRequests`` and fails on a version that changes them.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def keep_navigation_over_timer_reruns() -> bool:
     return True
 
 
-def _keeping_the_page(fold: Callable[[Any, Any], bool], rerun_state: Any, stop_state: Any) -> Callable[[Any, Any], bool]:
+def _keeping_the_page(fold: Callable[[Any, Any], bool], rerun_state: Any,
+                      stop_state: Any) -> Callable[[Any, Any], bool]:
     @wraps(fold)
     def fold_keeping_the_page(requests: Any, new_data: Any) -> bool:
         asked = getattr(requests, _ASKED, None)
