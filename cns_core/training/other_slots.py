@@ -12,27 +12,21 @@ model (it would teach nothing).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from cns_core.models.nli import NEUTRAL
-from cns_core.models.textcues import STOPWORDS
+from cns_core.models.textcues import content_stems, tokenize
 from cns_core.training.fact_swaps import numbers_in
 from cns_core.training.nli_data import NLIPairs, scifact_fold
 
 __all__ = ["other_slot_pairs", "documents_in"]
 
-_WORD = re.compile(r"[a-z][a-z-]{2,}")
-_MIN_SHARED = 3                 # content words both sentences write
+_MIN_SHARED = 3                 # content stems both sentences write
 _WORDS_RANGE = (6, 60)          # sentence lengths in words that read as claims
 _PER_DOCUMENT = 6
-
-
-def _content_words(sentence: str) -> set[str]:
-    return {w for w in _WORD.findall(sentence.lower()) if w not in STOPWORDS}
 
 
 def _candidates(sentences: Sequence[str]) -> list[tuple[float, str, str]]:
@@ -41,7 +35,7 @@ def _candidates(sentences: Sequence[str]) -> list[tuple[float, str, str]]:
     for sentence in dict.fromkeys(s.strip() for s in sentences):
         numbers, length = numbers_in(sentence), len(sentence.split())
         if numbers and _WORDS_RANGE[0] <= length <= _WORDS_RANGE[1]:
-            usable.append((sentence, numbers, _content_words(sentence)))
+            usable.append((sentence, numbers, content_stems(tokenize(sentence))))
     out = []
     for premise, premise_numbers, premise_words in usable:
         for hypothesis, numbers, words in usable:
