@@ -243,9 +243,18 @@ def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path,
 @pytest.mark.parametrize("sentence, negated", [
     ("A man is playing a guitar.", "A man is not playing a guitar."),
     ("The dogs were not sleeping.", "The dogs were sleeping."),
-    ("She didn't go home.", "She did go home."),
+    ("She didn't go home.", "She went home."),
     ("Supplements do reduce colds.", "Supplements do not reduce colds."),
-    ("Two kids run outside.", None),                       # no auxiliary: no safe single edit
+    # no auxiliary: do-support, where the verb is unambiguous
+    ("Vitamin C shortens colds.", "Vitamin C does not shorten colds."),
+    ("Supplements did not prevent colds.", "Supplements prevented colds."),
+    ("Zinc does not ease the symptoms.", "Zinc eases the symptoms."),
+    ("He went home.", "He did not go home."),
+    ("Patients treated with zinc recovered faster.", "Patients treated with zinc did not recover faster."),
+    ("Guidance significantly reduces errors.", "Guidance does not significantly reduce errors."),
+    ("Two kids run outside.", None),                       # "kids" may be the verb: no safe single edit
+    ("The player leaves her shoe untied.", None),          # "leaves" may be the verb, "untied" is not
+    ("The study found no effect.", None),                  # already a denial: "did not find no effect"
 ])
 def test_negate_inserts_or_removes_one_negation(sentence, negated):
     from cns_core.training.nli_augment import negate

@@ -4,9 +4,15 @@ A small cross-encoder trained on SNLI/MultiNLI-sized data reads "Supplements did
 colds" against "Supplements reduce colds" as half entailment: the two sentences share almost
 every word. Argument maps are full of such pairs. From each usable training sentence ``s``
 this makes ``(s, s)`` entailment and ``(s, not-s)`` and ``(not-s, s)`` contradiction, where
-``not-s`` inserts or removes one negation next to the first auxiliary verb. Sentences
-without an auxiliary are skipped rather than guessed at. Only training sentences are used:
-evaluation sets never feed this.
+``not-s`` inserts or removes one negation next to the first auxiliary verb.
+
+A sentence without an auxiliary takes English's do-support: "Vitamin C shortens colds" becomes
+"Vitamin C does not shorten colds", and "did not shorten" loses its negation as "shortened". Without
+it the model only ever saw "did not X" beside "did X", and read "did not shorten" against "shortens"
+as entailed. The verb is found with lemminflect's dictionary, and only where it is unambiguous (a word
+that is only a verb there, not one directly after "to" or a determiner, and no past form directly
+before a preposition, which reads as a participle: "treated with"); other sentences are skipped
+rather than guessed at. Only training sentences are used: evaluation sets never feed this.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import re
 import numpy as np
 
 from cns_core.models.nli import NLI_LABELS
+from cns_core.models.textcues import negation_count, tokenize
 from cns_core.training.nli_data import NLIPairs
 
 __all__ = ["negate", "negation_pairs"]
@@ -25,17 +32,89 @@ _AUXILIARIES = ("is", "are", "was", "were", "can", "could", "will", "would", "sh
 _WITH_NOT = re.compile(r"\b(" + "|".join(_AUXILIARIES) + r") not\b", re.IGNORECASE)
 _CONTRACTED = re.compile(r"\b(is|are|was|were|could|would|should|has|have|had|does|do|did)n't\b", re.IGNORECASE)
 _AUXILIARY = re.compile(r"\b(" + "|".join(_AUXILIARIES) + r")\b(?! not\b)", re.IGNORECASE)
+_DO_NOT_VERB = re.compile(r"(?<=\w )(do|does|did)(?: not|n't) ([a-z]+)\b")     # not the sentence's first word
+_WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")           # "fresh-mowed" is one word, not a verb
+_DO_FOR_TAG = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+_NOT_BEFORE_A_FINITE_VERB = {"to", "a", "an", "the", "this", "that", "these", "those", "its", "their", "his", "her",
+                             "our", "my", "your", "not", "no"}
+_PREPOSITIONS = {"with", "by", "in", "on", "at", "for", "from", "to", "into", "as", "of", "after", "during"}
+
+
+def _verb_lemma(word: str, only_a_verb: bool = True) -> str | None:
+    """The word's lemma as a verb in lemminflect's dictionary; with ``only_a_verb``, ``None`` for a word
+    it knows as something else too ("runs", a noun as well)."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    if "VERB" not in lemmas or (only_a_verb and set(lemmas) != {"VERB"}):
+        return None
+    return lemmas["VERB"][0]
+
+
+def _inflect(lemma: str, tag: str) -> str | None:
+    from lemminflect import getInflection
+
+    forms = getInflection(lemma, tag=tag)
+    return forms[0] if forms else None
+
+
+def _could_be_finite(word: str, tags: tuple[str, ...]) -> bool:
+    """Whether a word lemminflect knows as a verb among other things has the form of one of ``tags``."""
+    lemma = _verb_lemma(word, only_a_verb=False)
+    return lemma is not None and any(word == _inflect(lemma, tag) for tag in tags)
+
+
+def _affirm_do_support(sentence: str) -> str | None:
+    """ "did not shorten" -> "shortened", "does not ease" -> "eases", "do not reduce" -> "reduce"."""
+    match = _DO_NOT_VERB.search(sentence)
+    if match is None or _verb_lemma(match.group(2), only_a_verb=False) != match.group(2):
+        return None                                        # "did not always go": no verb right after
+    tag = {do: tag for tag, do in _DO_FOR_TAG.items()}[match.group(1)]
+    form = _inflect(match.group(2), tag)
+    return None if form is None else sentence[:match.start()] + form + sentence[match.end():]
+
+
+def _negate_with_do_support(sentence: str) -> str | None:
+    """The first unambiguous finite verb negated with do-support: "shortens" -> "does not shorten".
+
+    An inflected form ("shortens", "shortened") is taken before a bare one ("begin" in "after symptoms
+    begin shortens the cold" is a clause's verb, and a bare form may be an infinitive or an imperative).
+    A sentence is left alone where an earlier word may be the verb ("leaves" in "leaves her shoe untied",
+    a noun too) or where it already denies something ("found no effect" -> "did not find no effect").
+    """
+    if negation_count(tokenize(sentence)):
+        return None
+    words = list(_WORD.finditer(sentence))
+    for tags in (("VBZ", "VBD"), ("VBP",)):
+        for before, match, after in zip(words, words[1:], [*words[2:], None]):
+            word = match.group(0)
+            if not word.islower() or before.group(0).lower() in _NOT_BEFORE_A_FINITE_VERB:
+                continue
+            lemma = _verb_lemma(word)
+            if lemma is None:
+                if _could_be_finite(word, tags):
+                    return None                            # "leaves" in "leaves her shoe untied" may be the verb
+                continue
+            tag = next((tag for tag in tags if word == _inflect(lemma, tag)), None)
+            if tag is None or (tag == "VBD" and after is not None and after.group(0).lower() in _PREPOSITIONS):
+                continue                                   # "treated with": a participle, most likely
+            start = before.start() if before.group(0).endswith("ly") else match.start()   # "does not greatly reduce"
+            return f"{sentence[:start]}{_DO_FOR_TAG[tag]} not {sentence[start:match.start()]}{lemma}{sentence[match.end():]}"
+    return None
 
 
 def negate(sentence: str) -> str | None:
     """The sentence with its first negation removed, or one ``not`` added after its first
-    auxiliary verb; ``None`` when it has neither (no safe single edit)."""
+    auxiliary verb (with do-support where it has none); ``None`` when there is no safe single edit."""
+    affirmed = _affirm_do_support(sentence)
+    if affirmed is not None:
+        return affirmed
     for pattern, replacement in ((_WITH_NOT, r"\1"), (_CONTRACTED, r"\1")):
         if pattern.search(sentence):
             return pattern.sub(replacement, sentence, count=1)
     if _AUXILIARY.search(sentence):
         return _AUXILIARY.sub(r"\1 not", sentence, count=1)
-    return None
+    return _negate_with_do_support(sentence)
 
 
 def negation_pairs(source: NLIPairs, count: int, seed: int, max_words: int = 30) -> NLIPairs:
