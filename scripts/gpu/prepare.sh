@@ -1,6 +1,6 @@
 #!/bin/bash
 # Build .gpu/ (git-ignored through .git/info/exclude) for scripts/gpu/train_verifier.sh on a lent GPU machine that
-# has PyTorch and transformers but not pydantic, the embedder package or the shared data: the wheels training
+# has PyTorch and transformers but not pydantic, lemminflect, the embedder package or the shared data: the wheels training
 # imports, the data files SETTINGS reads (listed from the settings file itself) as one xz tarball, and the public
 # base in fp16 (.gpu/base: the recipe's base and the miner's embedder there, scripts/gpu/embedder/).
 # Usage: SETTINGS=config/verifier_train.yaml bash scripts/gpu/prepare.sh
@@ -23,7 +23,7 @@ PY
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 rm -rf .gpu && mkdir -p .gpu/whl
 versions=$(.venv/bin/python -c "import importlib.metadata as m; print(' '.join(f'{n}=={m.version(n)}' for n in
-  ('pydantic', 'pydantic_core', 'annotated_types', 'typing_inspection', 'typing_extensions')))")
+  ('pydantic', 'pydantic_core', 'annotated_types', 'typing_inspection', 'typing_extensions', 'lemminflect')))")
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl $versions
 tar -cJf .gpu/data.tar.xz -C "$DATA" $files
