@@ -250,7 +250,12 @@ def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path,
     ("Supplements did not prevent colds.", "Supplements prevented colds."),
     ("Zinc does not ease the symptoms.", "Zinc eases the symptoms."),
     ("He went home.", "He did not go home."),
-    ("Patients treated with zinc recovered faster.", "Patients treated with zinc did not recover faster."),
+    ("Patients given zinc recovered faster.", "Patients given zinc did not recover faster."),
+    ("Patients treated with zinc recovered faster.", None),   # "treated with" may be the verb, a passive
+    ("If he wants to win, he needs luck.", None),             # negating the clause contradicts nothing
+    ("People who smoke often develop cancer.", None),         # "often do not develop" is compatible
+    ("The walls do not feature any carvings.", "The walls feature some carvings."),
+    ("I 've gathered some recipes.", None),                  # a split contraction: an auxiliary it does not read
     ("Guidance significantly reduces errors.", "Guidance does not significantly reduce errors."),
     ("Two kids run outside.", None),                       # "kids" may be the verb: no safe single edit
     ("The player leaves her shoe untied.", None),          # "leaves" may be the verb, "untied" is not

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from lemminflect import getAllLemmas, getInflection
 
 from cns_core.models.nli import NLI_LABELS
 from cns_core.models.textcues import negation_count, tokenize
@@ -34,17 +35,24 @@ _CONTRACTED = re.compile(r"\b(is|are|was|were|could|would|should|has|have|had|do
 _AUXILIARY = re.compile(r"\b(" + "|".join(_AUXILIARIES) + r")\b(?! not\b)", re.IGNORECASE)
 _DO_NOT_VERB = re.compile(r"(?<=\w )(do|does|did)(?: not|n't) ([a-z]+)\b")     # not the sentence's first word
 _WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")           # "fresh-mowed" is one word, not a verb
+_SPLIT_CONTRACTION = re.compile(r"(?:^|\s)(?:n't|'[a-z]+)\b", re.IGNORECASE)   # MultiNLI's "I 've gone", "ca n't"
 _DO_FOR_TAG = {"VBZ": "does", "VBD": "did", "VBP": "do"}
 _NOT_BEFORE_A_FINITE_VERB = {"to", "a", "an", "the", "this", "that", "these", "those", "its", "their", "his", "her",
                              "our", "my", "your", "not", "no"}
 _PREPOSITIONS = {"with", "by", "in", "on", "at", "for", "from", "to", "into", "as", "of", "after", "during"}
+# A sentence that opens with a subordinate clause ("If he wants ..., he needs ...") would be negated in the
+# clause, which contradicts nothing; so would a verb under a focus or frequency adverb ("often develop" and
+# "often do not develop" can both be true).
+_CLAUSE_OPENERS = {"if", "when", "whenever", "although", "though", "because", "while", "since", "unless", "after",
+                   "before", "once", "as"}
+_SCOPE_ADVERBS = {"only", "also", "even", "just", "still", "already", "always", "never", "often", "sometimes",
+                  "usually", "frequently", "occasionally", "rarely", "seldom", "generally", "typically", "mostly",
+                  "partly", "largely", "mainly", "merely", "ever"}
 
 
 def _verb_lemma(word: str, only_a_verb: bool = True) -> str | None:
     """The word's lemma as a verb in lemminflect's dictionary; with ``only_a_verb``, ``None`` for a word
     it knows as something else too ("runs", a noun as well)."""
-    from lemminflect import getAllLemmas
-
     lemmas = getAllLemmas(word)
     if "VERB" not in lemmas or (only_a_verb and set(lemmas) != {"VERB"}):
         return None
@@ -52,8 +60,6 @@ def _verb_lemma(word: str, only_a_verb: bool = True) -> str | None:
 
 
 def _inflect(lemma: str, tag: str) -> str | None:
-    from lemminflect import getInflection
-
     forms = getInflection(lemma, tag=tag)
     return forms[0] if forms else None
 
@@ -71,24 +77,29 @@ def _affirm_do_support(sentence: str) -> str | None:
         return None                                        # "did not always go": no verb right after
     tag = {do: tag for tag, do in _DO_FOR_TAG.items()}[match.group(1)]
     form = _inflect(match.group(2), tag)
-    return None if form is None else sentence[:match.start()] + form + sentence[match.end():]
+    rest = re.sub(r"^ any\b", " some", sentence[match.end():])        # "do not feature any" -> "feature some"
+    return None if form is None else sentence[:match.start()] + form + rest
 
 
 def _negate_with_do_support(sentence: str) -> str | None:
     """The first unambiguous finite verb negated with do-support: "shortens" -> "does not shorten".
 
     An inflected form ("shortens", "shortened") is taken before a bare one ("begin" in "after symptoms
-    begin shortens the cold" is a clause's verb, and a bare form may be an infinitive or an imperative).
-    A sentence is left alone where an earlier word may be the verb ("leaves" in "leaves her shoe untied",
-    a noun too) or where it already denies something ("found no effect" -> "did not find no effect").
+    begin shortens the cold" is a clause's verb, and a bare form may be an infinitive or an imperative); an
+    adverb of manner goes under the negation ("does not significantly reduce"). A sentence is left alone
+    where an earlier word may be the verb ("leaves" in "leaves her shoe untied", a noun too), where a past form
+    that may be a participle comes first ("treated with", "proceeded as scheduled"), where it already denies
+    something ("found no effect" -> "did not find no effect"), where the edit would not contradict it
+    (``_CLAUSE_OPENERS``, ``_SCOPE_ADVERBS``) and where a split contraction hides an auxiliary ("I 've gone").
     """
-    if negation_count(tokenize(sentence)):
-        return None
     words = list(_WORD.finditer(sentence))
+    if (not words or words[0].group(0).lower() in _CLAUSE_OPENERS or negation_count(tokenize(sentence))
+            or _SPLIT_CONTRACTION.search(sentence)):
+        return None
     for tags in (("VBZ", "VBD"), ("VBP",)):
         for before, match, after in zip(words, words[1:], [*words[2:], None]):
-            word = match.group(0)
-            if not word.islower() or before.group(0).lower() in _NOT_BEFORE_A_FINITE_VERB:
+            word, previous = match.group(0), before.group(0)
+            if not word.islower() or previous.lower() in _NOT_BEFORE_A_FINITE_VERB:
                 continue
             lemma = _verb_lemma(word)
             if lemma is None:
@@ -96,10 +107,17 @@ def _negate_with_do_support(sentence: str) -> str | None:
                     return None                            # "leaves" in "leaves her shoe untied" may be the verb
                 continue
             tag = next((tag for tag in tags if word == _inflect(lemma, tag)), None)
-            if tag is None or (tag == "VBD" and after is not None and after.group(0).lower() in _PREPOSITIONS):
-                continue                                   # "treated with": a participle, most likely
-            start = before.start() if before.group(0).endswith("ly") else match.start()   # "does not greatly reduce"
-            return f"{sentence[:start]}{_DO_FOR_TAG[tag]} not {sentence[start:match.start()]}{lemma}{sentence[match.end():]}"
+            if tag is None:
+                continue
+            participle = tag == "VBD" and word == _inflect(lemma, "VBN")
+            if previous.lower() in _SCOPE_ADVERBS or (
+                    participle and after is not None and after.group(0).lower() in _PREPOSITIONS):
+                return None
+            manner = (set(getAllLemmas(previous)) == {"ADV"} and before.start() > 0
+                      and sentence[before.end():match.start()].isspace())
+            start = before.start() if manner else match.start()
+            negated = f"{_DO_FOR_TAG[tag]} not {sentence[start:match.start()]}{lemma}"
+            return sentence[:start] + negated + sentence[match.end():]
     return None
 
 
