@@ -248,6 +248,8 @@ def test_calibrate_only_redraws_the_dev_slice_and_rewrites_calibration(tmp_path,
     # no auxiliary: do-support, where the verb is unambiguous
     ("Vitamin C shortens colds.", "Vitamin C does not shorten colds."),
     ("Supplements did not prevent colds.", "Supplements prevented colds."),
+    ("It did not shorten colds and did not ease them.", "It shortened colds and eased them."),   # every negation
+    ("It shortens colds and eases them.", "It does not shorten colds and does not ease them."),
     ("Zinc does not ease the symptoms.", "Zinc eases the symptoms."),
     ("He went home.", "He did not go home."),
     ("Patients given zinc recovered faster.", "Patients given zinc did not recover faster."),
@@ -280,6 +282,19 @@ def test_negation_pairs_come_in_threes_from_training_sentences():
     assert ("A cat is asleep.", "A cat is not asleep.", 2) in rows
     assert ("The bus was not late.", "The bus was late.", 2) in rows
     assert set(pairs.sources) == {"negation_augmentation"}
+
+
+def test_negation_pairs_take_edits_of_several_negations_first():
+    from cns_core.training.nli_augment import negation_pairs
+    from cns_core.training.nli_data import NLIPairs
+
+    singles = [f"The bus {n} was late." for n in range(12)]
+    several = "The drug did not shorten colds and did not ease them."
+    source = NLIPairs(["p"] * 13, [*singles, several], [0] * 13, ["x"] * 13)
+    pairs = negation_pairs(source, count=4, seed=0)
+    assert len(pairs) == 12                                  # four sentences, three pairs each
+    assert (several, "The drug shortened colds and eased them.", 2) in set(zip(pairs.premises, pairs.hypotheses,
+                                                                              pairs.labels))
 
 
 def test_second_stage_settings_keep_the_dev_slice_and_add_negation_pairs(tmp_path, tiny_base):

@@ -4,15 +4,15 @@ A small cross-encoder trained on SNLI/MultiNLI-sized data reads "Supplements did
 colds" against "Supplements reduce colds" as half entailment: the two sentences share almost
 every word. Argument maps are full of such pairs. From each usable training sentence ``s``
 this makes ``(s, s)`` entailment and ``(s, not-s)`` and ``(not-s, s)`` contradiction, where
-``not-s`` inserts or removes one negation next to the first auxiliary verb.
+``not-s`` removes every negation, or else inserts one next to the first auxiliary verb.
 
 A sentence without an auxiliary takes English's do-support: "Vitamin C shortens colds" becomes
-"Vitamin C does not shorten colds", and "did not shorten" loses its negation as "shortened". Without
-it the model only ever saw "did not X" beside "did X", and read "did not shorten" against "shortens"
-as entailed. The verb is found with lemminflect's dictionary, and only where it is unambiguous (a word
-that is only a verb there, not one directly after "to" or a determiner, and no past form directly
-before a preposition, which reads as a participle: "treated with"); other sentences are skipped
-rather than guessed at. Only training sentences are used: evaluation sets never feed this.
+"Vitamin C does not shorten colds", and "did not shorten" loses its negation as "shortened". Every
+negation of a sentence goes at once, and every verb joined by "and" takes one: the recipe's pilot,
+taught single edits, read "did not shorten the cold and did not ease its symptoms" against "shortens
+the cold and eases its symptoms" as entailed (0.93). The verb is found with lemminflect's dictionary,
+and only where it is unambiguous (``_negate_with_do_support``); other sentences are skipped rather than
+guessed at. Only training sentences are used: evaluation sets never feed this.
 """
 
 from __future__ import annotations
@@ -70,15 +70,28 @@ def _could_be_finite(word: str, tags: tuple[str, ...]) -> bool:
     return lemma is not None and any(word == _inflect(lemma, tag) for tag in tags)
 
 
-def _affirm_do_support(sentence: str) -> str | None:
-    """ "did not shorten" -> "shortened", "does not ease" -> "eases", "do not reduce" -> "reduce"."""
-    match = _DO_NOT_VERB.search(sentence)
-    if match is None or _verb_lemma(match.group(2), only_a_verb=False) != match.group(2):
-        return None                                        # "did not always go": no verb right after
-    tag = {do: tag for tag, do in _DO_FOR_TAG.items()}[match.group(1)]
-    form = _inflect(match.group(2), tag)
-    rest = re.sub(r"^ any\b", " some", sentence[match.end():])        # "do not feature any" -> "feature some"
-    return None if form is None else sentence[:match.start()] + form + rest
+def _affirm_do_support(sentence: str) -> str:
+    """Every "did not shorten" -> "shortened", "does not ease" -> "eases", "do not reduce" -> "reduce"."""
+    for match in reversed(list(_DO_NOT_VERB.finditer(sentence))):
+        if _verb_lemma(match.group(2), only_a_verb=False) != match.group(2):
+            continue                                       # "did not always go": no verb right after
+        form = _inflect(match.group(2), {do: tag for tag, do in _DO_FOR_TAG.items()}[match.group(1)])
+        if form is not None:
+            rest = re.sub(r"^ any\b", " some", sentence[match.end():])    # "do not feature any" -> "feature some"
+            sentence = sentence[:match.start()] + form + rest
+    return sentence
+
+
+def _negate_coordinated(rest: str, tag: str) -> str:
+    """The verbs joined by "and" to one just negated, negated too: "... and eases" -> "... and does not ease"
+    (negating only the first would leave a sentence that still asserts the second)."""
+    def negated(match: re.Match) -> str:
+        lemma = _verb_lemma(match.group(1))
+        if lemma is None or _inflect(lemma, tag) != match.group(1):
+            return match.group(0)
+        return f"and {_DO_FOR_TAG[tag]} not {lemma}"
+
+    return re.sub(r"\band ([a-z]+)\b", negated, rest)
 
 
 def _negate_with_do_support(sentence: str) -> str | None:
@@ -117,44 +130,54 @@ def _negate_with_do_support(sentence: str) -> str | None:
                       and sentence[before.end():match.start()].isspace())
             start = before.start() if manner else match.start()
             negated = f"{_DO_FOR_TAG[tag]} not {sentence[start:match.start()]}{lemma}"
-            return sentence[:start] + negated + sentence[match.end():]
+            return sentence[:start] + negated + _negate_coordinated(sentence[match.end():], tag)
     return None
 
 
 def negate(sentence: str) -> str | None:
-    """The sentence with its first negation removed, or one ``not`` added after its first
-    auxiliary verb (with do-support where it has none); ``None`` when there is no safe single edit."""
+    """The sentence with every negation removed, or else one ``not`` added after its first auxiliary
+    verb (with do-support where it has none, on each verb joined by "and"); ``None`` when there is no
+    safe edit. Every negation goes at once: a model taught only single removals read "did not shorten the
+    cold and did not ease its symptoms" against "shortens the cold and eases its symptoms" as entailed."""
     affirmed = _affirm_do_support(sentence)
-    if affirmed is not None:
+    for pattern in (_WITH_NOT, _CONTRACTED):
+        affirmed = pattern.sub(r"\1", affirmed)
+    if affirmed != sentence:
         return affirmed
-    for pattern, replacement in ((_WITH_NOT, r"\1"), (_CONTRACTED, r"\1")):
-        if pattern.search(sentence):
-            return pattern.sub(replacement, sentence, count=1)
     if _AUXILIARY.search(sentence):
         return _AUXILIARY.sub(r"\1 not", sentence, count=1)
     return _negate_with_do_support(sentence)
 
 
+def _negations_changed(sentence: str, negated: str) -> int:
+    return abs(negation_count(tokenize(negated)) - negation_count(tokenize(sentence)))
+
+
 def negation_pairs(source: NLIPairs, count: int, seed: int, max_words: int = 30) -> NLIPairs:
-    """Up to ``count`` sentences from ``source``'s hypotheses, three pairs each (see the module docstring)."""
+    """Up to ``count`` sentences from ``source``'s hypotheses, three pairs each (see the module docstring).
+
+    Edits of two or more negations at once are rare in text (one sentence in 200) and are what a model taught
+    single edits gets wrong, so such sentences are taken first, up to a quarter of ``count``.
+    """
     rng = np.random.default_rng(seed)
-    out = NLIPairs()
-    entail, contradict = NLI_LABELS.index("entailment"), NLI_LABELS.index("contradiction")
-    seen: set[str] = set()
+    usable: dict[str, str] = {}
     for i in rng.permutation(len(source)):
         sentence = source.hypotheses[i]
-        if sentence in seen or len(sentence.split()) > max_words:
-            continue
-        negated = negate(sentence)
-        if negated is None or negated == sentence:
-            continue
-        seen.add(sentence)
+        if sentence not in usable and len(sentence.split()) <= max_words:
+            negated = negate(sentence)
+            if negated is not None and negated != sentence:
+                usable[sentence] = negated
+    several = [s for s, negated in usable.items() if _negations_changed(s, negated) >= 2][:count // 4]
+    taken = set(several)
+    chosen = several + [s for s in usable if s not in taken][:count - len(several)]
+    out = NLIPairs()
+    entail, contradict = NLI_LABELS.index("entailment"), NLI_LABELS.index("contradiction")
+    for sentence in chosen:
+        negated = usable[sentence]
         for premise, hypothesis, label in ((sentence, sentence, entail), (sentence, negated, contradict),
                                            (negated, sentence, contradict)):
             out.premises.append(premise)
             out.hypotheses.append(hypothesis)
             out.labels.append(label)
             out.sources.append("negation_augmentation")
-        if len(seen) >= count:
-            break
     return out
