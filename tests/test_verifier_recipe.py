@@ -151,7 +151,8 @@ def test_the_committed_recipe_makes_the_shipped_model_from_the_public_base():
     held = {Path(name).name for name in settings.held_out_files}
     assert not {Path(s.file).name for s in settings.sources} & held
     readers = {s.reader for s in settings.sources}
-    assert {"restated", "swaps", "associations", "false_alarms", "evouna", "evouna_general", "scifact"} <= readers
+    assert {"restated", "swaps", "associations", "false_alarms", "evouna", "evouna_general", "scifact", "other_slots",
+            "attributed"} <= readers
     # one recipe: no other verifier settings, no restore script
     config = Path(__file__).resolve().parents[1] / "config"
     assert sorted(p.name for p in config.glob("verifier_train*.yaml")) == ["verifier_train.yaml"]

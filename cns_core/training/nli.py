@@ -44,7 +44,7 @@ __all__ = ["SETTINGS_FILE", "TrainSettings", "TrainSource", "TrainResult", "load
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
            "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences",
-           "restated", "false_alarms", "evouna_general", "other_slots")
+           "restated", "false_alarms", "evouna_general", "other_slots", "attributed")
 SETTINGS_FILE = "verifier_train.yaml"         # the one recipe, in config/
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -265,6 +265,10 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         from cns_core.training.restatements import restated_pairs
 
         return restated_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"restated:{path.name}")
+    if reader == "attributed":
+        from cns_core.training.attributions import attributed_pairs
+
+        return attributed_pairs(read_nli_tsv(path), source.pairs or 3_000, seed, source=f"attributed:{path.name}")
     if reader == "other_slots":         # a SciFact or BoolQ file, or a set's folder inside long_answers/
         from cns_core.training.other_slots import documents_in, other_slot_pairs
 
