@@ -3,9 +3,10 @@
 Evidence is written with its source: "Regular vitamin C supplements did not prevent colds, according to a
 Cochrane review of 29 trials." The recipe's second model, a third of the way through its training, read that
 sentence against "Regular vitamin C supplements prevent colds" as contradicted at 0.69, and at 0.99 without the
-attribution: a clause the claim does not share, with a number the claim does not write, made it unsure. A careful reader takes the attributed sentence
-as the evidence it is, so these pairs wrap the premise of claim-verification pairs in a reporting frame
-("According to ...", "..., according to ...", "... found that ...") and keep the label.
+attribution: a clause the claim does not share, with a number the claim does not write, made it unsure. A
+careful reader takes the attributed sentence as the evidence it is, so these pairs wrap the premise of
+claim-verification pairs in a reporting frame ("According to ...", "..., according to ...", "... found that
+...") and keep the label.
 
 Deterministic: the same pair always gets the same frame and source.
 """

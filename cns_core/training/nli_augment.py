@@ -37,6 +37,7 @@ _DO_NOT_VERB = re.compile(r"(?<=\w )(do|does|did)(?: not|n't) ([a-z]+)\b")     #
 _WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")           # "fresh-mowed" is one word, not a verb
 _SPLIT_CONTRACTION = re.compile(r"(?:^|\s)(?:n't|'[a-z]+)\b", re.IGNORECASE)   # MultiNLI's "I 've gone", "ca n't"
 _DO_FOR_TAG = {"VBZ": "does", "VBD": "did", "VBP": "do"}
+_TAG_FOR_DO = {do: tag for tag, do in _DO_FOR_TAG.items()}
 _NOT_BEFORE_A_FINITE_VERB = {"to", "a", "an", "the", "this", "that", "these", "those", "its", "their", "his", "her",
                              "our", "my", "your", "not", "no"}
 _PREPOSITIONS = {"with", "by", "in", "on", "at", "for", "from", "to", "into", "as", "of", "after", "during"}
@@ -75,7 +76,7 @@ def _affirm_do_support(sentence: str) -> str:
     for match in reversed(list(_DO_NOT_VERB.finditer(sentence))):
         if _verb_lemma(match.group(2), only_a_verb=False) != match.group(2):
             continue                                       # "did not always go": no verb right after
-        form = _inflect(match.group(2), {do: tag for tag, do in _DO_FOR_TAG.items()}[match.group(1)])
+        form = _inflect(match.group(2), _TAG_FOR_DO[match.group(1)])
         if form is not None:
             rest = re.sub(r"^ any\b", " some", sentence[match.end():])    # "do not feature any" -> "feature some"
             sentence = sentence[:match.start()] + form + rest
@@ -137,8 +138,7 @@ def _negate_with_do_support(sentence: str) -> str | None:
 def negate(sentence: str) -> str | None:
     """The sentence with every negation removed, or else one ``not`` added after its first auxiliary
     verb (with do-support where it has none, on each verb joined by "and"); ``None`` when there is no
-    safe edit. Every negation goes at once: a model taught only single removals read "did not shorten the
-    cold and did not ease its symptoms" against "shortens the cold and eases its symptoms" as entailed."""
+    safe edit (why every negation goes at once: the module docstring)."""
     affirmed = _affirm_do_support(sentence)
     for pattern in (_WITH_NOT, _CONTRACTED):
         affirmed = pattern.sub(r"\1", affirmed)

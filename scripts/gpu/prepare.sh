@@ -1,8 +1,8 @@
 #!/bin/bash
 # Build .gpu/ (git-ignored through .git/info/exclude) for scripts/gpu/train_verifier.sh on a lent GPU machine that
-# has PyTorch and transformers but not pydantic, lemminflect, the embedder package or the shared data: the wheels training
-# imports, the data files SETTINGS reads (listed from the settings file itself) as one xz tarball, and the public
-# base in fp16 (.gpu/base: the recipe's base and the miner's embedder there, scripts/gpu/embedder/).
+# has PyTorch and transformers but not pydantic, lemminflect, the embedder package or the shared data: the wheels
+# training imports, the data files SETTINGS reads (listed from the settings file itself) as one xz tarball, and the
+# public base in fp16 (.gpu/base: the recipe's base and the miner's embedder there, scripts/gpu/embedder/).
 # Usage: SETTINGS=config/verifier_train.yaml bash scripts/gpu/prepare.sh
 # What a call carries is the checkout plus .gpu/, 64 MiB in all: the shipped weights must stay behind for that
 # call (docs/development.md, "On a lent GPU machine").
