@@ -14,6 +14,7 @@ Held-out evaluation sets are refused as training data by name.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -44,7 +45,7 @@ __all__ = ["SETTINGS_FILE", "TrainSettings", "TrainSource", "TrainResult", "load
 # FEVER, or fact swaps made from a TSV's supported pairs (cns_core.training.verifier_data).
 READERS = ("tsv", "scifact", "evouna", "evouna_sentences", "evouna_swaps", "saf", "boolq", "fever_symmetric", "swaps",
            "summedits", "bump", "negation_nli", "condaqa", "associations", "summedits_sentences", "bump_sentences",
-           "restated", "false_alarms", "evouna_general", "other_slots", "attributed")
+           "restated", "false_alarms", "evouna_general", "other_slots", "attributed", "opposites")
 SETTINGS_FILE = "verifier_train.yaml"         # the one recipe, in config/
 CALIBRATION_FILE = "calibration.json"
 REPORT_FILE = "training_report.json"
@@ -81,6 +82,17 @@ class TrainSource(BaseModel):
         if value is not None and value not in READERS:
             raise ValueError(f"must be one of {', '.join(READERS)}")
         return value
+
+
+class OppositesConfig(BaseModel):
+    """``opposites`` in a training YAML: where the ``opposites`` reader mines its one-word opposites
+    (:mod:`cns_core.training.opposites`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mined_from: list[TrainSource] = Field(default_factory=list)   # files of revisions or counterfactuals
+    min_count: int = Field(4, ge=1)               # a change kept when seen this often (both directions)
+    frequent_words: int = Field(50, ge=0)         # the commonest words, changed only where seen often or before a number
 
 
 class TrainSettings(BaseModel):
@@ -129,6 +141,7 @@ class TrainSettings(BaseModel):
     # too: the general reading of a sentence is kept while the upper layers learn a narrow new mix.
     freeze_layers: int = Field(0, ge=0, le=48)
     mining: MiningConfig = Field(default_factory=MiningConfig)   # the ``associations`` reader (hard negatives)
+    opposites: OppositesConfig = Field(default_factory=OppositesConfig)   # the ``opposites`` reader
     # Weight-space interpolation (WiSE-FT): the written model is ``interpolation_weight`` of the trained weights
     # plus the rest of ``interpolate_with``'s (the model shipped before), which keeps what a narrow new mix
     # would otherwise cost the old model on other genres. Applied when the model is written, so it is no part
@@ -265,6 +278,11 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
         from cns_core.training.restatements import restated_pairs
 
         return restated_pairs(read_nli_tsv(path), source.pairs or 10_000, seed, source=f"restated:{path.name}")
+    if reader == "opposites":
+        from cns_core.training.opposites import opposite_pairs
+
+        return opposite_pairs(read_nli_tsv(path), _opposites_of(settings), source.pairs or 3_000, seed,
+                              source=f"opposites:{path.name}")
     if reader == "attributed":
         from cns_core.training.attributions import attributed_pairs
 
@@ -317,6 +335,21 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
     if source.pairs is not None:
         data = sample_pairs(data, source.pairs, seed)
     return data
+
+
+def _opposites_of(settings: TrainSettings):
+    """The lexicon the ``opposites`` reader uses, mined from ``opposites.mined_from`` (once per settings)."""
+    files = tuple(str(settings.source_path(source)) for source in settings.opposites.mined_from)
+    if not files:
+        raise ConfigError(f"{SETTINGS_FILE}: opposites: mined_from: the opposites reader needs files to mine")
+    return _mined_lexicon(files, settings.opposites.min_count, settings.opposites.frequent_words)
+
+
+@functools.lru_cache(maxsize=4)
+def _mined_lexicon(files: tuple[str, ...], min_count: int, frequent_words: int):
+    from cns_core.training.opposites import mine_opposites
+
+    return mine_opposites((read_nli_tsv(Path(f)) for f in files), min_count, frequent_words)
 
 
 def judged_answers_of(settings: TrainSettings, path: Path) -> tuple[list, list]:
