@@ -16,7 +16,7 @@ import sys
 from cns_core.config import data_dir
 from cns_core.training.nli import load_train_settings
 settings, root = load_train_settings(path=sys.argv[1]), data_dir()
-paths = {settings.source_path(s) for s in settings.sources} | {root / q for q in settings.exclude_questions}
+paths = {settings.source_path(s) for s in [*settings.sources, *settings.opposites.mined_from]} | {root / q for q in settings.exclude_questions}
 print("\n".join(sorted(str(p.relative_to(root)) for p in paths)))
 PY
 )
