@@ -11,7 +11,7 @@ from cns_core.models.tiny import build_tiny_nli_model
 from cns_core.training.nli import TrainSettings, _training_data, load_train_settings, train_nli
 from cns_core.training.nli_data import NLIPairs
 from cns_core.training.pilot import MINED_READERS, pilot_settings
-from cns_core.training.restatements import acronym, restate, restated_pairs, rounded
+from cns_core.training.restatements import acronym, in_words, restate, restated_pairs, rounded
 from test_nli_training import ROWS, _write_tsv
 
 ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
@@ -25,6 +25,10 @@ ENTAILMENT, NEUTRAL, CONTRADICTION = 0, 1, 2
     ("Tim Tebow was a quarterback. Tebow later played baseball.", "Tim Tebow played baseball.", "partial_name", True),
     # the evidence never calls the site "Tomatoes": no partial name is made of it
     ("Rotten Tomatoes gave it 80%.", "Rotten Tomatoes gave it a high score.", "partial_name", False),
+    ("An adult skeleton has 206 bones.", "The skeleton has 206 bones.", "number_in_words", True),
+    ("It sold 1,473 copies.", "It sold 1,473 copies.", "number_in_words", False),       # 1,000 is 32% off
+    ("The treaty was signed in 1648 in Munster.", "The treaty was signed in 1648.", "period", True),
+    ("The treaty was signed in 1648.", "The treaty was signed in 1649.", "period", False),   # not the premise's year
     ("The tower is 300 metres tall.", "The tower is 300 metres tall.", "rounded_number", False),   # nothing to round
     ("It was built in 1889.", "It was built in 1889.", "rounded_number", False),                    # a year stays
 ])
@@ -39,6 +43,14 @@ def test_the_restated_forms():
     assert rounded(1473) == 1500 and rounded(206) == 210 and rounded(48.7) == 49
     assert acronym("World Health Organization") == "WHO" and acronym("Bank of England") is None
     assert acronym("The Beatles Band") is None
+    assert (in_words(200), in_words(40_000), in_words(3_000_000), in_words(215)) == (
+        "two hundred", "forty thousand", "three million", None)
+    assert restate("It has 206 bones.", "It has 206 bones.", "number_in_words") in {
+        f"It has {hedge} two hundred bones." for hedge in ("about", "around", "roughly", "nearly", "some",
+                                                           "approximately", "close to")}
+    assert restate("It sold 3,000 copies.", "It sold 3,000 copies.", "number_in_words") == "It sold three thousand copies."
+    assert restate("Built in 1648.", "It was built in 1648.", "period") in {
+        "It was built in the seventeenth century.", "It was built in the 1640s."}
     assert "1500" not in restate("It has 1,473 seats.", "It has 1,473 seats.", "rounded_number")
     assert "1,500" in restate("It has 1,473 seats.", "It has 1,473 seats.", "rounded_number")
     assert restate("A: 12,500.", "It had 12,500.", "reformatted_number") == "It had 12500."

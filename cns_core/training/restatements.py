@@ -1,7 +1,8 @@
 """Restatements: a supported claim said in other words that a careful reader still calls supported.
 
-Real true claims rarely copy their evidence: a number is rounded or written another way, a long name is
-abbreviated or given in part, a precise figure is told approximately. A verifier that learned "a name or
+Real true claims rarely copy their evidence: a number is rounded or written another way (in words too), a year
+is told as its decade or century, a long name is abbreviated or given in part, a precise figure is told
+approximately. A verifier that learned "a name or
 number the evidence does not write" as "contradicted" paints a red badge on every one of them. These pairs
 teach the difference from the corpora's own supported pairs: the restated hypothesis against the same
 premise stays *entailment* (the slot holds the same value), beside the fact swaps
@@ -21,9 +22,9 @@ from cns_core.models.nli import ENTAILMENT
 from cns_core.training.fact_swaps import stable_choice
 from cns_core.training.nli_data import NLIPairs
 
-__all__ = ["RESTATEMENT_KINDS", "restate", "restated_pairs", "rounded", "acronym"]
+__all__ = ["RESTATEMENT_KINDS", "restate", "restated_pairs", "rounded", "acronym", "in_words"]
 
-RESTATEMENT_KINDS = ("rounded_number", "reformatted_number", "acronym", "partial_name")
+RESTATEMENT_KINDS = ("rounded_number", "reformatted_number", "number_in_words", "period", "acronym", "partial_name")
 
 # A number standing alone (not in a name such as "CED-10", not a year, not an ordinal).
 _NUMBER = re.compile(r"(?<![\w.,-])(\d{1,3}(?:,\d{3})+|\d{2,}(?:\.\d+)?)(?![\w-])")
@@ -90,6 +91,79 @@ def _reformat_number(premise: str, hypothesis: str) -> str | None:
     return None
 
 
+_UNITS = ("", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TENS = ("", "ten", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SCALES = ((1_000_000_000, "billion"), (1_000_000, "million"), (1_000, "thousand"), (100, "hundred"))
+_ORDINAL_CENTURIES = {11: "eleventh", 12: "twelfth", 13: "thirteenth", 14: "fourteenth", 15: "fifteenth",
+                      16: "sixteenth", 17: "seventeenth", 18: "eighteenth", 19: "nineteenth", 20: "twentieth",
+                      21: "twenty-first"}
+_IN_YEAR = re.compile(r"\bin (1[0-9]\d\d|20\d\d)\b")
+
+
+def in_words(value: int) -> str | None:
+    """A number of one significant figure in words (200 -> 'two hundred', 40,000 -> 'forty thousand'); None for
+    any other."""
+    for scale, name in _SCALES:
+        if value >= scale and value % scale == 0:
+            head = in_words(value // scale)
+            return f"{head} {name}" if head else None
+    if value < 10:
+        return _UNITS[value] or None
+    return _TENS[value // 10] if value < 100 and value % 10 == 0 else None
+
+
+_BOUNDS = frozenset("than over under below above least most about around roughly nearly some approximately to".split())
+
+
+def _counts_something(before: list[str], after: list[str]) -> bool:
+    """A number that counts the word after it ("206 bones"), not a name's ("Fallout 76"), a date's ("April 20"),
+    an address's, a ratio's ("59/100") or a bound's ("more than 90", which a rounding could cross)."""
+    if not after or not after[0][:1].islower():
+        return False
+    if not before:
+        return True
+    previous = before[-1]
+    return not (previous[:1].isupper() or previous.lower() in _BOUNDS or previous[-1:] in "$#/€£")
+
+
+def _number_in_words(premise: str, hypothesis: str) -> str | None:
+    """'206 bones' -> 'roughly two hundred bones' where the premise writes 206 too: the number rounded to one
+    significant figure (at most 10% off) and written in words, as people say a number they remember."""
+    for match in _number_spans(hypothesis):
+        text = match.group(1)
+        before = hypothesis[:match.start(1)].split()
+        after = hypothesis[match.end(1):].split()
+        if text not in premise or "." in text or not _counts_something(before, after):
+            continue
+        value = int(text.replace(",", ""))
+        if value < 20:
+            continue
+        magnitude = 10 ** int(np.floor(np.log10(value)))
+        near = int(round(value / magnitude) * magnitude)
+        words = in_words(near)
+        if words is None or abs(near - value) / value > 0.10:
+            continue
+        hedge = _HEDGES[stable_choice(hypothesis, len(_HEDGES))] + " " if near != value else ""
+        return hypothesis[:match.start(1)] + hedge + words + hypothesis[match.end(1):]
+    return None
+
+
+def _period(premise: str, hypothesis: str) -> str | None:
+    """'signed in 1648' -> 'signed in the seventeenth century' (or 'in the 1640s') where the premise gives the year:
+    a less precise date that stays true."""
+    for match in _IN_YEAR.finditer(hypothesis):
+        year = int(match.group(1))
+        if match.group(1) not in premise:
+            continue
+        century = _ORDINAL_CENTURIES.get(year // 100 + 1)
+        if century and stable_choice(hypothesis, 2) == 0:
+            said = f"in the {century} century"
+        else:
+            said = f"in the {year // 10 * 10}s"
+        return hypothesis[:match.start()] + said + hypothesis[match.end():]
+    return None
+
+
 def acronym(name: str) -> str | None:
     """'World Health Organization' -> 'WHO' (the small words left out); None for fewer than three letters."""
     words = name.split()
@@ -123,7 +197,8 @@ def _partial_name(premise: str, hypothesis: str) -> str | None:
 
 
 _RESTATERS: dict[str, Callable[[str, str], str | None]] = {
-    "rounded_number": _round_number, "reformatted_number": _reformat_number, "acronym": _abbreviate,
+    "rounded_number": _round_number, "reformatted_number": _reformat_number, "number_in_words": _number_in_words,
+    "period": _period, "acronym": _abbreviate,
     "partial_name": _partial_name}
 
 
