@@ -29,8 +29,8 @@ from cns_core.cli.quiet import offline_and_quiet
 offline_and_quiet()
 
 import numpy as np  # noqa: E402
-import yaml  # noqa: E402
 
+from cns_core.config import load_data_yaml  # noqa: E402
 from cns_core.models.nli import CONTRADICTION  # noqa: E402
 from cns_core.models.verifier import verifier_pair  # noqa: E402
 
@@ -58,15 +58,7 @@ class ProbeItem:
 
 def load_items(path: str | Path = PROBE) -> list[ProbeItem]:
     """The probe's items; a damaged file is a ValueError naming the item and the field."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    if path.stat().st_size > _MAX_BYTES:
-        raise ValueError(f"{path}: over {_MAX_BYTES} bytes")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: not readable YAML ({exc.__class__.__name__})") from None
+    data = load_data_yaml(path, _MAX_BYTES) or {}
     rows = data.get("items") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows or len(rows) > _MAX_ITEMS:
         raise ValueError(f"{path}: items: expected a list of 1 to {_MAX_ITEMS} items")

@@ -30,7 +30,7 @@ PACKAGED_PROJECT = PACKAGE_DIR / "_project"
 PROJECT_ENV = "CNS_PROJECT_DIR"
 STATE_ENV = "CNS_STATE_DIR"
 
-__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "Project", "resolve_project", "project_dir",
+__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "load_data_yaml", "Project", "resolve_project", "project_dir",
            "project_path", "pinned_for_children", "config_dir", "config_file", "load_config", "load_yaml_file",
            "yaml_problem", "data_dir", "state_dir", "env_override", "config_number", "config_mapping",
            "replace_atomically", "PACKAGE_DIR", "PACKAGED_PROJECT", "PROJECT_ENV", "STATE_ENV"]
@@ -76,6 +76,19 @@ class UniqueKeyLoader(yaml.SafeLoader):
 def load_yaml_text(text: str) -> Any:
     """``yaml.safe_load`` that refuses duplicate keys (:class:`UniqueKeyLoader`)."""
     return yaml.load(text, Loader=UniqueKeyLoader)     # noqa: S506 - a SafeLoader
+
+
+def load_data_yaml(path: str | Path, max_bytes: int) -> Any:
+    """A data file's YAML (a probe, a table), its size bounded before it is parsed; a ValueError names the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    if path.stat().st_size > max_bytes:
+        raise ValueError(f"{path}: over {max_bytes} bytes")
+    try:
+        return load_yaml_text(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: not readable YAML ({exc.__class__.__name__})") from None
 
 
 def _holds_a_project(folder: Path) -> bool:

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
-import yaml
-
+from cns_core.config import load_data_yaml
 from cns_core.models.nli import ENTAILMENT
 
 __all__ = ["ProbeFact", "load_probe", "probe_pairs", "probe_figures", "probe_answers", "PROBE_READINGS",
@@ -57,12 +56,7 @@ class ProbeFact:
 
 def load_probe(path: str | Path = DEFAULT_PROBE) -> list[ProbeFact]:
     """The probe's facts; a damaged file is a ValueError naming the fact and the field."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    if path.stat().st_size > _MAX_BYTES:
-        raise ValueError(f"{path}: over {_MAX_BYTES} bytes")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = load_data_yaml(path, _MAX_BYTES) or {}
     facts = data.get("facts") if isinstance(data, dict) else None
     if not isinstance(facts, list) or not facts or len(facts) > _MAX_FACTS:
         raise ValueError(f"{path}: facts: expected a list of 1 to {_MAX_FACTS} facts")
