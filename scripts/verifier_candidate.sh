@@ -6,7 +6,7 @@
 # MODEL_DIR is a model `cns train-verifier` wrote. A scratch git worktree of HEAD gets the candidate's weights in
 # models/nli-minilm-l6 (its model card stays) and a grounding fusion refitted for it (scripts/fit_grounding.py
 # --cited, as the shipped one was fitted); every benchmark then runs there, beside the shipped model where the
-# benchmark can. The figures land in OUT_DIR, one text file per benchmark, with the refitted fusion; the
+# benchmark can (claim_errors.py first with the shipped fusion for both models, then the candidate with its own). The figures land in OUT_DIR, one text file per benchmark, with the refitted fusion; the
 # worktree is removed at the end, so the checkout (its model and fusion) never changes. --quick: small samples,
 # to see that it all runs. CNS_DATA_DIR must name the shared data. About 40 minutes on the 2-core CPU.
 set -euo pipefail
@@ -31,6 +31,7 @@ TREE="$SCRATCH/tree"
 cleanup() { git -C "$ROOT" worktree remove --force "$TREE" >/dev/null 2>&1 || true; rm -rf "$SCRATCH"; }
 trap cleanup EXIT
 git -C "$ROOT" worktree add --detach --quiet "$TREE" HEAD
+ln -s "$SHIPPED" "$SCRATCH/shipped"          # the shipped model under a name of its own in the tables
 cp "$MODEL"/config.json "$MODEL"/model.safetensors "$MODEL"/calibration.json "$MODEL"/tokenizer*.json \
     "$TREE/models/nli-minilm-l6/"
 [ -f "$MODEL/training_report.json" ] && cp "$MODEL/training_report.json" "$TREE/models/nli-minilm-l6/"
@@ -47,12 +48,13 @@ step() { echo "== $1 ($(date +%H:%M:%S))"; }
 step "opposites probe"
 "$PY" benchmarks/opposites_probe.py --model "$TREE/models/nli-minilm-l6" --model "$SHIPPED" --verbose \
     > "$OUT/opposites_probe.txt"
+step "claim errors, SciFact and generic NLI: the candidate (nli-minilm-l6) and the shipped model, the shipped fusion"
+"$PY" benchmarks/claim_errors.py --model "$SCRATCH/shipped" "${CLAIMS[@]}" > "$OUT/claim_errors.txt" 2>&1
 step "grounding fusion refitted for the candidate"
 "$PY" scripts/fit_grounding.py --cited "${FIT[@]}" > "$OUT/fit_grounding.txt" 2>&1
 cp config/grounding_fusion.yaml "$OUT/grounding_fusion.yaml"
-step "claim errors, SciFact and generic NLI (the candidate with its fusion; the shipped model beside)"
-"$PY" benchmarks/claim_errors.py --model "$SHIPPED" "${CLAIMS[@]}" \
-    > "$OUT/claim_errors.txt" 2>&1
+step "claim errors again: the candidate with its own fusion"
+"$PY" benchmarks/claim_errors.py "${CLAIMS[@]}" > "$OUT/claim_errors_refitted.txt" 2>&1
 step "answers: the association probe, the demo's facts and the development sets"
 "$PY" benchmarks/answers.py "${ANSWERS[@]}" --trust-limit 0 --beside-model "$SHIPPED" \
     --sets NQ301 EVOUNA SAF swaps SQuALITY > "$OUT/answers.txt" 2>&1
