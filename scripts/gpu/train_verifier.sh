@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 SETTINGS=$(cat .gpu/settings)
 python3 -c "import pydantic" 2>/dev/null ||
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD/scripts/gpu/embedder:$PWD CNS_GPU_BASE=$PWD/.gpu/base CNS_DATA_DIR=/tmp/data \
+export PYTHONPATH=/tmp/site:$PWD/scripts/gpu/embedder:$PWD CNS_GPU_BASE=$PWD/.gpu/base CNS_DATA_DIR=/tmp/data CNS_WORDNET_DIR=/tmp/data/wordnet \
   HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 python3 -c "import tarfile; tarfile.open('.gpu/data.tar.xz').extractall('/tmp/data')" || exit 1
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
