@@ -12,9 +12,9 @@ times, and in both directions (the word of the entailed side became the other an
 less" and "north / south" are; "person / woman" (a more general word, entailed the one way) is not.
 
 Each change is kept with what followed the word where it was seen (a number, a name, or the next word
-itself, kept where seen twice): "in 2016" became "after 2016", so "in" is changed into "after" before a number, never in "in the
-community". Training pairs are made from entailed pairs of other files: where the hypothesis and its
-premise write the same mined word in the same place (the same word beside it) and the word stands before
+itself, kept where seen twice): "in 2016" became "after 2016", so "in" is changed into "after" before a
+number, never in "in the community". Training pairs are made from entailed pairs of other files: where the
+hypothesis and its premise write the same mined word in the same place (the same word beside it) and the word stands before
 what the change was seen before, the hypothesis with the word's opposite is *contradiction*, and the
 original pair stays beside it as its *entailment* twin, so the lesson is "this word decides" and not "an
 edited sentence is contradicted". The other half of the pairs are the file's premise sentences, each against
@@ -43,7 +43,8 @@ from cns_core.text.segment import split_sentences
 from cns_core.training.nli_data import NLIPairs
 from cns_core.training.wordnet_antonyms import Antonyms
 
-__all__ = ["OppositeLexicon", "OppositeFinder", "mine_opposites", "opposite_pairs", "one_word_change", "context_of", "FREQUENT_WORDS"]
+__all__ = ["OppositeLexicon", "OppositeFinder", "mine_opposites", "opposite_pairs", "one_word_change", "context_of",
+           "FREQUENT_WORDS"]
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD = re.compile(r"[a-z]+")
@@ -55,8 +56,8 @@ _MIN_CONTEXT_COUNT = 2    # a place a change was seen once is an accident, not w
 FREQUENT_WORDS = 50
 _MIN_FREQUENT_CONTEXT_COUNT = 20
 _SENTENCE_WORDS = (5, 40)  # a sentence read against itself: long enough to be a claim, short enough to read
-# A WordNet antonym is used only where the corpora write it this often: "legal" -> "illegal", never "born" ->
-# "unborn" or "made" -> "unmade", words people do not write.
+# A WordNet antonym is used only where the corpora write it this often: "legal" -> "illegal", never "made" ->
+# "unmade" or "loved" -> "unloved", words people rarely write.
 _KNOWN_COUNT = 3
 _MAX_WORD_SHARE = 0.1     # of a file's opposite pairs, at most this share changes any one word
 
@@ -94,10 +95,6 @@ class OppositeLexicon:
     def opposites(self, context: str) -> dict[str, tuple[str, ...]]:
         """Per word, its opposites seen before ``context``, the most often seen first."""
         return self._by_context.get(context, {})     # type: ignore[attr-defined]
-
-    @property
-    def words(self) -> set[str]:
-        return {entailed for entailed, _ in self.counts}
 
     def __len__(self) -> int:
         return len({tuple(sorted(pair)) for pair in self.counts})
@@ -251,7 +248,8 @@ def opposite_pairs(data: NLIPairs, finder: OppositeFinder, limit: int, seed: int
         if len(out) >= limit:
             break
         for sentence in split_sentences(data.premises[i]):
-            if len(out) >= limit or sentence in seen or not _SENTENCE_WORDS[0] <= len(sentence.split()) <= _SENTENCE_WORDS[1]:
+            fewest, most = _SENTENCE_WORDS
+            if len(out) >= limit or sentence in seen or not fewest <= len(sentence.split()) <= most:
                 continue
             seen.add(sentence)
             changed = picker.change(sentence)
