@@ -30,9 +30,9 @@ PACKAGED_PROJECT = PACKAGE_DIR / "_project"
 PROJECT_ENV = "CNS_PROJECT_DIR"
 STATE_ENV = "CNS_STATE_DIR"
 
-__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "load_data_yaml", "Project", "resolve_project", "project_dir",
-           "project_path", "pinned_for_children", "config_dir", "config_file", "load_config", "load_yaml_file",
-           "yaml_problem", "data_dir", "state_dir", "env_override", "config_number", "config_mapping",
+__all__ = ["ConfigError", "UniqueKeyLoader", "load_yaml_text", "load_data_yaml", "Project", "resolve_project",
+           "project_dir", "project_path", "pinned_for_children", "config_dir", "config_file", "load_config",
+           "load_yaml_file", "yaml_problem", "data_dir", "state_dir", "env_override", "config_number", "config_mapping",
            "replace_atomically", "PACKAGE_DIR", "PACKAGED_PROJECT", "PROJECT_ENV", "STATE_ENV"]
 
 

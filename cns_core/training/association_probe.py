@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+
 from cns_core.config import load_data_yaml
 from cns_core.models.nli import ENTAILMENT
 

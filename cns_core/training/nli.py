@@ -92,8 +92,9 @@ class OppositesConfig(BaseModel):
 
     mined_from: list[TrainSource] = Field(default_factory=list)   # files of revisions or counterfactuals
     min_count: int = Field(4, ge=1)               # a change kept when seen this often (both directions)
-    frequent_words: int = Field(50, ge=0)         # the commonest words, changed only where seen often or before a number
-    wordnet: str | None = "/usr/share/wordnet"    # WordNet's database (Debian's wordnet-base) for its antonyms; null: none
+    # the commonest words, changed only where the change was seen often or before a number
+    frequent_words: int = Field(50, ge=0)
+    wordnet: str | None = "/usr/share/wordnet"    # WordNet's database (Debian's wordnet-base); null: no antonyms
 
 
 class TrainSettings(BaseModel):

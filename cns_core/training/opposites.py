@@ -14,8 +14,8 @@ less" and "north / south" are; "person / woman" (a more general word, entailed t
 Each change is kept with what followed the word where it was seen (a number, a name, or the next word
 itself, kept where seen twice): "in 2016" became "after 2016", so "in" is changed into "after" before a
 number, never in "in the community". Training pairs are made from entailed pairs of other files: where the
-hypothesis and its premise write the same mined word in the same place (the same word beside it) and the word stands before
-what the change was seen before, the hypothesis with the word's opposite is *contradiction*, and the
+hypothesis and its premise write the same mined word in the same place (the same word beside it) and the
+word stands before what the change was seen before, the hypothesis with the word's opposite is *contradiction*, and the
 original pair stays beside it as its *entailment* twin, so the lesson is "this word decides" and not "an
 edited sentence is contradicted". The other half of the pairs are the file's premise sentences, each against
 itself with one word made its opposite (*contradiction*), the form of a claim that copies its evidence but for
@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -83,21 +84,18 @@ class OppositeLexicon:
     frequent: frozenset[str] = frozenset()     # the corpora's commonest words (WordNet never changes them)
     known: frozenset[str] = frozenset()        # words the corpora write at least _KNOWN_COUNT times
 
-    def __post_init__(self) -> None:
+    @cached_property
+    def _by_context(self) -> dict[str, dict[str, tuple[str, ...]]]:
         index: dict[str, dict[str, list[tuple[int, str]]]] = defaultdict(lambda: defaultdict(list))
         for (entailed, contradicted), n in self.counts.items():
             for context in self.contexts[(entailed, contradicted)]:
                 index[context][entailed].append((-n, contradicted))
-        object.__setattr__(self, "_by_context", {
-            context: {word: tuple(w for _, w in sorted(found)) for word, found in words.items()}
-            for context, words in index.items()})
+        return {context: {word: tuple(w for _, w in sorted(found)) for word, found in words.items()}
+                for context, words in index.items()}
 
     def opposites(self, context: str) -> dict[str, tuple[str, ...]]:
         """Per word, its opposites seen before ``context``, the most often seen first."""
-        return self._by_context.get(context, {})     # type: ignore[attr-defined]
-
-    def __len__(self) -> int:
-        return len({tuple(sorted(pair)) for pair in self.counts})
+        return self._by_context.get(context, {})
 
 
 def one_word_change(before: str, after: str) -> tuple[str, str, str] | None:
@@ -149,7 +147,8 @@ def mine_opposites(revisions: Iterable[NLIPairs], min_count: int = 4,
 
     def places(pair: tuple[str, str]) -> frozenset[str]:
         least = _MIN_FREQUENT_CONTEXT_COUNT if pair[0] in frequent else _MIN_CONTEXT_COUNT
-        return frozenset(c for c, n in contexts[pair].items() if n >= least or (c == "#" and n >= _MIN_CONTEXT_COUNT))
+        return frozenset(c for c, n in contexts[pair].items()
+                         if n >= least or (c == "#" and n >= _MIN_CONTEXT_COUNT))
 
     return OppositeLexicon(kept, {pair: places(pair) for pair in kept}, frozenset(frequent),
                            frozenset(w for w, n in words.items() if n >= _KNOWN_COUNT))
@@ -244,11 +243,11 @@ def opposite_pairs(data: NLIPairs, finder: OppositeFinder, limit: int, seed: int
                 add(premise, changed, CONTRADICTION)
                 add(premise, hypothesis, ENTAILMENT)
     seen: set[str] = set()
+    fewest, most = _SENTENCE_WORDS
     for i in order:
         if len(out) >= limit:
             break
         for sentence in split_sentences(data.premises[i]):
-            fewest, most = _SENTENCE_WORDS
             if len(out) >= limit or sentence in seen or not fewest <= len(sentence.split()) <= most:
                 continue
             seen.add(sentence)

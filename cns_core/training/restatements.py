@@ -2,8 +2,8 @@
 
 Real true claims rarely copy their evidence: a number is rounded or written another way (in words too), a year
 is told as its decade or century, a long name is abbreviated or given in part, a precise figure is told
-approximately. A verifier that learned "a name or
-number the evidence does not write" as "contradicted" paints a red badge on every one of them. These pairs
+approximately. A verifier that learned "a name or number the evidence does not write" as "contradicted" paints a
+red badge on every one of them. These pairs
 teach the difference from the corpora's own supported pairs: the restated hypothesis against the same
 premise stays *entailment* (the slot holds the same value), beside the fact swaps
 (:func:`cns_core.training.verifier_data.swap_pairs`) where another value in the same slot is a contradiction.

@@ -20,7 +20,7 @@ from pathlib import Path
 __all__ = ["Antonyms", "read_antonyms", "WORDNET_DIR_ENV"]
 
 WORDNET_DIR_ENV = "CNS_WORDNET_DIR"        # overrides the settings' folder (a GPU machine unpacks it elsewhere)
-_PARTS = {"adj": "adjective", "adv": "adverb", "verb": "verb"}
+_PARTS = ("adj", "adv", "verb")             # data.<part>: adjectives, adverbs, verbs
 _MAX_FILE_BYTES = 64 * 1024 * 1024
 _WORD = re.compile(r"[a-z]+")
 _VERB_TAGS = ("VBD", "VBZ", "VBG", "VBN", "VBP", "VB")
@@ -32,9 +32,6 @@ class Antonyms:
 
     words: dict[str, tuple[str, ...]]
     verbs: dict[str, tuple[str, ...]]
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self.words.values()) + sum(len(v) for v in self.verbs.values())
 
     def opposite(self, word: str) -> str | None:
         """The first antonym of ``word`` in the form it is written in ("won" -> "lost"), or None."""
@@ -105,4 +102,5 @@ def read_antonyms(folder: str | Path) -> Antonyms:
         for a, b in _antonyms_in(path / f"data.{part}"):
             into[a].add(b)
             into[b].add(a)
-    return Antonyms({w: tuple(sorted(v)) for w, v in words.items()}, {w: tuple(sorted(v)) for w, v in verbs.items()})
+    return Antonyms({w: tuple(sorted(v)) for w, v in words.items()},
+                    {w: tuple(sorted(v)) for w, v in verbs.items()})
